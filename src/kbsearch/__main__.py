@@ -1,0 +1,3 @@
+from kbsearch.cli import main
+
+main()

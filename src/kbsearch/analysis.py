@@ -1,0 +1,112 @@
+"""Text analysis for the lexical route: query words, FTS5 match expressions, stemming.
+
+FTS5 indexes with ``tokenize='unicode61 remove_diacritics 2'`` (SQLite FTS5 documentation,
+section 4.3.1): tokens are runs of letters and digits, case-folded, diacritics removed. The
+query side mirrors that split so a user's ``PK-2200-07`` becomes the words ``pk 2200 07``, and
+every word is double-quoted so ``AND``/``OR``/``NOT``/``NEAR``, ``*``, ``:``, ``^`` and
+parentheses are plain words, never FTS5 operators.
+
+Two analyzers (chosen when the index is built and recorded in it):
+
+- ``plain``: FTS5's own tokenizer on the passage text.
+- ``stem``: each word Snowball-stemmed in its document's language (Porter, "Snowball: A language
+  for stemming algorithms", 2001; PyStemmer), then accents folded; queries are stemmed with the
+  stemmer of each language the index holds (or of ``--lang``).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable, Sequence
+from functools import lru_cache
+
+import Stemmer  # PyStemmer
+
+from .errors import QueryError
+
+MAX_QUERY_CHARS = 2048
+WORD_RE = re.compile(r"[^\W_]+")
+STEMMER_LANGUAGES = {"en": "english", "fr": "french"}
+ANALYZERS = ("plain", "stem")
+
+
+def fold_diacritics(text: str) -> str:
+    """Remove combining marks after NFKD decomposition (``données`` -> ``donnees``)."""
+    decomposed = unicodedata.normalize("NFKD", text)
+    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+
+
+def words(text: str) -> list[str]:
+    """Lower-cased words of ``text`` (NFKC, then runs of letters/digits), in order."""
+    return WORD_RE.findall(unicodedata.normalize("NFKC", text).lower())
+
+
+def query_words(query: str) -> list[str]:
+    """The words of a user query, validated.
+
+    Raises:
+        QueryError: the query is empty, has no letter or digit, or exceeds 2,048 characters.
+    """
+    if len(query) > MAX_QUERY_CHARS:
+        raise QueryError(
+            f"query of {len(query)} characters exceeds the limit of {MAX_QUERY_CHARS}"
+        )
+    found = words(query)
+    if not found:
+        raise QueryError("query is empty or has no letter or digit to search for")
+    return found
+
+
+@lru_cache(maxsize=8)
+def _stemmer(language: str) -> Stemmer.Stemmer | None:
+    name = STEMMER_LANGUAGES.get(language)
+    return Stemmer.Stemmer(name) if name else None
+
+
+def stem_words(tokens: Sequence[str], language: str) -> list[str]:
+    """Snowball stems of ``tokens`` for ``language`` (unchanged for an unknown language),
+    with diacritics folded after stemming (folding first damages French stems)."""
+    stemmer = _stemmer(language)
+    stems = stemmer.stemWords(list(tokens)) if stemmer else list(tokens)
+    return [fold_diacritics(s) for s in stems]
+
+
+def dedupe(items: Iterable[str]) -> list[str]:
+    """Items in first-seen order without repeats."""
+    return list(dict.fromkeys(items))
+
+
+class Analyzer:
+    """Turns passage texts into FTS5 bodies and queries into search terms."""
+
+    def __init__(self, name: str) -> None:
+        if name not in ANALYZERS:
+            raise ValueError(f"unknown analyzer {name!r}; choose one of {', '.join(ANALYZERS)}")
+        self.name = name
+
+    def body(self, text: str, language: str) -> str:
+        """The text FTS5 indexes for a passage written in ``language``."""
+        if self.name == "plain":
+            return text
+        return " ".join(stem_words(words(text), language))
+
+    def query_terms(self, query: str, languages: Sequence[str]) -> list[str]:
+        """Distinct search terms of ``query``, in order.
+
+        With stemming, each word is stemmed with every language in ``languages``
+        (the index's languages, or the one a language filter names).
+
+        Raises:
+            QueryError: see :func:`query_words`.
+        """
+        found = query_words(query)
+        if self.name == "plain":
+            return dedupe(found)
+        langs = [lang for lang in languages if lang in STEMMER_LANGUAGES] or ["en"]
+        return dedupe(stem for lang in langs for stem in stem_words(found, lang))
+
+
+def match_expression(terms: Sequence[str]) -> str:
+    """FTS5 query: every term double-quoted (a string, never an operator), OR-joined."""
+    return " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)

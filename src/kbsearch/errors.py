@@ -1,0 +1,56 @@
+"""The exceptions kbsearch raises. The CLI turns each into one line and a non-zero exit."""
+
+from __future__ import annotations
+
+
+class KbsearchError(Exception):
+    """Base class of every error kbsearch raises on purpose."""
+
+
+class QueryError(KbsearchError, ValueError):
+    """The query cannot be searched: empty, only punctuation, or too long."""
+
+
+class InvalidArgumentError(KbsearchError, ValueError):
+    """An argument is out of range or malformed (k <= 0, a bad date, an unknown audience...)."""
+
+
+class KnowledgeBaseNotFoundError(KbsearchError, FileNotFoundError):
+    """The database file does not exist; run `kbsearch index` first."""
+
+
+class SchemaError(KbsearchError):
+    """The database was written by another schema version or is not a kbsearch index."""
+
+
+class EmbedderMismatchError(KbsearchError):
+    """The index was built with another embedder than the one asked for."""
+
+
+class EmbedderUnavailableError(KbsearchError):
+    """The embedder cannot be loaded (missing package, missing or corrupt model files)."""
+
+
+class EmbeddingError(KbsearchError, ValueError):
+    """An embedder returned vectors of the wrong shape or with non-finite values,
+    or a text exceeds the embedder's token limit."""
+
+
+class IngestError(KbsearchError):
+    """A source file cannot be turned into passages (unreadable, corrupt, no text)."""
+
+
+class InventoryError(KbsearchError, ValueError):
+    """The inventory CSV is malformed: missing columns, duplicate doc_id+version, bad dates."""
+
+
+class PassageNotFoundError(KbsearchError, LookupError):
+    """No passage with that id is visible to this audience (it may not exist)."""
+
+
+class FusionError(KbsearchError, ValueError):
+    """A ranked list handed to fusion has duplicate ids or non-finite scores."""
+
+
+class EvaluationError(KbsearchError, ValueError):
+    """A question set, qrels or run is malformed (duplicate ids in a run, unknown format...)."""

@@ -1,0 +1,33 @@
+"""Plain-text rendering of an :class:`~kbsearch.explain.Explanation` for the CLI."""
+
+from __future__ import annotations
+
+from .explain import Explanation, RoutePosition
+
+
+def _pos(p: RoutePosition) -> str:
+    if p.score is None:
+        return "not retrieved"
+    rank = f"rank {p.rank}" if p.rank is not None else "beyond depth"
+    return f"{rank}, score {p.score:.6f}"
+
+
+def render_explanation(e: Explanation) -> str:
+    lines = [f"{e.passage_id} for {e.query!r}", f"query terms: {' '.join(e.terms)}", ""]
+    lines.append(f"lexical (BM25): {_pos(e.lexical)}")
+    b = e.bm25
+    lines.append(f"  N={b.passages} passages, avgdl={b.avgdl:.3f}, |D|={b.length}")
+    for t in b.terms:
+        lines.append(
+            f"  {t.term:<16} idf={t.idf:.6f} tf={t.tf} df={t.document_frequency} "
+            f"norm={t.length_norm:.6f} -> {t.contribution:.6f}"
+        )
+    lines.append(f"  sum = {b.score:.6f}")
+    if e.dense is not None:
+        lines.append(f"dense (cosine): {_pos(e.dense)}")
+    lines.append(f"hybrid (RRF, k={e.rrf_k:g}, weights lexical={e.weights[0]:g} "
+                 f"dense={e.weights[1]:g}): {_pos(e.fused)}")
+    for route, c in sorted(e.rrf.items()):
+        lines.append(f"  {route}: weight/(k + {c.rank}) = {c.value:.6f}")
+    lines.append(f"  sum = {e.rrf_total:.6f}")
+    return "\n".join(lines)

@@ -1,0 +1,73 @@
+"""Reciprocal Rank Fusion against hand-computed values."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from kbsearch.errors import FusionError
+from kbsearch.fusion import reciprocal_rank_fusion
+
+
+def ranked(ids: list[str]) -> list[tuple[str, float]]:
+    return [(pid, float(len(ids) - i)) for i, pid in enumerate(ids)]
+
+
+def test_hand_computed_example_k60() -> None:
+    lexical = ranked(["b", "x", "c", "d", "a"])  # a is 5th lexically
+    dense = ranked(["a", "x", "e"])  # a is 1st densely; x 2nd in both
+    fused = {f.passage_id: f for f in reciprocal_rank_fusion({"lexical": lexical, "dense": dense})}
+    assert round(fused["a"].score, 6) == 0.031778
+    assert math.isclose(fused["a"].score, 1 / 65 + 1 / 61)
+    assert round(fused["x"].score, 6) == 0.032258
+    order = [f.passage_id for f in reciprocal_rank_fusion({"lexical": lexical, "dense": dense})]
+    assert order[0] == "x"
+
+
+@pytest.mark.parametrize("k", [60.0, 0.0])
+def test_fusing_two_small_lists(k: float) -> None:
+    fused = reciprocal_rank_fusion({"r1": ranked(["0", "1"]), "r2": ranked(["1", "2"])}, k=k)
+    scores = {f.passage_id: f.score for f in fused}
+    assert math.isclose(scores["0"], 1 / (k + 1))
+    assert math.isclose(scores["1"], 1 / (k + 2) + 1 / (k + 1))
+    assert math.isclose(scores["2"], 1 / (k + 2))
+    assert [f.passage_id for f in fused] == ["1", "0", "2"]
+
+
+def test_contributions_add_up_and_ties_break_by_id() -> None:
+    fused = reciprocal_rank_fusion({"a": ranked(["q", "p"]), "b": ranked(["p", "q"])})
+    assert [f.passage_id for f in fused] == ["p", "q"]  # exact tie
+    for f in fused:
+        assert math.isclose(sum(c.value for c in f.contributions.values()), f.score)
+
+
+def test_weights_scale_contributions() -> None:
+    fused = reciprocal_rank_fusion(
+        {"lexical": ranked(["a"]), "dense": ranked(["b"])}, weights={"lexical": 2.0, "dense": 1}
+    )
+    assert [f.passage_id for f in fused] == ["a", "b"]
+    assert math.isclose(fused[0].score, 2 / 61)
+
+
+def test_absent_passage_gets_nothing_from_that_route() -> None:
+    fused = reciprocal_rank_fusion({"a": ranked(["x"]), "b": ranked(["y"])})
+    assert set(fused[0].contributions) == {"a"}
+
+
+@pytest.mark.parametrize(
+    "rankings",
+    [
+        {"a": [("x", 1.0), ("x", 0.5)]},
+        {"a": [("x", float("nan"))]},
+        {"a": [("x", float("inf"))]},
+    ],
+)
+def test_bad_lists_refused(rankings: dict[str, list[tuple[str, float]]]) -> None:
+    with pytest.raises(FusionError):
+        reciprocal_rank_fusion(rankings)
+
+
+def test_bad_k_refused() -> None:
+    with pytest.raises(FusionError):
+        reciprocal_rank_fusion({"a": ranked(["x"])}, k=-1)

@@ -1,0 +1,227 @@
+"""Indexing and searching through the library API: incremental, atomic, filters that cannot
+leak, versions, explanations. Uses a fake embedder (no model)."""
+
+from __future__ import annotations
+
+import math
+from datetime import date
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import FakeEmbedder, write_files
+
+import kbsearch
+from kbsearch.errors import (
+    EmbedderMismatchError,
+    InvalidArgumentError,
+    KnowledgeBaseNotFoundError,
+    PassageNotFoundError,
+    QueryError,
+)
+from kbsearch.knowledge_base import KnowledgeBase
+from kbsearch.records import ROUTES, Filters
+
+INVENTORY = """file,doc_id,title,version,effective_from,effective_to,owner,access,language,doc_type,format
+returns-v1.md,returns,Returns policy,1,2025-01-01,2026-03-31,ops,public,en,policy,md
+returns-v2.md,returns,Returns policy,2,2026-04-01,,ops,public,en,policy,md
+goodwill.md,goodwill,Goodwill credits,1,2025-01-01,,support,staff,en,procedure,md
+delivery.md,delivery,Delivery,1,2025-01-01,,ops,public,en,policy,md
+"""
+
+FILES = {
+    "inventory.csv": INVENTORY,
+    "returns-v1.md": "# Returns policy\n\n## Return window\n\nReturn unused items within 30 days.\n",
+    "returns-v2.md": "# Returns policy\n\n## Return window\n\nReturn unused items within 45 days.\n",
+    "goodwill.md": "# Goodwill credits\n\n## Goodwill amount\n\n"
+    "Agents may grant a goodwill credit of 25 euros for a late parcel.\n",
+    "delivery.md": "# Delivery\n\n## Late parcel\n\nA late parcel is tracked for 10 days.\n\n"
+    "## Lost parcel\n\nA lost parcel is refunded in full.\n",
+}
+DAY = date(2026, 6, 1)
+
+
+@pytest.fixture
+def docs(tmp_path: Path) -> Path:
+    return write_files(tmp_path / "docs", FILES)
+
+
+@pytest.fixture
+def kb(tmp_path: Path, docs: Path) -> KnowledgeBase:
+    kb = kbsearch.open_kb(tmp_path / "kb.db", create=True, embedder=FakeEmbedder())
+    report = kb.index([docs], inventory=docs / "inventory.csv")
+    assert report.ok and report.added == 4
+    return kb
+
+
+def test_search_every_route(kb: KnowledgeBase) -> None:
+    for route in ROUTES:
+        hits = kb.search("lost parcel refund", route=route, filters=Filters(as_of=DAY))
+        assert hits[0].passage_id == "delivery@v1#lost-parcel", route
+        assert [h.rank for h in hits] == list(range(1, len(hits) + 1))
+
+
+def test_passage_text_starts_with_title_and_heading(kb: KnowledgeBase) -> None:
+    p = kb.get_passage("delivery@v1#lost-parcel")
+    assert p.text.startswith("Delivery\nLost parcel")
+
+
+@pytest.mark.parametrize("route", ROUTES)
+def test_staff_passage_never_reaches_public(kb: KnowledgeBase, route: str) -> None:
+    query = "goodwill credit amount late parcel"
+    staff = kb.search(query, route=route, k=50, filters=Filters(audience="staff", as_of=DAY))
+    assert staff[0].doc_id == "goodwill"
+    public = kb.search(query, route=route, k=50, filters=Filters(audience="public", as_of=DAY))
+    assert all(h.doc_id != "goodwill" for h in public)
+    assert all("25 euros" not in h.text for h in public)
+    assert len(public) <= kb.store.count_passages(Filters(audience="public", as_of=DAY))
+    with pytest.raises(PassageNotFoundError) as hidden:
+        kb.get_passage("goodwill@v1#goodwill-amount", audience="public")
+    with pytest.raises(PassageNotFoundError) as missing:
+        kb.get_passage("nothing@v1#here", audience="public")
+    assert "25" not in str(hidden.value)
+    assert str(hidden.value).replace("goodwill@v1#goodwill-amount", "X") == str(
+        missing.value
+    ).replace("nothing@v1#here", "X")
+
+
+def test_explain_hidden_is_same_as_missing(kb: KnowledgeBase) -> None:
+    with pytest.raises(PassageNotFoundError) as hidden:
+        kb.explain("goodwill", "goodwill@v1#goodwill-amount", filters=Filters(as_of=DAY))
+    with pytest.raises(PassageNotFoundError) as missing:
+        kb.explain("goodwill", "nope@v1#x", filters=Filters(as_of=DAY))
+    assert str(hidden.value).split("'")[2] == str(missing.value).split("'")[2]
+
+
+@pytest.mark.parametrize("route", ROUTES)
+def test_as_of_picks_version_on_both_sides(kb: KnowledgeBase, route: str) -> None:
+    for day, version in [(date(2026, 3, 31), "1"), (date(2026, 4, 1), "2")]:
+        hits = kb.search("return window days", route=route, filters=Filters(as_of=day))
+        versions = {h.version for h in hits if h.doc_id == "returns"}
+        assert versions == {version}, (day, route)
+
+
+def test_reindex_unchanged_encodes_nothing(tmp_path: Path, docs: Path) -> None:
+    embedder = FakeEmbedder()
+    with kbsearch.open_kb(tmp_path / "kb.db", create=True, embedder=embedder) as kb:
+        kb.index([docs], inventory=docs / "inventory.csv")
+        calls = embedder.calls
+        report = kb.index([docs], inventory=docs / "inventory.csv")
+    assert report.unchanged == 4 and report.added == report.updated == 0
+    assert embedder.calls == calls
+
+
+def test_update_and_prune_remove_old_words_and_vectors(kb: KnowledgeBase, docs: Path) -> None:
+    (docs / "delivery.md").write_text(
+        "# Delivery\n\n## Late parcel\n\nA late parcel is tracked for 12 days.\n"
+    )
+    report = kb.index([docs], inventory=docs / "inventory.csv")
+    assert report.updated == 1 and report.unchanged == 3
+    assert kb.search("refunded", route="lexical", filters=Filters(as_of=DAY)) == []
+    with pytest.raises(PassageNotFoundError):
+        kb.get_passage("delivery@v1#lost-parcel")
+    ids = set(kb.dense_index().table.passage_ids)
+    assert "delivery@v1#lost-parcel" not in ids
+    assert kb.store.count_vectors() == kb.store.count_passages()
+    (docs / "delivery.md").unlink()
+    report = kb.index([docs], inventory=docs / "inventory.csv", prune=True)
+    assert report.removed == 1
+    assert kb.search("late parcel tracked", route="lexical", filters=Filters(as_of=DAY)) == []
+    assert kb.store.count_vectors() == kb.store.count_passages()
+
+
+def test_failed_write_keeps_previous_version(kb: KnowledgeBase) -> None:
+    store = kb.store
+    before = kb.search("lost parcel", route="lexical", filters=Filters(as_of=DAY))
+    docs = {d.document.doc_id: d for d in store.documents()}
+    doc = docs["delivery"].document
+    passages = store.passages_of(docs["delivery"].row_id)
+    new = [p.__class__(**{**p.__dict__, "text": "replaced words"}) for p in passages]
+    with pytest.raises(Exception):  # noqa: B017 - the vectors are one row short
+        store.write_document(doc, new, ["replaced words"] * len(new), np.zeros((1, 32)))
+    assert kb.search("lost parcel", route="lexical", filters=Filters(as_of=DAY)) == before
+    assert kb.search("replaced", route="lexical", filters=Filters(as_of=DAY)) == []
+
+
+def test_one_bad_file_does_not_stop_the_others(tmp_path: Path, docs: Path) -> None:
+    (docs / "broken.pdf").write_bytes(b"%PDF-1.4 this is not really a pdf")
+    with kbsearch.open_kb(tmp_path / "kb.db", create=True, embedder=FakeEmbedder()) as kb:
+        report = kb.index([docs], inventory=docs / "inventory.csv")
+    assert report.added == 4
+    assert [Path(s).name for s, _ in report.failed] == ["broken.pdf"]
+
+
+def test_default_access_is_staff_and_counted(tmp_path: Path) -> None:
+    docs = write_files(tmp_path / "d", {"note.md": "# Note\n\n## Secret\n\nInternal words.\n"})
+    with kbsearch.open_kb(tmp_path / "kb.db", create=True, embedder="none") as kb:
+        report = kb.index([docs])
+        assert report.default_access == 1
+        assert kb.search("internal", route="lexical") == []
+        assert kb.search("internal", route="lexical", filters=Filters(audience="staff"))
+
+
+def test_duplicate_doc_version_in_inventory_is_refused(tmp_path: Path, docs: Path) -> None:
+    bad = INVENTORY + "delivery.md,returns,Returns policy,1,,,ops,public,en,policy,md\n"
+    (docs / "inventory.csv").write_text(bad)
+    with kbsearch.open_kb(tmp_path / "kb.db", create=True, embedder="none") as kb:
+        with pytest.raises(kbsearch.errors.InventoryError):
+            kb.index([docs], inventory=docs / "inventory.csv")
+        assert kb.store.count_passages() == 0
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [{"k": 0}, {"k": -3}, {"route": "sparse"}, {"filters": Filters(audience="admin")}],
+)
+def test_bad_arguments(kb: KnowledgeBase, kwargs: dict[str, object]) -> None:
+    with pytest.raises(InvalidArgumentError):
+        kb.search("parcel", **kwargs)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("route", ROUTES)
+@pytest.mark.parametrize("query", ["", "   ", "?!", "x " * 1200])
+def test_bad_queries(kb: KnowledgeBase, route: str, query: str) -> None:
+    with pytest.raises(QueryError):
+        kb.search(query, route=route)
+
+
+def test_missing_database(tmp_path: Path) -> None:
+    with pytest.raises(KnowledgeBaseNotFoundError, match="kbsearch index"):
+        kbsearch.open_kb(tmp_path / "missing.db")
+
+
+def test_empty_knowledge_base_returns_nothing(tmp_path: Path) -> None:
+    with kbsearch.open_kb(tmp_path / "kb.db", create=True, embedder=FakeEmbedder()) as kb:
+        for route in ROUTES:
+            assert kb.search("anything", route=route) == []
+
+
+def test_other_embedder_is_refused(tmp_path: Path, docs: Path) -> None:
+    path = tmp_path / "kb.db"
+    with kbsearch.open_kb(path, create=True, embedder=FakeEmbedder()) as kb:
+        kb.index([docs], inventory=docs / "inventory.csv")
+    with kbsearch.open_kb(path, embedder=FakeEmbedder(name="fake:other")) as kb:
+        with pytest.raises(EmbedderMismatchError, match="--reembed"):
+            kb.search("parcel", route="dense")
+        report = kb.index([docs], inventory=docs / "inventory.csv", reembed=True)
+        assert report.added == 4
+        assert kb.search("parcel", route="dense", filters=Filters(as_of=DAY))
+
+
+def test_explanation_adds_up(kb: KnowledgeBase) -> None:
+    filters = Filters(as_of=DAY)
+    hits = kb.search("lost parcel refund", route="hybrid", filters=filters, k=3)
+    for hit in hits:
+        e = kb.explain("lost parcel refund", hit.passage_id, filters=filters)
+        assert e.fused.rank == hit.rank
+        assert math.isclose(e.rrf_total, hit.score, abs_tol=1e-12)
+        lexical = hit.routes.get("lexical")
+        if lexical:
+            assert math.isclose(e.bm25.score, lexical.score, abs_tol=1e-9)
+            assert e.lexical.rank == lexical.rank
+
+
+def test_backup_is_a_working_copy(kb: KnowledgeBase, tmp_path: Path) -> None:
+    kb.backup(tmp_path / "copy.db")
+    with kbsearch.open_kb(tmp_path / "copy.db") as copy:
+        assert copy.stats()["passages"] == kb.stats()["passages"]

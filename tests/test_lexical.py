@@ -1,0 +1,112 @@
+"""BM25 through FTS5: the worked example, query parsing, explanation adding up."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from kbsearch.analysis import Analyzer, match_expression, query_words
+from kbsearch.errors import QueryError
+from kbsearch.lexical import explain_bm25, lexical_search
+from kbsearch.records import Document, Filters, Passage
+from kbsearch.store import Store
+
+SEED = {
+    "A": "Kettle notice: stop using the kettle.",
+    "B": "Kettle care: descale it every month.",
+    "C": "Refund timing: we send it in 2 days.",
+    "D": "Gift cards: a gift card has no refund.",
+    "E": "Price drops: ask for a refund of the difference.",
+    "F": "Delivery: parcels arrive in 3 to 5 days.",
+    "G": "Returns: return unused items within 30 days.",
+    "H": "Rewards: points expire after 18 months.",
+}
+
+
+def seed_store(path: Path, analyzer: Analyzer) -> Store:
+    store = Store(path, create=True)
+    for key, text in SEED.items():
+        doc = Document(doc_id=key, version="1", title=key, language="en", access="public")
+        passage = Passage(key, key, "1", "", "text", text, 0)
+        store.write_document(doc, [passage], [analyzer.body(text, "en")], None)
+    return store
+
+
+def test_worked_example_scores_exactly(tmp_path: Path) -> None:
+    store = seed_store(tmp_path / "kb.db", Analyzer("plain"))
+    hits = lexical_search(store, Analyzer("plain"), "kettle refund", Filters(), 10)
+    assert [pid for pid, _ in hits] == ["A", "B", "C", "D", "E"]
+    assert [round(s, 4) for _, s in hits] == [1.3808, 1.028, 0.4336, 0.4336, 0.4114]
+    assert hits[2][1] == hits[3][1]  # an exact tie, broken by passage id: C before D
+
+
+def test_results_identical_run_to_run(tmp_path: Path) -> None:
+    store = seed_store(tmp_path / "kb.db", Analyzer("plain"))
+    runs = [lexical_search(store, Analyzer("plain"), "refund days", Filters(), 10) for _ in range(3)]
+    assert runs[0] == runs[1] == runs[2]
+
+
+def test_explanation_adds_up_to_fts5_bm25(tmp_path: Path) -> None:
+    store = seed_store(tmp_path / "kb.db", Analyzer("plain"))
+    hits = dict(lexical_search(store, Analyzer("plain"), "kettle refund", Filters(), 10))
+    rows = store.passage_rows(hits)
+    for pid, score in hits.items():
+        explanation = explain_bm25(store, ["kettle", "refund"], rows[pid].row_id)
+        assert math.isclose(explanation.score, score, rel_tol=0, abs_tol=1e-9)
+    a = explain_bm25(store, ["kettle", "refund"], rows["A"].row_id)
+    assert a.passages == 8 and a.length == 6 and math.isclose(a.avgdl, 58 / 8)
+    assert [(t.term, t.tf, t.document_frequency) for t in a.terms] == [
+        ("kettle", 2, 2),
+        ("refund", 0, 3),
+    ]
+
+
+def test_query_words_split_codes_and_punctuation() -> None:
+    assert " ".join(query_words("Which pump kit fits the PW-2200?")) == (
+        "which pump kit fits the pw 2200"
+    )
+    assert query_words("NOT a code") == ["not", "a", "code"]
+
+
+@pytest.mark.parametrize(
+    "query",
+    ['NOT a code', 'kettle AND OR NEAR(refund)', '"unbalanced', 'pk-2200*', 'col:umn ^start', "(x"],
+)
+def test_operator_words_are_plain_words(tmp_path: Path, query: str) -> None:
+    store = seed_store(tmp_path / "kb.db", Analyzer("plain"))
+    lexical_search(store, Analyzer("plain"), query, Filters(), 5)  # no FTS5 syntax error
+
+
+def test_match_expression_quotes_every_term() -> None:
+    assert match_expression(["not", "a", "code"]) == '"not" OR "a" OR "code"'
+
+
+@pytest.mark.parametrize("query", ["", "   ", "?!... --", "x" * 2049])
+def test_bad_queries_raise(tmp_path: Path, query: str) -> None:
+    store = seed_store(tmp_path / "kb.db", Analyzer("plain"))
+    with pytest.raises(QueryError):
+        lexical_search(store, Analyzer("plain"), query, Filters(), 5)
+
+
+def test_stemming_matches_inflections() -> None:
+    stem = Analyzer("stem")
+    assert stem.query_terms("refunds", ["en"]) == stem.query_terms("refund", ["en"])
+    fr = stem.query_terms("remboursements", ["fr"])
+    assert fr == stem.query_terms("remboursement", ["fr"])
+    body = stem.body("Nous traitons les remboursements.", "fr")
+    assert fr[0] in body.split()
+
+
+def test_stemmed_search_finds_plural(tmp_path: Path) -> None:
+    store = seed_store(tmp_path / "kb.db", Analyzer("stem"))
+    hits = lexical_search(store, Analyzer("stem"), "refunds", Filters(), 10)
+    assert {pid for pid, _ in hits} == {"C", "D", "E"}
+
+
+def test_filtered_query_is_driven_by_fts5(tmp_path: Path) -> None:
+    store = seed_store(tmp_path / "kb.db", Analyzer("plain"))
+    plan = " | ".join(store.lexical_plan('"kettle"', Filters(language="en", doc_ids=("A",)), 5))
+    assert "VIRTUAL TABLE INDEX" in plan and "passages_fts" in plan
+    assert plan.index("passages_fts") < plan.index("USING INTEGER PRIMARY KEY")
