@@ -22,6 +22,9 @@ def render_explanation(e: Explanation) -> str:
             f"  {t.term:<16} idf={t.idf:.6f} tf={t.tf} df={t.document_frequency} "
             f"norm={t.length_norm:.6f} -> {t.contribution:.6f}"
         )
+    if b.ignored:
+        lines.append(f"  ignored (in at least half of the passages, IDF clamped to 1e-6): "
+                     f"{' '.join(b.ignored)}")
     lines.append(f"  sum = {b.score:.6f}")
     if e.dense is not None:
         lines.append(f"dense (cosine): {_pos(e.dense)}")

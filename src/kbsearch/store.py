@@ -149,6 +149,8 @@ class Store:
             )
         if create:
             self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._df_cache: dict[str, int] = {}
+        self._df_generation = -1
         self.connection = sqlite3.connect(self.path, isolation_level=None)
         self.connection.row_factory = sqlite3.Row
         try:
@@ -417,10 +419,19 @@ class Store:
         return _varints(bytes(row[0]))[0] if row else 0
 
     def fts_document_frequency(self, term: str) -> int:
-        row = self.connection.execute(
-            "SELECT doc FROM passages_vocab WHERE term = ?", (term,)
-        ).fetchone()
-        return int(row[0]) if row else 0
+        """Passages containing ``term`` (an FTS5 token), cached until the next write."""
+        generation = self.generation()
+        if self._df_generation != generation:
+            self._df_cache.clear()
+            self._df_generation = generation
+        if term not in self._df_cache:
+            row = self.connection.execute(
+                "SELECT doc FROM passages_vocab WHERE term = ?", (term,)
+            ).fetchone()
+            if len(self._df_cache) > 100_000:
+                self._df_cache.clear()
+            self._df_cache[term] = int(row[0]) if row else 0
+        return self._df_cache[term]
 
     def fts_term_frequency(self, term: str, row_id: int) -> int:
         row = self.connection.execute(

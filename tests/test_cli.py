@@ -1,0 +1,115 @@
+"""The command line: a thin layer whose errors are one line and a non-zero exit."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from conftest import write_files
+from test_knowledge_base import FILES
+
+from kbsearch.cli import cli
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> str:
+    docs = write_files(tmp_path / "docs", FILES)
+    path = str(tmp_path / "kb.db")
+    result = CliRunner().invoke(
+        cli,
+        [
+            "index",
+            str(docs),
+            "--db",
+            path,
+            "--inventory",
+            str(docs / "inventory.csv"),
+            "--embedder",
+            "none",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    assert "added 4, updated 0, unchanged 0, removed 0, failed 0" in result.output
+    return path
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_search_json_shape(db: str) -> None:
+    code, out, _ = run(
+        "search", "lost parcel", "--db", db, "--route", "lexical", "--json", "--as-of", "2026-06-01"
+    )
+    assert code == 0
+    payload = json.loads(out)
+    assert set(payload) == {"query", "route", "k", "hits"}
+    hit = payload["hits"][0]
+    assert {"rank", "passage_id", "doc_id", "version", "section", "score", "text"} <= set(hit)
+    assert hit["passage_id"] == "delivery@v1#lost-parcel" and hit["rank"] == 1
+
+
+def test_search_readable_list(db: str) -> None:
+    code, out, _ = run("search", "lost parcel", "--db", db, "--route", "lexical")
+    assert code == 0 and " 1." in out and "delivery@v1#lost-parcel" in out
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["search", "", "--route", "lexical"], "empty"),
+        (["search", "?!?", "--route", "lexical"], "no letter"),
+        (["search", "x" * 10000, "--route", "lexical"], "exceeds"),
+        (["search", "parcel", "--route", "lexical", "--k", "0"], "k must be"),
+        (["search", "parcel", "--route", "lexical", "--as-of", "01/06/2026"], "malformed date"),
+        (["search", "parcel", "--route", "lexical", "--as-of", "2026-13-01"], "malformed date"),
+        (["search", "parcel", "--route", "lexical", "--audience", "admin"], "unknown audience"),
+        (["show", "goodwill@v1#goodwill-amount"], "no passage"),
+    ],
+)
+def test_bad_input_is_one_line_and_nonzero(db: str, args: list[str], message: str) -> None:
+    code, out, err = run(*args[:2], "--db", db, *args[2:])
+    assert code == 1
+    assert err.count("\n") == 1 and err.startswith("error: ") and message in err
+    assert "25 euros" not in out + err
+
+
+def test_missing_database_says_how_to_create_it(tmp_path: Path) -> None:
+    code, _, err = run("search", "x", "--db", str(tmp_path / "none.db"))
+    assert code == 1 and "kbsearch index" in err
+
+
+def test_nothing_damaged_by_bad_input(db: str) -> None:
+    before = run("search", "parcel", "--db", db, "--route", "lexical", "--json")[1]
+    run("search", "NOT AND OR", "--db", db, "--route", "lexical", "--k", "0")
+    run("index", "/definitely/missing", "--db", db)
+    assert run("search", "parcel", "--db", db, "--route", "lexical", "--json")[1] == before
+
+
+def test_unreadable_file_fails_others_indexed(tmp_path: Path) -> None:
+    docs = write_files(tmp_path / "d", {"a.md": "# A\n\n## One\n\nSome words.\n"})
+    (docs / "b.pdf").write_bytes(b"not a pdf at all")
+    code, out, err = run("index", str(docs), "--db", str(tmp_path / "kb.db"), "--embedder", "none")
+    assert code == 1 and "added 1" in out and "failed 1" in out and "b.pdf" in err
+
+
+def test_inventory_show_stats_backup(db: str, tmp_path: Path) -> None:
+    code, out, _ = run("inventory", "--db", db)
+    assert code == 0 and "returns@v2" in out and "goodwill@v1  staff" in out
+    code, out, _ = run("show", "delivery@v1#lost-parcel", "--db", db)
+    assert code == 0 and "refunded in full" in out
+    code, out, _ = run("stats", "--db", db, "--json")
+    assert code == 0 and json.loads(out)["documents"] == 4
+    code, out, _ = run("backup", str(tmp_path / "copy.db"), "--db", db)
+    assert code == 0 and (tmp_path / "copy.db").exists()
+
+
+def test_explain_lexical_only_index(db: str) -> None:
+    code, out, _ = run("explain", "lost parcel", "delivery@v1#lost-parcel", "--db", db, "--json")
+    assert code == 0
+    payload = json.loads(out)
+    assert payload["lexical"]["rank"] == 1
+    assert abs(payload["bm25"]["score"] - payload["lexical"]["score"]) < 1e-9
