@@ -34,7 +34,9 @@ def build(path: Path, n: int = 300, dim: int = 16, seed: int = 7) -> tuple[Store
 
 def reference(vectors: np.ndarray, q: np.ndarray, keep: list[bool], k: int) -> list[str]:
     scores = vectors @ q
-    order = sorted((i for i in range(len(keep)) if keep[i]), key=lambda i: (-scores[i], f"p{i:04d}"))
+    order = sorted(
+        (i for i in range(len(keep)) if keep[i]), key=lambda i: (-scores[i], f"p{i:04d}")
+    )
     return [f"p{i:04d}" for i in order[:k]]
 
 

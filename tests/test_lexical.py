@@ -44,7 +44,9 @@ def test_worked_example_scores_exactly(tmp_path: Path) -> None:
 
 def test_results_identical_run_to_run(tmp_path: Path) -> None:
     store = seed_store(tmp_path / "kb.db", Analyzer("plain"))
-    runs = [lexical_search(store, Analyzer("plain"), "refund days", Filters(), 10) for _ in range(3)]
+    runs = [
+        lexical_search(store, Analyzer("plain"), "refund days", Filters(), 10) for _ in range(3)
+    ]
     assert runs[0] == runs[1] == runs[2]
 
 
@@ -72,7 +74,7 @@ def test_query_words_split_codes_and_punctuation() -> None:
 
 @pytest.mark.parametrize(
     "query",
-    ['NOT a code', 'kettle AND OR NEAR(refund)', '"unbalanced', 'pk-2200*', 'col:umn ^start', "(x"],
+    ["NOT a code", "kettle AND OR NEAR(refund)", '"unbalanced', "pk-2200*", "col:umn ^start", "(x"],
 )
 def test_operator_words_are_plain_words(tmp_path: Path, query: str) -> None:
     store = seed_store(tmp_path / "kb.db", Analyzer("plain"))

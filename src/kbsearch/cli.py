@@ -313,3 +313,14 @@ def backup(destination: str, db: str) -> None:
 
 def main() -> None:
     cli()
+
+
+def _register() -> None:
+    """Attach the commands that live in their own modules (evaluation, models, demo)."""
+    from .cli_eval import bench_command, compare_command, eval_command
+
+    for command in (eval_command, compare_command, bench_command):
+        cli.add_command(command)
+
+
+_register()

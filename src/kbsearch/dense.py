@@ -1,13 +1,13 @@
 """Exact dense (cosine) top-k over stored passage vectors, filters applied before the top k.
 
-Vectors are L2-normalised, so cosine similarity is the dot product. The whole matrix lives in
-memory between queries of a process and is reloaded only after a write (the store's generation
-counter changes).
+Vectors are L2-normalised, so cosine similarity is the dot product. The matrix and the filter
+columns (as numeric arrays) live in memory between queries of a process and are reloaded only
+after a write (the store's generation counter changes); the masks of recent filters are cached.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from datetime import date
 
 import numpy as np
@@ -17,6 +17,9 @@ from .records import Filters
 from .store import Store, VectorTable
 
 _CONTROLLER: ThreadpoolController | None = None
+_OPEN_FROM = np.iinfo(np.int32).min
+_OPEN_TO = np.iinfo(np.int32).max
+_MASK_CACHE_SIZE = 16
 
 
 def _blas_controller() -> ThreadpoolController:
@@ -26,26 +29,53 @@ def _blas_controller() -> ThreadpoolController:
     return _CONTROLLER
 
 
+def _days(values: np.ndarray, open_value: int) -> np.ndarray:
+    """ISO dates (``""`` = open) as day ordinals, int32."""
+    out = np.full(len(values), open_value, dtype=np.int32)
+    for i, text in enumerate(values):
+        if text:
+            out[i] = date.fromisoformat(str(text)).toordinal()
+    return out
+
+
 @dataclass
 class DenseIndex:
-    """The vectors of one store, cached by store generation."""
+    """The vectors of one store with numeric filter columns, cached by store generation."""
 
     table: VectorTable
     generation: int
+    public: np.ndarray = field(init=False)
+    effective_from: np.ndarray = field(init=False)
+    effective_to: np.ndarray = field(init=False)
+    _masks: dict[Filters, np.ndarray] = field(init=False, default_factory=dict)
+
+    def __post_init__(self) -> None:
+        t = self.table
+        self.public = np.asarray(t.access == "public", dtype=bool)
+        self.effective_from = _days(t.effective_from, _OPEN_FROM)
+        self.effective_to = _days(t.effective_to, _OPEN_TO)
 
     @classmethod
     def load(cls, store: Store, dim: int) -> DenseIndex:
         return cls(store.vector_table(dim), store.generation())
 
     def mask(self, filters: Filters) -> np.ndarray:
-        """Boolean mask of rows passing ``filters`` (same rules as the SQL filter)."""
+        """Boolean mask of rows passing ``filters`` (the same rules as the SQL filter)."""
+        if filters.as_of is None:  # cached under today's date, so midnight is respected
+            filters = replace(filters, as_of=date.today())
+        assert filters.as_of is not None
+        if filters not in self._masks:
+            if len(self._masks) >= _MASK_CACHE_SIZE:
+                self._masks.clear()
+            self._masks[filters] = self._mask(filters, filters.as_of)
+        return self._masks[filters]
+
+    def _mask(self, filters: Filters, day: date) -> np.ndarray:
         t = self.table
-        keep = np.ones(len(t.row_ids), dtype=bool)
+        ordinal = day.toordinal()
+        keep = (self.effective_from <= ordinal) & (ordinal <= self.effective_to)
         if filters.audience != "staff":
-            keep &= t.access == "public"
-        day = (filters.as_of or date.today()).isoformat()
-        keep &= (t.effective_from == "") | (t.effective_from <= day)
-        keep &= (t.effective_to == "") | (t.effective_to >= day)
+            keep &= self.public
         if filters.language:
             keep &= t.language == filters.language
         if filters.doc_ids is not None:
@@ -53,8 +83,8 @@ class DenseIndex:
         return keep
 
     def scores(self, query: np.ndarray) -> np.ndarray:
-        """Cosine of ``query`` (shape ``(dim,)``, normalised) with every row; BLAS on one
-        thread so it does not fight the embedder's threads."""
+        """Cosine of ``query`` (shape ``(dim,)``, normalised) with every row, shape ``(n,)``.
+        BLAS runs on one thread so it does not fight the embedder's threads."""
         with _blas_controller().limit(limits=1, user_api="blas"):
             return self.table.vectors @ np.asarray(query, dtype=np.float32)
 
@@ -64,8 +94,7 @@ class DenseIndex:
         if k <= 0 or len(self.table.row_ids) == 0:
             return []
         scores = self.scores(query)
-        keep = self.mask(filters)
-        candidates = np.flatnonzero(keep)
+        candidates = np.flatnonzero(self.mask(filters))
         if len(candidates) == 0:
             return []
         cand_scores = scores[candidates]

@@ -1,0 +1,304 @@
+"""``kbsearch eval``, ``kbsearch compare`` and ``kbsearch bench``: thin click wrappers over
+:mod:`kbsearch.evaluation`. Library errors (KbsearchError) become one line on stderr, exit 1.
+
+Compare works on TREC run files (what ``eval --run-dir`` writes, or any other system's), so the
+same command compares routes of one index, two indexes, or two settings::
+
+    kbsearch eval questions.jsonl --db a.db --run-dir runs/a
+    kbsearch eval questions.jsonl --db b.db --run-dir runs/b
+    kbsearch compare runs/a/hybrid.trec runs/b/hybrid.trec --qrels runs/a/qrels.txt
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from kbsearch.errors import KbsearchError
+from kbsearch.evaluation.compare import Comparison, compare_runs
+from kbsearch.evaluation.formats import READERS, read_trec_qrels
+from kbsearch.evaluation.judging import set_qrels
+from kbsearch.evaluation.questions import MATCH_RULES, QuestionSet, load_questions
+from kbsearch.evaluation.report import write_report
+from kbsearch.evaluation.runner import EvaluationResult, evaluate
+from kbsearch.evaluation.significance import TESTS
+from kbsearch.evaluation.trec import read_trec_run, write_trec_qrels, write_trec_run
+from kbsearch.records import ROUTES, Filters, Hit
+
+COMPARE_MEASURES = ("nDCG@10", "MRR@10", "R@10", "R@100")
+
+
+@contextmanager
+def _errors() -> Iterator[None]:
+    try:
+        yield
+    except KbsearchError as err:
+        raise click.ClickException(str(err)) from err
+
+
+def _routes(value: str) -> tuple[str, ...]:
+    routes = tuple(dict.fromkeys(r.strip() for r in value.split(",") if r.strip()))
+    unknown = [r for r in routes if r not in ROUTES]
+    if not routes or unknown:
+        raise click.BadParameter(f"routes are a comma list of {', '.join(ROUTES)}")
+    return routes
+
+
+def _weights(value: str) -> tuple[float, float]:
+    try:
+        parts = tuple(float(x) for x in value.split(","))
+    except ValueError as err:
+        raise click.BadParameter("weights are two numbers: lexical,dense") from err
+    if len(parts) != 2 or not all(math.isfinite(p) and p >= 0 for p in parts):
+        raise click.BadParameter("weights are two finite numbers >= 0: lexical,dense")
+    return parts[0], parts[1]
+
+
+def _fmt(value: float, digits: int = 4) -> str:
+    return "–" if math.isnan(value) else f"{value:.{digits}f}"
+
+
+def print_result(result: EvaluationResult, console: Console, show_missed: int = 10) -> None:
+    """Print the metric table (a column per route), per-kind tables and missed questions."""
+    table = Table(title=f"{result.source} — rule {result.rule}, k={result.k}")
+    table.add_column("measure")
+    for route in result.routes:
+        table.add_column(route, justify="right")
+    routes = list(result.routes.values())
+    for measure in result.measures:
+        table.add_row(measure, *(_fmt(r.evaluation.means[measure]) for r in routes))
+    table.add_row("evaluated", *(str(r.evaluation.evaluated) for r in routes))
+    table.add_row("no relevant", *(str(r.evaluation.no_relevant_queries) for r in routes))
+    table.add_row(
+        "no relevant, with results", *(str(r.evaluation.no_relevant_with_results) for r in routes)
+    )
+    for label, attr in (("latency mean ms", "mean_ms"), ("p50 ms", "p50_ms"), ("p95 ms", "p95_ms")):
+        table.add_row(label, *(_fmt(getattr(r.latency, attr), 1) for r in routes))
+    console.print(table)
+    for res in routes:
+        if res.per_kind:
+            kinds = Table(title=f"{res.route} per kind")
+            kinds.add_column("kind")
+            for measure in (*result.measures, "evaluated", "no relevant"):
+                kinds.add_column(measure, justify="right")
+            for kind, ev in res.per_kind.items():
+                values = [_fmt(ev.means[m]) for m in result.measures]
+                kinds.add_row(kind, *values, str(ev.evaluated), str(ev.no_relevant_queries))
+            console.print(kinds)
+    for res in routes:
+        if res.refused:
+            console.print(f"{res.route}: search refused {len(res.refused)} question(s) (scored 0)")
+        console.print(f"{res.route}: {len(res.missed)} question(s) missed in the top {result.k}")
+        for missed in res.missed[:show_missed]:
+            top = missed.top[0].passage_id if missed.top else "(no result)"
+            console.print(f"  {missed.qid}: {missed.text[:70]!r} -> {top}", markup=False)
+
+
+def _write_outputs(
+    result: EvaluationResult, run_dir: Path | None, report: Path | None, console: Console
+) -> None:
+    if run_dir is not None:
+        write_trec_qrels(run_dir / "qrels.txt", result.qrels)
+        for route, res in result.routes.items():
+            write_trec_run(run_dir / f"{route}.trec", res.run, f"kbsearch-{route}")
+        console.print(f"runs and qrels written to {run_dir}")
+    if report is not None:
+        write_report(report, result)
+        console.print(f"report written to {report}")
+
+
+def _run(
+    questions: QuestionSet,
+    db: Path,
+    routes: tuple[str, ...],
+    k: int,
+    depth: int,
+    rrf_k: float,
+    weights: tuple[float, float],
+    embedder: str | None,
+    index_corpus: bool = False,
+) -> EvaluationResult:
+    from kbsearch.knowledge_base import open_kb
+
+    with open_kb(db, create=index_corpus, embedder=embedder) as kb:
+        if index_corpus and kb.stats()["documents"] == 0:
+            if questions.corpus is None:
+                raise click.ClickException(f"{questions.source} has no corpus.jsonl to index")
+            click.echo(f"indexing {questions.corpus} into {db} ...", err=True)
+            report = kb.index([questions.corpus], default_access="public")
+            click.echo(f"indexed: {json.dumps(report.as_dict())}", err=True)
+
+        def search(text: str, n: int, route: str, filters: Filters) -> Sequence[Hit]:
+            return kb.search(
+                text, k=n, route=route, filters=filters, rrf_k=rrf_k, depth=depth, weights=weights
+            )
+
+        return evaluate(search, questions, routes, k, depth=depth)
+
+
+def _common(func: Callable[..., None]) -> Callable[..., None]:
+    options = [
+        click.option("--db", "db", required=True, type=click.Path(path_type=Path)),
+        click.option("--routes", default="lexical,dense,hybrid", show_default=True),
+        click.option("--k", "k", default=10, show_default=True, type=click.IntRange(min=1)),
+        click.option("--split", default="test", show_default=True, help="BEIR qrels split."),
+        click.option("--json", "as_json", is_flag=True, help="Print the results as JSON."),
+        click.option("--run-dir", type=click.Path(file_okay=False, path_type=Path)),
+        click.option("--report", type=click.Path(dir_okay=False, path_type=Path)),
+        click.option("--rrf-k", default=60.0, show_default=True, type=float),
+        click.option("--depth", default=100, show_default=True, type=click.IntRange(min=1)),
+        click.option("--weights", default="1,1", show_default=True, help="lexical,dense"),
+        click.option("--embedder", default=None, help="Embedder spec (default: the index's)."),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def _finish(
+    result: EvaluationResult, as_json: bool, run_dir: Path | None, report: Path | None
+) -> None:
+    console = Console(stderr=as_json)
+    if as_json:
+        click.echo(json.dumps(result.to_dict(), ensure_ascii=False, indent=2))
+    else:
+        print_result(result, console)
+    _write_outputs(result, run_dir, report, console)
+
+
+@click.command("eval")
+@click.argument("questions", type=click.Path(exists=True, path_type=Path))
+@_common
+@click.option("--kind", default=None, help="Evaluate only the questions of this kind.")
+@click.option("--format", "fmt", type=click.Choice(list(READERS)), default=None)
+@click.option("--rule", type=click.Choice(list(MATCH_RULES)), default=None)
+def eval_command(questions: Path, db: Path, routes: str, k: int, split: str, as_json: bool,
+                 run_dir: Path | None, report: Path | None, rrf_k: float, depth: int,
+                 weights: str, embedder: str | None, kind: str | None, fmt: str | None,
+                 rule: str | None) -> None:  # fmt: skip
+    """Evaluate every route of the index DB on a question set (BEIR folder, policy JSONL,
+    tutorial JSON, TREC qrels + topics)."""
+    chosen, pair = _routes(routes), _weights(weights)
+    with _errors():
+        qset = load_questions(questions, split, format=fmt, rule=rule)
+        if kind is not None:
+            qset = qset.only_kind(kind)
+        result = _run(qset, db, chosen, k, depth, rrf_k, pair, embedder)
+        _finish(result, as_json, run_dir, report)
+
+
+@click.command("bench")
+@click.argument("dataset", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@_common
+def bench_command(dataset: Path, db: Path, routes: str, k: int, split: str, as_json: bool,
+                  run_dir: Path | None, report: Path | None, rrf_k: float, depth: int,
+                  weights: str, embedder: str | None) -> None:  # fmt: skip
+    """Index the BEIR folder DATASET into DB when DB holds no document, then evaluate it."""
+    chosen, pair = _routes(routes), _weights(weights)
+    with _errors():
+        qset = load_questions(dataset, split, format="beir")
+        result = _run(qset, db, chosen, k, depth, rrf_k, pair, embedder, index_corpus=True)
+        _finish(result, as_json, run_dir, report)
+
+
+def print_comparison(comparison: Comparison, console: Console, show: int) -> None:
+    """Print the means side by side, the tests, and the queries with the largest differences."""
+    names = list(comparison.evaluations)
+    table = Table(title="means")
+    table.add_column("measure")
+    for name in names:
+        table.add_column(name, justify="right")
+    for measure in comparison.measures:
+        table.add_row(measure, *(_fmt(comparison.evaluations[n].means[measure]) for n in names))
+    table.add_row("evaluated", *(str(comparison.evaluations[n].evaluated) for n in names))
+    console.print(table)
+    first = comparison.comparisons[0].test
+    tests = Table(
+        title=f"paired {first.test} test against {names[0]}: {first.resamples} resamples, "
+        f"seed {first.seed}, alpha {first.alpha}"
+    )
+    for column in ("run", "measure", "difference", "p-value", "result", "+/-/="):
+        tests.add_column(column, overflow="fold")
+    for c in comparison.comparisons:
+        wins, losses, ties = c.wins_losses_ties
+        label = f"significant {c.verdict}" if c.test.significant else "not significant"
+        tests.add_row(
+            c.other, c.measure, f"{0.0 - c.test.difference:+.4f}", f"{c.test.p_value:.4f}",
+            label, f"{wins}/{losses}/{ties}",
+        )  # fmt: skip
+    console.print(tests)
+    for c in comparison.comparisons:
+        if c.measure != comparison.measures[0] or show <= 0:
+            continue
+        top = sorted(c.differences.items(), key=lambda item: (-abs(item[1]), item[0]))[:show]
+        diffs = Table(title=f"{c.measure} per query, largest differences")
+        for column in ("qid", c.baseline, c.other, "difference"):
+            diffs.add_column(column, justify="left" if column == "qid" else "right")
+        base_scores = comparison.evaluations[c.baseline].per_query
+        other_scores = comparison.evaluations[c.other].per_query
+        for qid, diff in top:
+            diffs.add_row(
+                qid,
+                f"{base_scores[qid][c.measure]:.4f}",
+                f"{other_scores[qid][c.measure]:.4f}",
+                f"{diff:+.4f}",
+            )
+        console.print(diffs)
+
+
+def _labels(paths: Sequence[Path]) -> list[str]:
+    stems = [p.stem for p in paths]
+    labels = stems if len(set(stems)) == len(stems) else [str(p) for p in paths]
+    if len(set(labels)) != len(labels):
+        raise click.BadParameter("the same run file is given twice")
+    return labels
+
+
+@click.command("compare")
+@click.argument("runs", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
+@click.option("--qrels", type=click.Path(exists=True, path_type=Path), help="TREC qrels file.")
+@click.option("--questions", type=click.Path(exists=True, path_type=Path), help="Question set.")
+@click.option("--split", default="test", show_default=True)
+@click.option("--measure", "measures", multiple=True, help="Repeatable; default nDCG@10 ...")
+@click.option("--test", "test", type=click.Choice(list(TESTS)), default="randomization")
+@click.option("--resamples", default=10_000, show_default=True, type=click.IntRange(min=1))
+@click.option("--seed", default=0, show_default=True, type=int)
+@click.option(
+    "--alpha",
+    default=0.05,
+    show_default=True,
+    type=click.FloatRange(0, 1, min_open=True, max_open=True),
+)
+@click.option("--show", default=10, show_default=True, help="Per-query differences to list.")
+@click.option("--json", "as_json", is_flag=True)
+def compare_command(runs: tuple[Path, ...], qrels: Path | None, questions: Path | None,
+                    split: str, measures: tuple[str, ...], test: str, resamples: int, seed: int,
+                    alpha: float, show: int, as_json: bool) -> None:  # fmt: skip
+    """Compare two or more TREC RUNS (the first is the baseline) on the same queries, with a
+    paired significance test per measure. Judgements come from --qrels or --questions."""
+    if len(runs) < 2:
+        raise click.UsageError("compare needs at least two runs")
+    if (qrels is None) == (questions is None):
+        raise click.UsageError("give exactly one of --qrels or --questions")
+    labels = _labels(runs)
+    with _errors():
+        if qrels is not None:
+            judged = read_trec_qrels(qrels)
+        elif questions is not None:
+            judged = set_qrels(load_questions(questions, split))
+        loaded = {label: read_trec_run(path) for label, path in zip(labels, runs, strict=True)}
+        comparison = compare_runs(
+            judged, loaded, measures or COMPARE_MEASURES,
+            test=test, resamples=resamples, seed=seed, alpha=alpha,
+        )  # fmt: skip
+    if as_json:
+        click.echo(json.dumps(comparison.to_dict(), ensure_ascii=False, indent=2))
+    else:
+        print_comparison(comparison, Console(), show)

@@ -1,0 +1,105 @@
+"""`kbsearch eval`, `bench` and `compare` through click's test runner (lexical route only:
+no embedding model is loaded)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from kbsearch.cli_eval import bench_command, compare_command, eval_command
+
+FIXTURES = Path(__file__).parent / "fixtures" / "eval"
+LEXICAL = ["--routes", "lexical", "--embedder", "none", "--k", "2", "--depth", "5"]
+
+
+def test_bench_indexes_then_evaluates_and_eval_reuses_the_index(tmp_path: Path) -> None:
+    db, runs, report = tmp_path / "kb.db", tmp_path / "runs", tmp_path / "report.html"
+    args = [str(FIXTURES / "beir"), "--db", str(db), *LEXICAL, "--json"]
+    result = CliRunner().invoke(
+        bench_command, [*args, "--run-dir", str(runs), "--report", str(report)]
+    )
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    lexical = data["routes"]["lexical"]
+    assert lexical["evaluated"] == 2 and lexical["no_relevant_queries"] == 1
+    assert 0.0 <= lexical["means"]["nDCG@10"] <= 1.0
+    assert (runs / "lexical.trec").read_text().startswith("q1 Q0 d1 1 ")
+    assert "q1 0 d1 2" in (runs / "qrels.txt").read_text()
+    assert "<svg" in report.read_text(encoding="utf-8")
+    # the same numbers from `eval` on the built index
+    again = CliRunner().invoke(
+        eval_command, [str(FIXTURES / "beir"), "--db", str(db), *LEXICAL, "--json"]
+    )
+    assert again.exit_code == 0, again.output
+    assert json.loads(again.stdout)["routes"]["lexical"]["means"] == lexical["means"]
+    # tables when not --json
+    table = CliRunner().invoke(eval_command, [str(FIXTURES / "beir"), "--db", str(db), *LEXICAL])
+    assert table.exit_code == 0 and "nDCG@10" in table.output and "p95 ms" in table.output
+
+
+def test_eval_errors_are_one_line(tmp_path: Path) -> None:
+    missing = CliRunner().invoke(
+        eval_command, [str(FIXTURES / "beir"), "--db", str(tmp_path / "none.db"), *LEXICAL]
+    )
+    assert missing.exit_code == 1 and missing.output.startswith("Error: ")
+    db = tmp_path / "kb.db"
+    assert (
+        CliRunner()
+        .invoke(bench_command, [str(FIXTURES / "beir"), "--db", str(db), *LEXICAL])
+        .exit_code
+        == 0
+    )
+    kind = CliRunner().invoke(
+        eval_command, [str(FIXTURES / "beir"), "--db", str(db), *LEXICAL, "--kind", "table"]
+    )
+    assert kind.exit_code == 1 and "no question of kind" in kind.output
+    bad_route = CliRunner().invoke(
+        eval_command, [str(FIXTURES / "beir"), "--db", str(db), "--routes", "sparse"]
+    )
+    assert bad_route.exit_code == 2
+
+
+def write_run(path: Path, ranks: dict[str, int]) -> Path:
+    lines = []
+    for qid, rank in ranks.items():
+        docs = [f"n{i}" for i in range(rank - 1)] + ["x"]
+        lines += [f"{qid} Q0 {d} {r} {10 - r} t" for r, d in enumerate(docs, 1)]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_compare_two_runs(tmp_path: Path) -> None:
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("".join(f"q{i} 0 x 1\n" for i in range(30)))
+    base = write_run(tmp_path / "base.trec", {f"q{i}": 5 for i in range(30)})
+    better = write_run(tmp_path / "better.trec", {f"q{i}": 1 for i in range(30)})
+    same = write_run(tmp_path / "same.trec", {f"q{i}": 5 for i in range(30)})
+    args = [str(base), str(better), str(same), "--qrels", str(qrels), "--resamples", "500"]
+    result = CliRunner().invoke(compare_command, [*args, "--measure", "MRR@10"])
+    assert result.exit_code == 0, result.output
+    assert "randomization" in result.output and "500" in result.output
+    assert "significant gain" in result.output
+    assert "not significant" in result.output
+    data = json.loads(
+        CliRunner().invoke(compare_command, [*args, "--json", "--test", "bootstrap"]).stdout
+    )
+    verdicts = {
+        (c["other"], c["measure"]): (c["verdict"], c["p_value"]) for c in data["comparisons"]
+    }
+    assert verdicts[("better", "MRR@10")][0] == "gain"
+    assert verdicts[("same", "nDCG@10")] == ("no significant difference", 1.0)
+    assert data["means"]["better"]["MRR@10"] == 1.0 and data["means"]["base"]["MRR@10"] == 0.2
+
+
+def test_compare_needs_judgements_and_two_runs(tmp_path: Path) -> None:
+    run = write_run(tmp_path / "a.trec", {"q": 1})
+    assert CliRunner().invoke(compare_command, [str(run), str(run)]).exit_code == 2
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("q 0 x 1\n")
+    assert CliRunner().invoke(compare_command, [str(run), "--qrels", str(qrels)]).exit_code == 2
+    dup = tmp_path / "dup.trec"
+    dup.write_text("q Q0 x 1 2 t\nq Q0 x 2 1 t\n")
+    result = CliRunner().invoke(compare_command, [str(run), str(dup), "--qrels", str(qrels)])
+    assert result.exit_code == 1 and "twice" in result.output
