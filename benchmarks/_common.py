@@ -25,7 +25,9 @@ def load_beir(folder: Path, split: str = "test") -> tuple[list[dict], dict[str, 
                 continue
             qrels.setdefault(parts[0], {})[parts[1]] = int(parts[2])
     queries = {
-        str(q["_id"]): q["text"] for q in read_jsonl(folder / "queries.jsonl") if str(q["_id"]) in qrels
+        str(q["_id"]): q["text"]
+        for q in read_jsonl(folder / "queries.jsonl")
+        if str(q["_id"]) in qrels
     }
     return corpus, queries, qrels
 

@@ -43,10 +43,14 @@ def indexing(dataset: Path, n_docs: int, embedder: str) -> None:
             start = time.perf_counter()
             report = kb.index([corpus], default_access="public", lang="en")
             seconds = time.perf_counter() - start
-            tokens = kb.store.connection.execute("SELECT sum(token_count) FROM passages").fetchone()[0]
-    print(f"indexing {n_docs} {dataset.name} documents with {embedder}: {report.passages} passages "
-          f"in {seconds:.1f} s = {report.passages / seconds:.1f} passages/s, "
-          f"{tokens / seconds:.0f} tokens/s")
+            tokens = kb.store.connection.execute(
+                "SELECT sum(token_count) FROM passages"
+            ).fetchone()[0]
+    print(
+        f"indexing {n_docs} {dataset.name} documents with {embedder}: {report.passages} passages "
+        f"in {seconds:.1f} s = {report.passages / seconds:.1f} passages/s, "
+        f"{tokens / seconds:.0f} tokens/s"
+    )
 
 
 def latency(dataset: Path, db: Path, limit: int) -> None:
@@ -87,7 +91,9 @@ def synthetic(n: int, dim: int = 384, queries: int = 50) -> None:
     qs = rng.standard_normal((queries, dim), dtype=np.float32)
     qs /= np.linalg.norm(qs, axis=1, keepdims=True)
     day = date(2026, 6, 1)
-    print(f"exact dense top-10 over {n:,} x {dim} float32 vectors ({vectors.nbytes / 2**20:.0f} MiB):")
+    print(
+        f"exact dense top-10 over {n:,} x {dim} float32 vectors ({vectors.nbytes / 2**20:.0f} MiB):"
+    )
     for label, filters in [
         ("no filter", Filters(audience="staff", as_of=day)),
         ("public + date + en", Filters(audience="public", as_of=day, language="en")),

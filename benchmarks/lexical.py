@@ -56,16 +56,23 @@ def bench_beir(folder: Path, k: int) -> None:
         analyzer = Analyzer("plain")
         for doc_id, text in zip(ids, texts, strict=True):
             doc = Document(doc_id=doc_id, version="1", title="", language="en", access="public")
-            store.write_document(doc, [Passage(doc_id, doc_id, "1", "", "text", text, 0)],
-                                 [text], None)
+            store.write_document(
+                doc, [Passage(doc_id, doc_id, "1", "", "text", text, 0)], [text], None
+            )
         index_s = time.perf_counter() - start
         filters = Filters(audience="staff")
-        run = {q: [p for p, _ in lexical_search(store, analyzer, queries[q], filters, k)]
-               for q in qids}
-        ms = time_each(lambda q: lexical_search(store, analyzer, q, filters, k),
-                       [queries[q] for q in qids])
-        results["kbsearch (FTS5)"] = {"index_s": index_s, "ms": statistics.fmean(ms),
-                                      "p50": percentile(ms, 50), "ndcg": ndcg10(run, qrels)}
+        run = {
+            q: [p for p, _ in lexical_search(store, analyzer, queries[q], filters, k)] for q in qids
+        }
+        ms = time_each(
+            lambda q: lexical_search(store, analyzer, q, filters, k), [queries[q] for q in qids]
+        )
+        results["kbsearch (FTS5)"] = {
+            "index_s": index_s,
+            "ms": statistics.fmean(ms),
+            "p50": percentile(ms, 50),
+            "ndcg": ndcg10(run, qrels),
+        }
         store.close()
 
     import bm25s
@@ -73,11 +80,13 @@ def bench_beir(folder: Path, k: int) -> None:
     start = time.perf_counter()
     tokens = [words(t) for t in texts]
     retriever = bm25s.BM25(k1=1.2, b=0.75)
-    retriever.index(bm25s.tokenize(texts, lower=True, stopwords=None, show_progress=False),
-                    show_progress=False)
+    retriever.index(
+        bm25s.tokenize(texts, lower=True, stopwords=None, show_progress=False), show_progress=False
+    )
     index_s = time.perf_counter() - start
-    vocab_tokenize = lambda q: bm25s.tokenize([q], lower=True, stopwords=None,  # noqa: E731
-                                              show_progress=False)
+
+    def vocab_tokenize(q: str) -> object:
+        return bm25s.tokenize([q], lower=True, stopwords=None, show_progress=False)
 
     def bm25s_search(q: str) -> list[str]:
         docs, _ = retriever.retrieve(vocab_tokenize(q), k=k, n_threads=1, show_progress=False)
@@ -85,8 +94,12 @@ def bench_beir(folder: Path, k: int) -> None:
 
     run = {q: bm25s_search(queries[q]) for q in qids}
     ms = time_each(bm25s_search, [queries[q] for q in qids])
-    results["bm25s"] = {"index_s": index_s, "ms": statistics.fmean(ms),
-                        "p50": percentile(ms, 50), "ndcg": ndcg10(run, qrels)}
+    results["bm25s"] = {
+        "index_s": index_s,
+        "ms": statistics.fmean(ms),
+        "p50": percentile(ms, 50),
+        "ndcg": ndcg10(run, qrels),
+    }
 
     from rank_bm25 import BM25Okapi
 
@@ -102,16 +115,23 @@ def bench_beir(folder: Path, k: int) -> None:
     sample = qids[:100]
     run = {q: okapi_search(queries[q]) for q in sample}
     ms = time_each(okapi_search, [queries[q] for q in sample])
-    results["rank-bm25 (100 q)"] = {"index_s": index_s, "ms": statistics.fmean(ms),
-                                    "p50": percentile(ms, 50),
-                                    "ndcg": ndcg10(run, {q: qrels[q] for q in sample})}
+    results["rank-bm25 (100 q)"] = {
+        "index_s": index_s,
+        "ms": statistics.fmean(ms),
+        "p50": percentile(ms, 50),
+        "ndcg": ndcg10(run, {q: qrels[q] for q in sample}),
+    }
 
     base = results["kbsearch (FTS5)"]
-    print(f"{'system':<20} {'index s':>8} {'ms/query':>9} {'p50 ms':>8} {'q/s':>8} "
-          f"{'vs kbsearch':>12} {'nDCG@10':>8}")
+    print(
+        f"{'system':<20} {'index s':>8} {'ms/query':>9} {'p50 ms':>8} {'q/s':>8} "
+        f"{'vs kbsearch':>12} {'nDCG@10':>8}"
+    )
     for name, r in results.items():
-        print(f"{name:<20} {r['index_s']:8.2f} {r['ms']:9.2f} {r['p50']:8.2f} "
-              f"{1000 / r['ms']:8.1f} {base['ms'] / r['ms']:11.2f}x {r['ndcg']:8.3f}")
+        print(
+            f"{name:<20} {r['index_s']:8.2f} {r['ms']:9.2f} {r['p50']:8.2f} "
+            f"{1000 / r['ms']:8.1f} {base['ms'] / r['ms']:11.2f}x {r['ndcg']:8.3f}"
+        )
     print("(vs kbsearch = kbsearch ms/query divided by that system's: >1 means it is faster)\n")
 
 
@@ -125,13 +145,17 @@ def synthetic(n: int, queries: int, seed: int = 0) -> None:
         for i in range(n):
             text = " ".join(rng.choices(vocab, weights, k=60))
             doc = Document(
-                doc_id=f"d{i}", version="1", title="", language="fr" if i % 3 == 0 else "en",
+                doc_id=f"d{i}",
+                version="1",
+                title="",
+                language="fr" if i % 3 == 0 else "en",
                 access="staff" if i % 4 == 0 else "public",
                 effective_from=date(2025, 1, 1) if i % 2 else None,
                 effective_to=date(2025, 12, 31) if i % 10 == 0 else None,
             )
-            store.write_document(doc, [Passage(f"p{i}", f"d{i}", "1", "", "text", text, 0)],
-                                 [text], None)
+            store.write_document(
+                doc, [Passage(f"p{i}", f"d{i}", "1", "", "text", text, 0)], [text], None
+            )
         print(f"synthetic: {n} passages written in {time.perf_counter() - start:.1f} s")
         analyzer = Analyzer("plain")
         qs = [" ".join(rng.choices(vocab[50:5000], k=4)) for _ in range(queries)]
@@ -149,7 +173,9 @@ def synthetic(n: int, queries: int, seed: int = 0) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("dataset", type=Path, help="BEIR folder (corpus.jsonl, queries.jsonl, qrels/)")
+    parser.add_argument(
+        "dataset", type=Path, help="BEIR folder (corpus.jsonl, queries.jsonl, qrels/)"
+    )
     parser.add_argument("--k", type=int, default=10)
     parser.add_argument("--synthetic", type=int, default=100_000, help="0 to skip")
     parser.add_argument("--synthetic-queries", type=int, default=200)

@@ -1,9 +1,9 @@
 """kbsearch: find the passage that answers a question, and prove it with numbers.
 
-    import kbsearch
-    with kbsearch.open_kb("kb.db", create=True) as kb:
-        kb.index(["docs/"], inventory="docs/inventory.csv")
-        hits = kb.search("which kit fits the PW-2200", k=5)
+import kbsearch
+with kbsearch.open_kb("kb.db", create=True) as kb:
+    kb.index(["docs/"], inventory="docs/inventory.csv")
+    hits = kb.search("which kit fits the PW-2200", k=5)
 """
 
 from . import errors

@@ -49,9 +49,7 @@ def query_words(query: str) -> list[str]:
         QueryError: the query is empty, has no letter or digit, or exceeds 2,048 characters.
     """
     if len(query) > MAX_QUERY_CHARS:
-        raise QueryError(
-            f"query of {len(query)} characters exceeds the limit of {MAX_QUERY_CHARS}"
-        )
+        raise QueryError(f"query of {len(query)} characters exceeds the limit of {MAX_QUERY_CHARS}")
     found = words(query)
     if not found:
         raise QueryError("query is empty or has no letter or digit to search for")

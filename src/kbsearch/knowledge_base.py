@@ -30,7 +30,7 @@ from .errors import (
 )
 from .explain import Explanation, explain_passage
 from .fusion import DEFAULT_RRF_K, reciprocal_rank_fusion
-from .indexing import IndexReport, Indexer, Settings
+from .indexing import Indexer, IndexReport, Settings
 from .lexical import lexical_search
 from .records import ROUTES, Filters, Hit, Passage, RouteHit
 from .store import Store, StoredDocument
@@ -160,9 +160,7 @@ class KnowledgeBase:
         current = self.settings
         fresh = not current or reembed
         if reembed:
-            self._embedder = (
-                None if self._requested in (None, NO_EMBEDDER) else self._embedder
-            )
+            self._embedder = None if self._requested in (None, NO_EMBEDDER) else self._embedder
             self.store.clear()
             self.store.set_settings({})
         embedder = self._embedder_for_indexing(fresh)
@@ -215,7 +213,8 @@ class KnowledgeBase:
         if embedder is not None:
             values |= {
                 "embedder": embedder.name,
-                "embedder_spec": getattr(embedder, "spec", None) or self._requested_spec()
+                "embedder_spec": getattr(embedder, "spec", None)
+                or self._requested_spec()
                 or embedder.name.split(":")[0],
                 "dim": embedder.dim,
                 "query_prefix": embedder.query_prefix,
@@ -352,8 +351,7 @@ class KnowledgeBase:
         row = self.store.passage_rows([passage_id], filters).get(passage_id)
         if row is None:
             raise PassageNotFoundError(f"no passage {passage_id!r} for this audience and date")
-        return explain_passage(self, query, row, filters, rrf_k=rrf_k, depth=depth,
-                               weights=weights)
+        return explain_passage(self, query, row, filters, rrf_k=rrf_k, depth=depth, weights=weights)
 
     # -- reading -------------------------------------------------------------------------------
 

@@ -376,9 +376,7 @@ class Store:
 
     # -- lexical ------------------------------------------------------------------------------
 
-    def lexical_search(
-        self, match: str, filters: Filters, limit: int
-    ) -> list[tuple[str, float]]:
+    def lexical_search(self, match: str, filters: Filters, limit: int) -> list[tuple[str, float]]:
         """Top ``limit`` ``(passage_id, bm25)`` for an FTS5 match expression, filters applied
         inside the query (FTS5 drives the join, so the full-text index is always used).
         Higher is better: FTS5's ``bm25()`` is negated. Ties broken by passage id."""
