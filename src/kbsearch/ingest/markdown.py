@@ -1,0 +1,164 @@
+"""Markdown parser: CommonMark (markdown-it-py) with GFM tables and YAML front matter.
+
+Headings of levels 2..``section_level`` open sections (their texts form the section path);
+the first level-1 heading is the title unless the front matter gives one; deeper headings stay
+inside their section as a text block. A ``#`` line inside a fenced code block is code, not a
+heading (the parser sees a ``fence`` token); setext headings (``Title`` over ``---``) are
+headings. Offsets come from the token line map.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import yaml
+from bs4 import BeautifulSoup
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+from mdit_py_plugins.front_matter import front_matter_plugin
+
+from kbsearch.errors import IngestError
+from kbsearch.ingest.html import strip_chrome
+from kbsearch.ingest.text import normalize, normalize_lines, read_text
+from kbsearch.records import Block, ParsedDocument, Table
+
+SUFFIXES = (".md", ".markdown")
+
+
+def _parser() -> MarkdownIt:
+    return MarkdownIt("commonmark").enable("table").use(front_matter_plugin)
+
+
+def _inline_text(token: Token) -> str:
+    """Plain text of an inline token: text, code spans and image alt texts; markup dropped."""
+    parts: list[str] = []
+    for child in token.children or ():
+        if child.type in ("text", "code_inline"):
+            parts.append(child.content)
+        elif child.type in ("softbreak", "hardbreak"):
+            parts.append("\n")
+        elif child.type == "image":
+            parts.append(child.content)
+        elif child.type in ("html_inline",):
+            continue
+    return normalize("".join(parts))
+
+
+def _scalar(value: object) -> str:
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    if isinstance(value, list | tuple):
+        return ", ".join(_scalar(v) for v in value)
+    return "" if value is None else str(value)
+
+
+def _front_matter(content: str, path: Path) -> dict[str, str]:
+    try:
+        data = yaml.safe_load(content)
+    except yaml.YAMLError as exc:
+        raise IngestError(f"{path}: malformed YAML front matter ({exc})") from exc
+    if data is None:
+        return {}
+    if not isinstance(data, Mapping):
+        raise IngestError(f"{path}: front matter must be a YAML mapping of keys to values")
+    return {str(k): _scalar(v) for k, v in data.items()}
+
+
+class _Builder:
+    """Walks the token stream once, keeping the current section path."""
+
+    def __init__(self, source: str, section_level: int) -> None:
+        self.level = section_level
+        self.section: list[str] = []
+        self.title: str | None = None
+        self.blocks: list[Block] = []
+        starts = [0]
+        for line in source.splitlines(keepends=True):
+            starts.append(starts[-1] + len(line))
+        self._line_starts = starts
+
+    def _span(self, token: Token) -> tuple[int | None, int | None]:
+        if not token.map:
+            return None, None
+        first, last = token.map
+        last = min(last, len(self._line_starts) - 1)
+        return self._line_starts[first], self._line_starts[last]
+
+    def add(self, text: str, token: Token, table: Table | None = None) -> None:
+        if not text and table is None:
+            return
+        start, end = self._span(token)
+        self.blocks.append(Block(tuple(self.section), text, table, None, start, end))
+
+    def heading(self, level: int, text: str, token: Token) -> None:
+        if level == 1 and self.level > 1:
+            if self.title is None:
+                self.title = text
+            elif text != self.title:
+                self.add(text, token)
+        elif level <= self.level:
+            depth = level - min(2, self.level)  # index of this heading in the section path
+            self.section = [*self.section[:depth], text]
+        else:
+            self.add(text, token)
+
+
+def _table(tokens: Sequence[Token], i: int) -> tuple[Table, int]:
+    """Read the table starting at ``tokens[i]`` (``table_open``); returns it and the index of
+    its ``table_close``."""
+    header: list[str] = []
+    rows: list[list[str]] = []
+    in_head = False
+    while tokens[i].type != "table_close":
+        tok = tokens[i]
+        if tok.type == "thead_open":
+            in_head = True
+        elif tok.type == "thead_close":
+            in_head = False
+        elif tok.type == "tr_open" and not in_head:
+            rows.append([])
+        elif tok.type == "inline":
+            (header if in_head else rows[-1]).append(_inline_text(tok))
+        i += 1
+    return Table(tuple(header), tuple(tuple(r) for r in rows if any(r))), i
+
+
+def parse(path: Path, *, section_level: int = 2) -> list[ParsedDocument]:
+    """Parse one Markdown file into a single ParsedDocument.
+
+    Raises:
+        IngestError: unreadable file, not UTF-8, or malformed front matter.
+    """
+    source = read_text(path)
+    tokens = _parser().parse(source)
+    build = _Builder(source, section_level)
+    metadata: dict[str, str] = {}
+    i = 0
+    while i < len(tokens):
+        tok = tokens[i]
+        if tok.type == "front_matter":
+            metadata = _front_matter(tok.content, path)
+            build.title = metadata.get("title") or None  # a later `#` heading stays as text
+        elif tok.type == "heading_open":
+            build.heading(int(tok.tag[1:]), _inline_text(tokens[i + 1]), tok)
+            i += 2  # skip inline and heading_close
+        elif tok.type == "paragraph_open":
+            build.add(_inline_text(tokens[i + 1]), tok)
+            i += 2
+        elif tok.type in ("fence", "code_block"):
+            build.add(normalize_lines(tok.content), tok)
+        elif tok.type == "html_block":
+            soup = BeautifulSoup(tok.content, "lxml")
+            strip_chrome(soup)
+            build.add(normalize(soup.get_text(" ")), tok)
+        elif tok.type == "table_open":
+            table, end = _table(tokens, i)
+            if table.header or table.rows:
+                build.add("", tok, table)
+            i = end
+        i += 1
+    title = metadata.get("title") or build.title
+    doc_id = metadata.get("doc_id") or None
+    return [ParsedDocument(doc_id, title, tuple(build.blocks), metadata)]

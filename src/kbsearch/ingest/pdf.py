@@ -1,0 +1,242 @@
+"""PDF parser (pdfplumber): text lines with their font size and weight, headings, tables.
+
+* Body size = the most common character size in the document (rounded to 0.5 pt).
+* A line is a heading when its size is at least ``HEADING_RATIO`` x the body size, or when it
+  is short and entirely bold (unless the body itself is bold). Consecutive heading lines of the
+  same style are one heading. The largest heading on page 1, when no later heading is larger,
+  is the title; every other heading opens a section (a flat path: ``(heading,)``).
+* Tables come from pdfplumber's table finder (ruled tables); their characters are removed
+  from the running text so rows are not repeated as paragraphs. First row = header.
+* Lines are joined into paragraphs; a paragraph ends at a vertical gap, a page break, a bullet,
+  or a short line ending with punctuation. Every block records its 1-based page.
+* All text is NFKC-normalised (the ligature U+FB01 becomes ``fi``); pdfplumber's own ligature
+  expansion is turned off so that this one rule applies to every compatibility character.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from statistics import median
+from typing import Any
+
+import pdfplumber
+from pdfminer.pdfdocument import PDFEncryptionError, PDFPasswordIncorrect
+from pdfminer.pdfparser import PDFSyntaxError
+from pdfminer.psparser import PSException
+from pdfplumber.utils.exceptions import PdfminerException
+
+from kbsearch.errors import IngestError
+from kbsearch.ingest.text import normalize
+from kbsearch.records import Block, ParsedDocument, Table
+
+SUFFIXES = (".pdf",)
+HEADING_RATIO = 1.15  # a heading's font is at least 15 % larger than the body font
+MAX_HEADING_CHARS = 120
+MAX_BOLD_HEADING_CHARS = 80
+_PDF_ERRORS = (
+    PdfminerException,
+    PDFSyntaxError,
+    PSException,
+    PDFEncryptionError,
+    PDFPasswordIncorrect,
+    ValueError,
+    KeyError,
+    TypeError,
+    AttributeError,
+)
+_PAGE_NUMBER = re.compile(r"^(page\s*)?\d+(\s*(/|of|sur)\s*\d+)?$", re.IGNORECASE)
+_BULLET = re.compile(r"^([•▪◦‣·\-–—*]|\d{1,3}[.)])\s")
+_SENTENCE_END = re.compile(r"[.!?:;…]$")
+
+
+@dataclass(frozen=True)
+class _Line:
+    page: int
+    top: float
+    bottom: float
+    x1: float
+    text: str
+    size: float
+    bold: bool
+
+
+@dataclass(frozen=True)
+class _TableItem:
+    page: int
+    top: float
+    table: Table
+
+
+def _is_bold(fontname: str) -> bool:
+    name = fontname.lower()
+    return any(w in name for w in ("bold", "black", "heavy", "semibold"))
+
+
+def _inside(obj: dict[str, Any], boxes: Sequence[tuple[float, float, float, float]]) -> bool:
+    x = (obj["x0"] + obj["x1"]) / 2
+    y = (obj["top"] + obj["bottom"]) / 2
+    return any(x0 <= x <= x1 and top <= y <= bottom for x0, top, x1, bottom in boxes)
+
+
+def _table(rows: list[list[str | None]]) -> Table | None:
+    cleaned = [tuple(normalize(c or "") for c in row) for row in rows]
+    cleaned = [r for r in cleaned if any(r)]
+    if not cleaned:
+        return None
+    return Table(cleaned[0], tuple(cleaned[1:]))
+
+
+def _page_items(page: Any, number: int) -> Iterator[_Line | _TableItem]:
+    tables = page.find_tables()
+    boxes = [t.bbox for t in tables]
+    for t in tables:
+        table = _table(t.extract())
+        if table is not None:
+            yield _TableItem(number, t.bbox[1], table)
+    text_page = page.filter(lambda o: o.get("object_type") != "char" or not _inside(o, boxes))
+    for line in text_page.extract_text_lines(return_chars=True, expand_ligatures=False):
+        text = normalize(line["text"])
+        chars = [c for c in line["chars"] if c["text"].strip()]
+        if not text or not chars or _PAGE_NUMBER.match(text):
+            continue
+        size = median(round(c["size"] * 2) / 2 for c in chars)
+        bold = all(_is_bold(c.get("fontname", "")) for c in chars)
+        yield _Line(number, line["top"], line["bottom"], line["x1"], text, size, bold)
+
+
+def _read(path: Path) -> list[_Line | _TableItem]:
+    items: list[_Line | _TableItem] = []
+    try:
+        with pdfplumber.open(path) as pdf:
+            for number, page in enumerate(pdf.pages, start=1):
+                page_items = list(_page_items(page, number))
+                page_items.sort(key=lambda it: it.top)
+                items.extend(page_items)
+    except OSError as exc:
+        raise IngestError(f"{path}: cannot read file ({exc.strerror or exc})") from exc
+    except _PDF_ERRORS as exc:
+        reason = str(exc) or type(exc).__name__
+        raise IngestError(f"{path}: corrupt or unreadable PDF ({reason})") from exc
+    return items
+
+
+class _Assembler:
+    """Turns the ordered lines and tables into blocks."""
+
+    def __init__(self, lines: list[_Line]) -> None:
+        sizes: Counter[float] = Counter()
+        bold_chars = 0
+        for line in lines:
+            sizes[line.size] += len(line.text)
+            bold_chars += len(line.text) if line.bold else 0
+        total = sum(sizes.values())
+        self.body = sizes.most_common(1)[0][0] if sizes else 0.0
+        self.bold_rule = bold_chars * 2 < total
+        self.right: dict[int, float] = {}
+        for line in lines:
+            self.right[line.page] = max(self.right.get(line.page, 0.0), line.x1)
+
+    def is_heading(self, line: _Line) -> bool:
+        if len(line.text) > MAX_HEADING_CHARS:
+            return False
+        if line.size >= self.body * HEADING_RATIO:
+            return True
+        return (
+            self.bold_rule
+            and line.bold
+            and len(line.text) <= MAX_BOLD_HEADING_CHARS
+            and not line.text.endswith(".")
+        )
+
+    def new_paragraph(self, prev: _Line, line: _Line) -> bool:
+        if line.page != prev.page or line.top - prev.bottom > 0.5 * self.body:
+            return True
+        if _BULLET.match(line.text):
+            return True
+        short = prev.x1 < self.right[prev.page] - 0.15 * self.right[prev.page]
+        return short and bool(_SENTENCE_END.search(prev.text))
+
+
+def _headings(items: list[_Line | _TableItem], asm: _Assembler) -> list[tuple[int, int, str]]:
+    """Merged heading runs as (first item index, last item index, text)."""
+    runs: list[tuple[int, int, str]] = []
+    for i, item in enumerate(items):
+        if not isinstance(item, _Line) or not asm.is_heading(item):
+            continue
+        if runs and runs[-1][1] == i - 1:
+            prev = items[i - 1]
+            if isinstance(prev, _Line) and (prev.size, prev.bold) == (item.size, item.bold):
+                first, _, text = runs[-1]
+                runs[-1] = (first, i, f"{text} {item.text}")
+                continue
+        runs.append((i, i, item.text))
+    return runs
+
+
+def _pick_title(
+    items: list[_Line | _TableItem], runs: list[tuple[int, int, str]], body: float
+) -> tuple[str | None, list[tuple[int, int, str]], set[int]]:
+    """The largest heading of page 1 is the title when no heading is larger. Returns the title,
+    the remaining heading runs and the item indexes the title used."""
+    sizes = {first: getattr(items[first], "size", 0.0) for first, _, _ in runs}
+    page1 = [r for r in runs if items[r[0]].page == 1]
+    if not page1:
+        return None, runs, set()
+    best = max(page1, key=lambda r: sizes[r[0]])
+    if sizes[best[0]] < max(sizes.values()) or sizes[best[0]] <= body:
+        return None, runs, set()
+    rest = [r for r in runs if r is not best]
+    return best[2], rest, set(range(best[0], best[1] + 1))
+
+
+def parse(path: Path, *, section_level: int = 2) -> list[ParsedDocument]:
+    """Parse one PDF into a single ParsedDocument (blocks carry pages; no char offsets).
+    ``section_level`` is unused: PDF headings have no reliable levels, so sections are flat.
+
+    Raises:
+        IngestError: unreadable or corrupt PDF, or a PDF without extractable text.
+    """
+    items = _read(path)
+    lines = [it for it in items if isinstance(it, _Line)]
+    if not lines and not any(isinstance(it, _TableItem) for it in items):
+        raise IngestError(f"{path}: has no extractable text (scanned?)")
+    asm = _Assembler(lines)
+    runs = _headings(items, asm)
+    title, runs, skip = _pick_title(items, runs, asm.body)
+    heading_at = {first: (last, text) for first, last, text in runs}
+    blocks: list[Block] = []
+    section: tuple[str, ...] = ()
+    para: list[_Line] = []
+
+    def flush() -> None:
+        if para:
+            blocks.append(Block(section, " ".join(ln.text for ln in para), page=para[0].page))
+            para.clear()
+
+    i = 0
+    while i < len(items):
+        item = items[i]
+        if i in skip:
+            i += 1
+            continue
+        if i in heading_at:
+            flush()
+            last, text = heading_at[i]
+            section = (text,)
+            i = last + 1
+            continue
+        if isinstance(item, _TableItem):
+            flush()
+            blocks.append(Block(section, table=item.table, page=item.page))
+        elif para and asm.new_paragraph(para[-1], item):
+            flush()
+            para.append(item)
+        else:
+            para.append(item)
+        i += 1
+    flush()
+    return [ParsedDocument(None, title, tuple(blocks), {})]

@@ -1,0 +1,68 @@
+"""Text helpers shared by the format parsers: reading files and normalising extracted text."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from pathlib import Path
+
+from kbsearch.errors import IngestError
+
+# Characters that carry no text: soft hyphen, zero-width space/joiners, byte-order mark.
+_INVISIBLE = dict.fromkeys(map(ord, "\u00ad\u200b\u200c\u200d\u2060\ufeff"))
+_CONTROLS = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f]")
+_SPACES = re.compile(r"\s+")
+_PARAGRAPH_BREAK = re.compile(r"\n[ \t\r\f\v]*\n")
+
+
+def normalize(text: str) -> str:
+    """NFKC-normalise ``text`` (ligatures such as U+FB01 become ``fi``, no-break spaces become
+    spaces), drop invisible and control characters, collapse whitespace runs to one space,
+    strip."""
+    text = _CONTROLS.sub("", unicodedata.normalize("NFKC", text).translate(_INVISIBLE))
+    return _SPACES.sub(" ", text).strip()
+
+
+def normalize_lines(text: str) -> str:
+    """Like :func:`normalize` but keeps line breaks (code blocks, preformatted text): NFKC,
+    invisible characters dropped, trailing spaces and leading/trailing blank lines removed."""
+    text = _CONTROLS.sub("", unicodedata.normalize("NFKC", text).translate(_INVISIBLE))
+    lines = [line.rstrip() for line in text.replace("\r\n", "\n").split("\n")]
+    return "\n".join(lines).strip("\n")
+
+
+def split_paragraphs(text: str) -> list[tuple[str, int, int]]:
+    """Split raw text at blank lines. Returns ``(normalised paragraph, start, end)`` with
+    character offsets into ``text``; empty paragraphs are left out."""
+    out: list[tuple[str, int, int]] = []
+    pos = 0
+    for match in [*_PARAGRAPH_BREAK.finditer(text), None]:
+        end = match.start() if match else len(text)
+        chunk = text[pos:end]
+        cleaned = normalize(chunk)
+        if cleaned:
+            lead = len(chunk) - len(chunk.lstrip())
+            out.append((cleaned, pos + lead, pos + len(chunk.rstrip())))
+        if match:
+            pos = match.end()
+    return out
+
+
+def read_bytes(path: Path) -> bytes:
+    """The file's bytes. Raises IngestError when it cannot be read."""
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise IngestError(f"{path}: cannot read file ({exc.strerror or exc})") from exc
+
+
+def read_text(path: Path) -> str:
+    """The file decoded as UTF-8 (a BOM is allowed). Raises IngestError when it cannot be read
+    or is not UTF-8."""
+    data = read_bytes(path)
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise IngestError(
+            f"{path}: not valid UTF-8 (byte {exc.start}); re-save the file as UTF-8"
+        ) from exc

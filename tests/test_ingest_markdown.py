@@ -1,0 +1,117 @@
+"""Markdown parser: sections, code fences, setext headings, front matter, tables."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kbsearch.errors import IngestError
+from kbsearch.ingest import parse_file
+from kbsearch.records import Table
+
+FIXTURES = Path(__file__).parent / "fixtures" / "ingest"
+
+
+@pytest.fixture(scope="module")
+def guide():
+    (doc,) = parse_file(FIXTURES / "guide.md")
+    return doc
+
+
+def test_front_matter_gives_title_and_metadata(guide) -> None:
+    assert guide.title == "Pump guide"
+    assert guide.metadata["owner"] == "support"
+    assert guide.metadata["version"] == "2"
+    assert guide.metadata["effective_from"] == "2024-01-01"
+    assert guide.metadata["tags"] == "pumps, kits"
+
+
+def test_sections_at_level_two_including_setext(guide) -> None:
+    sections = list(dict.fromkeys(b.section for b in guide.blocks))
+    assert sections == [
+        (),
+        ("Installing the pump",),
+        ("Setext heading here",),
+        ("Spare parts",),
+    ]
+
+
+def test_hash_line_in_code_fence_is_code_not_heading(guide) -> None:
+    code = [b for b in guide.blocks if "# this is a comment" in b.text]
+    assert len(code) == 1
+    assert code[0].section == ("Installing the pump",)
+    assert "pump --install" in code[0].text
+    assert all("this is a comment" not in "".join(b.section) for b in guide.blocks)
+
+
+def test_text_before_first_section_and_extra_h1_kept(guide) -> None:
+    top = [b.text for b in guide.blocks if b.section == ()]
+    # the front matter gives the title, so the `#` heading stays as text
+    assert top == ["Overview of the pumps", "Welcome to the pump guide. Read it before use."]
+
+
+def test_deeper_heading_and_list_items_stay_in_section(guide) -> None:
+    texts = [b.text for b in guide.blocks if b.section == ("Installing the pump",)]
+    assert "Tools you need" in texts
+    assert "a screwdriver" in texts and "a spirit level" in texts
+
+
+def test_table_block_keeps_rows(guide) -> None:
+    tables = [b.table for b in guide.blocks if b.table is not None]
+    assert tables == [
+        Table(
+            ("Part", "Code", "Notes"),
+            (("Pump kit", "PK-2200-07", "fits the PW-2200 only"), ("Seal", "SE-100", "all models")),
+        )
+    ]
+
+
+def test_offsets_point_into_source(guide) -> None:
+    source = (FIXTURES / "guide.md").read_text(encoding="utf-8")
+    block = next(b for b in guide.blocks if b.text == "Fix the pump to the wall.")
+    assert block.start is not None and block.end is not None
+    assert source[block.start : block.end].strip() == "Fix the pump to the wall."
+
+
+def test_h1_is_title_without_front_matter(tmp_path: Path) -> None:
+    path = tmp_path / "a.md"
+    path.write_text("Title\n=====\n\nIntro.\n\n## A\n\nText A.\n", encoding="utf-8")
+    (doc,) = parse_file(path)
+    assert doc.title == "Title"
+    assert [(b.section, b.text) for b in doc.blocks] == [((), "Intro."), (("A",), "Text A.")]
+
+
+def test_section_level_three_gives_paths(tmp_path: Path) -> None:
+    path = tmp_path / "a.md"
+    path.write_text("## Returns\n\nR.\n\n### Opened items\n\nO.\n\n## Other\n\nX.\n", "utf-8")
+    (doc,) = parse_file(path, section_level=3)
+    assert [b.section for b in doc.blocks] == [
+        ("Returns",),
+        ("Returns", "Opened items"),
+        ("Other",),
+    ]
+
+
+def test_malformed_front_matter_is_ingest_error(tmp_path: Path) -> None:
+    path = tmp_path / "a.md"
+    path.write_text("---\ntitle: [unclosed\n---\n\nText\n", encoding="utf-8")
+    with pytest.raises(IngestError, match="front matter"):
+        parse_file(path)
+
+
+def test_non_utf8_is_ingest_error(tmp_path: Path) -> None:
+    path = tmp_path / "a.md"
+    path.write_bytes("caf\xe9".encode("latin-1"))
+    with pytest.raises(IngestError, match="UTF-8"):
+        parse_file(path)
+
+
+def test_raw_html_block_in_markdown_drops_script(tmp_path: Path) -> None:
+    path = tmp_path / "a.md"
+    path.write_text(
+        "## A\n\n<div>\n<p>Visible &amp; kept</p>\n<script>hiddenscript()</script>\n</div>\n",
+        encoding="utf-8",
+    )
+    (doc,) = parse_file(path)
+    assert [b.text for b in doc.blocks] == ["Visible & kept"]
