@@ -6,7 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-from rich.console import Console
 
 from .cli import fail_cleanly, snippet
 from .records import ROUTES
@@ -32,14 +31,14 @@ from .records import ROUTES
 def demo_command(directory: Path | None, routes: tuple[str, ...], embedder: str | None,
                  k: int) -> None:  # fmt: skip
     """Index the bundled help centre, search it, and measure it."""
-    from .cli_eval import _run, print_result
+    from .cli_eval import _run, print_result, wide_console
     from .demo import default_demo_dir, demo_files, example_searches, examples_dir
     from .evaluation.questions import load_questions
     from .evaluation.report import write_report
     from .knowledge_base import open_kb
     from .progress import progress_bar
 
-    console = Console()
+    console = wide_console()
     chosen = routes or ROUTES
     folder = directory or default_demo_dir()
     folder.mkdir(parents=True, exist_ok=True)

@@ -33,6 +33,7 @@ from kbsearch.evaluation.trec import read_trec_run, write_trec_qrels, write_trec
 from kbsearch.records import ROUTES, Filters, Hit
 
 COMPARE_MEASURES = ("nDCG@10", "MRR@10", "R@10", "R@100")
+KIND_MEASURES = ("R@5", "R@100", "MRR@10", "nDCG@10")
 
 
 @contextmanager
@@ -61,13 +62,21 @@ def _weights(value: str) -> tuple[float, float]:
     return parts[0], parts[1]
 
 
+def wide_console(stderr: bool = False) -> Console:
+    """A console at least 120 columns wide, so tables are not squeezed in logs and pipes."""
+    console = Console(stderr=stderr)
+    if not console.is_terminal:
+        console = Console(stderr=stderr, width=120)
+    return console
+
+
 def _fmt(value: float, digits: int = 4) -> str:
     return "–" if math.isnan(value) else f"{value:.{digits}f}"
 
 
 def print_result(result: EvaluationResult, console: Console, show_missed: int = 10) -> None:
     """Print the metric table (a column per route), per-kind tables and missed questions."""
-    table = Table(title=f"{result.source} — rule {result.rule}, k={result.k}")
+    table = Table(title=f"{Path(result.source).name} (rule {result.rule}, k={result.k})")
     table.add_column("measure")
     for route in result.routes:
         table.add_column(route, justify="right")
@@ -86,10 +95,11 @@ def print_result(result: EvaluationResult, console: Console, show_missed: int = 
         if res.per_kind:
             kinds = Table(title=f"{res.route} per kind")
             kinds.add_column("kind")
-            for measure in (*result.measures, "evaluated", "no relevant"):
+            shown = [m for m in result.measures if m in KIND_MEASURES or m == f"hit@{result.k}"]
+            for measure in (*shown, "evaluated", "no relevant"):
                 kinds.add_column(measure, justify="right")
             for kind, ev in res.per_kind.items():
-                values = [_fmt(ev.means[m]) for m in result.measures]
+                values = [_fmt(ev.means[m], 3) for m in shown]
                 kinds.add_row(kind, *values, str(ev.evaluated), str(ev.no_relevant_queries))
             console.print(kinds)
     for res in routes:
@@ -165,7 +175,7 @@ def _common(func: Callable[..., None]) -> Callable[..., None]:
 def _finish(
     result: EvaluationResult, as_json: bool, run_dir: Path | None, report: Path | None
 ) -> None:
-    console = Console(stderr=as_json)
+    console = wide_console(stderr=as_json)
     if as_json:
         click.echo(json.dumps(result.to_dict(), ensure_ascii=False, indent=2))
     else:
