@@ -28,7 +28,7 @@ import kbsearch
 HELPCENTRE = Path(kbsearch.__file__).parent / "examples" / "helpcentre"
 PDF_SOURCES = HELPCENTRE / "pdf-sources"
 SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "make_demo_pdfs.py"
-DATA_FILES = {"inventory.csv", "questions.jsonl"}
+DATA_FILES = {"inventory.csv", "questions.jsonl", "demo_searches.json"}
 DOC_SUFFIXES = {".md": "markdown", ".html": "html", ".pdf": "pdf"}
 
 INVENTORY_COLUMNS = [

@@ -143,3 +143,85 @@ def test_pdf_without_text_is_ingest_error(tmp_path: Path) -> None:
     page.save()
     with pytest.raises(IngestError, match="no extractable text"):
         parse_file(path)
+
+
+def _footer(canv: canvas.Canvas, doc: SimpleDocTemplate) -> None:
+    canv.setFont("Vera", 8)
+    canv.drawString(72, 30, f"Acme Tools · Parts list 2026 · page {doc.page}")
+
+
+def _parts_pdf(path: Path, *, repeat_header: bool, second: list[list[str]] | None = None) -> Path:
+    """Two A4 pages with a running footer; a 60-row ruled table runs across the page break
+    (header repeated on page 2 when ``repeat_header``), or, with ``second``, page 1 ends with a
+    short table and page 2 starts with the table ``second``."""
+    _fonts()
+    body = ParagraphStyle("body", fontName="Vera", fontSize=10, leading=13, spaceAfter=6)
+    big = ParagraphStyle("big", fontName="Vera", fontSize=15, leading=19, spaceBefore=8)
+    grid = TableStyle(
+        [
+            ("GRID", (0, 0), (-1, -1), 0.5, colors.black),
+            ("FONTNAME", (0, 0), (-1, -1), "Vera"),
+            ("FONTNAME", (0, 0), (-1, 0), "VeraBd"),
+        ]
+    )
+    header = ["Code", "Part", "Price"]
+    title = ParagraphStyle("title", fontName="VeraBd", fontSize=22, leading=26, spaceAfter=8)
+    story: list = [
+        Paragraph("Parts list", title),
+        Paragraph("Pump parts", big),
+        Paragraph("All parts fit the PW range.", body),
+    ]
+    if second is None:
+        rows = [header] + [[f"P-{n:03d}", f"Part number {n}", f"£{n}.99"] for n in range(60)]
+        story.append(RLTable(rows, style=grid, repeatRows=1 if repeat_header else 0))
+    else:
+        story += [RLTable([header, ["P-001", "Seal", "£1.99"]], style=grid), PageBreak()]
+        story.append(RLTable(second, style=grid))
+    story.append(Paragraph("Prices include VAT.", body))
+    SimpleDocTemplate(str(path), pagesize=A4).build(
+        story, onFirstPage=_footer, onLaterPages=_footer
+    )
+    return path
+
+
+def _tables(doc) -> list[Table]:
+    return [b.table for b in doc.blocks if b.table is not None]
+
+
+@pytest.mark.parametrize("repeat_header", [True, False])
+def test_table_across_page_break_is_one_table(tmp_path: Path, repeat_header: bool) -> None:
+    path = _parts_pdf(tmp_path / "parts.pdf", repeat_header=repeat_header)
+    with pdfplumber.open(path) as pdf:
+        assert len(pdf.pages) == 2
+        assert len(pdf.pages[1].find_tables()) == 1  # the fixture really splits the table
+    (doc,) = parse_file(path)
+    (table,) = _tables(doc)
+    assert table.header == ("Code", "Part", "Price")
+    assert [r[0] for r in table.rows] == [f"P-{n:03d}" for n in range(60)]
+    block = next(b for b in doc.blocks if b.table is not None)
+    assert block.page == 1
+    assert block.section == ("Pump parts",)
+    assert doc.blocks[-1].text == "Prices include VAT."
+    assert doc.blocks[-1].page == 2
+
+
+def test_running_footer_is_not_body_text(tmp_path: Path) -> None:
+    path = _parts_pdf(tmp_path / "parts.pdf", repeat_header=True)
+    with pdfplumber.open(path) as pdf:
+        assert all("Parts list 2026" in page.extract_text() for page in pdf.pages)
+    (doc,) = parse_file(path)
+    assert doc.title == "Parts list"
+    texts = [b.text for b in doc.blocks]
+    assert all("Parts list" not in t and "Acme" not in t for t in texts)
+    assert texts == ["All parts fit the PW range.", "", "Prices include VAT."]
+
+
+def test_new_table_after_page_break_is_not_merged(tmp_path: Path) -> None:
+    other = [["Model", "Motor", "Year"], ["PW-1800", "1.8 kW", "2024"]]
+    path = _parts_pdf(tmp_path / "two.pdf", repeat_header=False, second=other)
+    (doc,) = parse_file(path)
+    assert _tables(doc) == [
+        Table(("Code", "Part", "Price"), (("P-001", "Seal", "£1.99"),)),
+        Table(("Model", "Motor", "Year"), (("PW-1800", "1.8 kW", "2024"),)),
+    ]
+    assert all("Acme" not in b.text for b in doc.blocks)

@@ -134,6 +134,7 @@ def _run(
     weights: tuple[float, float],
     embedder: str | None,
     index_corpus: bool = False,
+    analyzer: str | None = None,
 ) -> EvaluationResult:
     from kbsearch.knowledge_base import open_kb
 
@@ -141,8 +142,13 @@ def _run(
         if index_corpus and kb.stats()["documents"] == 0:
             if questions.corpus is None:
                 raise click.ClickException(f"{questions.source} has no corpus.jsonl to index")
+            from kbsearch.progress import progress_bar
+
             click.echo(f"indexing {questions.corpus} into {db} ...", err=True)
-            report = kb.index([questions.corpus], default_access="public")
+            with progress_bar("embedding") as bar:
+                report = kb.index(
+                    [questions.corpus], default_access="public", analyzer=analyzer, progress=bar
+                )
             click.echo(f"indexed: {json.dumps(report.as_dict())}", err=True)
 
         def search(text: str, n: int, route: str, filters: Filters) -> Sequence[Hit]:
@@ -207,14 +213,22 @@ def eval_command(questions: Path, db: Path, routes: str, k: int, split: str, as_
 @click.command("bench")
 @click.argument("dataset", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @_common
+@click.option(
+    "--analyzer",
+    type=click.Choice(["stem", "plain"]),
+    default=None,
+    help="Lexical analyzer when the index is created (default stem).",
+)
 def bench_command(dataset: Path, db: Path, routes: str, k: int, split: str, as_json: bool,
                   run_dir: Path | None, report: Path | None, rrf_k: float, depth: int,
-                  weights: str, embedder: str | None) -> None:  # fmt: skip
+                  weights: str, embedder: str | None, analyzer: str | None) -> None:  # fmt: skip
     """Index the BEIR folder DATASET into DB when DB holds no document, then evaluate it."""
     chosen, pair = _routes(routes), _weights(weights)
     with _errors():
         qset = load_questions(dataset, split, format="beir")
-        result = _run(qset, db, chosen, k, depth, rrf_k, pair, embedder, index_corpus=True)
+        result = _run(
+            qset, db, chosen, k, depth, rrf_k, pair, embedder, index_corpus=True, analyzer=analyzer
+        )
         _finish(result, as_json, run_dir, report)
 
 

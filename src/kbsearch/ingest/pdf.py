@@ -7,6 +7,13 @@
   is the title; every other heading opens a section (a flat path: ``(heading,)``).
 * Tables come from pdfplumber's table finder (ruled tables); their characters are removed
   from the running text so rows are not repeated as paragraphs. First row = header.
+* Running headers and footers are dropped: a line in the top or bottom ``MARGIN_FRACTION`` of
+  its page whose text, with digit runs replaced, recurs in a margin of at least two pages
+  (``"... · page 1"`` / ``"... · page 2"``). Lines that are only a page number are dropped too.
+* A table continued across a page break becomes one table: when a page starts with a table
+  directly after the previous page's last table (only dropped header/footer lines between),
+  and it repeats that table's header row, or has as many columns and no header of its own
+  (its first row is not all bold over non-bold rows), its rows are appended.
 * Lines are joined into paragraphs; a paragraph ends at a vertical gap, a page break, a bullet,
   or a short line ending with punctuation. Every block records its 1-based page.
 * All text is NFKC-normalised (the ligature U+FB01 becomes ``fi``); pdfplumber's own ligature
@@ -37,6 +44,7 @@ SUFFIXES = (".pdf",)
 HEADING_RATIO = 1.15  # a heading's font is at least 15 % larger than the body font
 MAX_HEADING_CHARS = 120
 MAX_BOLD_HEADING_CHARS = 80
+MARGIN_FRACTION = 0.12  # top/bottom share of the page height where running lines are looked for
 _PDF_ERRORS = (
     PdfminerException,
     PDFSyntaxError,
@@ -51,6 +59,7 @@ _PDF_ERRORS = (
 _PAGE_NUMBER = re.compile(r"^(page\s*)?\d+(\s*(/|of|sur)\s*\d+)?$", re.IGNORECASE)
 _BULLET = re.compile(r"^([•▪◦‣·\-–—*]|\d{1,3}[.)])\s")
 _SENTENCE_END = re.compile(r"[.!?:;…]$")
+_DIGITS = re.compile(r"\d+")
 
 
 @dataclass(frozen=True)
@@ -62,6 +71,7 @@ class _Line:
     text: str
     size: float
     bold: bool
+    in_margin: bool = False
 
 
 @dataclass(frozen=True)
@@ -69,6 +79,12 @@ class _TableItem:
     page: int
     top: float
     table: Table
+    bold_header: bool = False  # first row all bold while the body rows are not
+    end_page: int = 0  # last page a continued table reaches (0: same as ``page``)
+
+    @property
+    def last_page(self) -> int:
+        return max(self.page, self.end_page)
 
 
 def _is_bold(fontname: str) -> bool:
@@ -90,13 +106,26 @@ def _table(rows: list[list[str | None]]) -> Table | None:
     return Table(cleaned[0], tuple(cleaned[1:]))
 
 
+def _all_bold(page: Any, bbox: tuple[float, float, float, float]) -> bool:
+    chars = [c for c in page.within_bbox(bbox).chars if c["text"].strip()]
+    return bool(chars) and all(_is_bold(c.get("fontname", "")) for c in chars)
+
+
+def _bold_header(page: Any, found: Any) -> bool:
+    rows = found.rows
+    if not rows or not _all_bold(page, rows[0].bbox):
+        return False
+    return len(rows) == 1 or not _all_bold(page, rows[1].bbox)
+
+
 def _page_items(page: Any, number: int) -> Iterator[_Line | _TableItem]:
     tables = page.find_tables()
     boxes = [t.bbox for t in tables]
     for t in tables:
         table = _table(t.extract())
         if table is not None:
-            yield _TableItem(number, t.bbox[1], table)
+            yield _TableItem(number, t.bbox[1], table, _bold_header(page, t))
+    margin = MARGIN_FRACTION * float(page.height)
     text_page = page.filter(lambda o: o.get("object_type") != "char" or not _inside(o, boxes))
     for line in text_page.extract_text_lines(return_chars=True, expand_ligatures=False):
         text = normalize(line["text"])
@@ -105,7 +134,8 @@ def _page_items(page: Any, number: int) -> Iterator[_Line | _TableItem]:
             continue
         size = median(round(c["size"] * 2) / 2 for c in chars)
         bold = all(_is_bold(c.get("fontname", "")) for c in chars)
-        yield _Line(number, line["top"], line["bottom"], line["x1"], text, size, bold)
+        in_margin = line["top"] < margin or line["bottom"] > float(page.height) - margin
+        yield _Line(number, line["top"], line["bottom"], line["x1"], text, size, bold, in_margin)
 
 
 def _read(path: Path) -> list[_Line | _TableItem]:
@@ -122,6 +152,50 @@ def _read(path: Path) -> list[_Line | _TableItem]:
         reason = str(exc) or type(exc).__name__
         raise IngestError(f"{path}: corrupt or unreadable PDF ({reason})") from exc
     return items
+
+
+def _running_key(line: _Line) -> str:
+    return " ".join(_DIGITS.sub("#", line.text).split()).casefold()
+
+
+def _drop_running(items: list[_Line | _TableItem]) -> list[_Line | _TableItem]:
+    """Remove running headers/footers: margin lines whose digit-blind text recurs in the
+    margin of two or more pages."""
+    pages: dict[str, set[int]] = {}
+    for it in items:
+        if isinstance(it, _Line) and it.in_margin:
+            pages.setdefault(_running_key(it), set()).add(it.page)
+    running = {key for key, seen in pages.items() if len(seen) >= 2}
+    return [
+        it
+        for it in items
+        if not (isinstance(it, _Line) and it.in_margin and _running_key(it) in running)
+    ]
+
+
+def _continues(prev: _TableItem, nxt: _TableItem) -> bool:
+    if nxt.page != prev.last_page + 1:
+        return False
+    if nxt.table.header == prev.table.header:
+        return True
+    # A header-less continuation: same width, and its first row is not styled as a header.
+    return len(nxt.table.header) == len(prev.table.header) and not nxt.bold_header
+
+
+def _join_tables(items: list[_Line | _TableItem]) -> list[_Line | _TableItem]:
+    """Merge a table continued on the next page into the previous one (see module doc).
+    Must run after :func:`_drop_running`, so that only kept items separate two tables."""
+    out: list[_Line | _TableItem] = []
+    for it in items:
+        prev = out[-1] if out else None
+        if isinstance(it, _TableItem) and isinstance(prev, _TableItem) and _continues(prev, it):
+            head = prev.table.header
+            extra = it.table.rows if it.table.header == head else (it.table.header, *it.table.rows)
+            table = Table(head, prev.table.rows + tuple(extra))
+            out[-1] = _TableItem(prev.page, prev.top, table, prev.bold_header, it.page)
+        else:
+            out.append(it)
+    return out
 
 
 class _Assembler:
@@ -200,7 +274,7 @@ def parse(path: Path, *, section_level: int = 2) -> list[ParsedDocument]:
     Raises:
         IngestError: unreadable or corrupt PDF, or a PDF without extractable text.
     """
-    items = _read(path)
+    items = _join_tables(_drop_running(_read(path)))
     lines = [it for it in items if isinstance(it, _Line)]
     if not lines and not any(isinstance(it, _TableItem) for it in items):
         raise IngestError(f"{path}: has no extractable text (scanned?)")
