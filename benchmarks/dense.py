@@ -66,9 +66,9 @@ def latency(dataset: Path, db: Path, limit: int) -> None:
         print(f"{dataset.name}, {len(texts)} queries, top 10 (query encoding included):")
         print(f"  query encoding only : {summary(encode)}")
         for route in ("lexical", "dense", "hybrid"):
-            kb._query_cache.clear()
+            kb.clear_query_cache()
             ms = time_each(lambda q, r=route: kb.search(q, route=r, filters=filters, k=10), texts)
-            kb._query_cache.clear()
+            kb.clear_query_cache()
             print(f"  {route:<20}: {summary(ms)}")
 
 

@@ -226,3 +226,22 @@ def test_backup_is_a_working_copy(kb: KnowledgeBase, tmp_path: Path) -> None:
     kb.backup(tmp_path / "copy.db")
     with kbsearch.open_kb(tmp_path / "copy.db") as copy:
         assert copy.stats()["passages"] == kb.stats()["passages"]
+
+
+def test_lexical_only_index_refuses_dense_clearly(tmp_path: Path, docs: Path) -> None:
+    with kbsearch.open_kb(tmp_path / "kb.db", create=True, embedder="none") as kb:
+        kb.index([docs], inventory=docs / "inventory.csv")
+        assert kb.search("parcel", route="lexical", filters=Filters(as_of=DAY))
+        for route in ("dense", "hybrid"):
+            with pytest.raises(InvalidArgumentError, match="--route lexical"):
+                kb.search("parcel", route=route)
+
+
+def test_failed_reembed_keeps_the_index(tmp_path: Path, docs: Path) -> None:
+    path = tmp_path / "kb.db"
+    with kbsearch.open_kb(path, create=True, embedder=FakeEmbedder()) as kb:
+        kb.index([docs], inventory=docs / "inventory.csv")
+    with kbsearch.open_kb(path, embedder="no-such-embedder") as kb:
+        with pytest.raises(kbsearch.errors.EmbedderUnavailableError):
+            kb.index([docs], inventory=docs / "inventory.csv", reembed=True)
+        assert kb.store.count_passages() > 0

@@ -161,9 +161,9 @@ class KnowledgeBase:
         fresh = not current or reembed
         if reembed:
             self._embedder = None if self._requested in (None, NO_EMBEDDER) else self._embedder
+        embedder = self._embedder_for_indexing(fresh)  # loaded before anything is cleared
+        if reembed:
             self.store.clear()
-            self.store.set_settings({})
-        embedder = self._embedder_for_indexing(fresh)
         if fresh:
             settings = Settings(
                 analyzer=analyzer or str(current.get("analyzer", "stem")),
@@ -188,13 +188,16 @@ class KnowledgeBase:
         return report
 
     def _embedder_for_indexing(self, fresh: bool) -> Embedder | None:
-        if fresh and self._embedder is None:
+        """The embedder to index with: the requested one for a new (or re-embedded) index,
+        else the index's own (checked against the request)."""
+        if not fresh:
+            return self.embedder()
+        if self._embedder is None:
             spec = self._requested_spec()
             if spec == NO_EMBEDDER:
                 return None
             self._embedder = load_embedder(spec)
-            return self._embedder
-        return self.embedder()
+        return self._embedder
 
     def _check_settings(self, settings: Settings, embedder: Embedder | None) -> None:
         Analyzer(settings.analyzer)  # validates the name
@@ -236,7 +239,8 @@ class KnowledgeBase:
         embedder = self.embedder()
         if embedder is None:
             raise InvalidArgumentError(
-                "this index has no vectors (built with --embedder none); use --route lexical"
+                f"{self.store.path} has no vectors (built with --embedder none): search it with"
+                " --route lexical, or re-embed it with --reembed --embedder SPEC"
             )
         query_words(query)
         key = f"{embedder.name}\x00{query}"
@@ -251,6 +255,10 @@ class KnowledgeBase:
                 self._query_cache.clear()
             self._query_cache[key] = embedder.encode_queries([query])[0]
         return self._query_cache[key]
+
+    def clear_query_cache(self) -> None:
+        """Forget cached query vectors (so a timed search includes query encoding)."""
+        self._query_cache.clear()
 
     def dense_index(self) -> DenseIndex:
         embedder = self.embedder()
@@ -269,7 +277,7 @@ class KnowledgeBase:
         query_words(query)
         if route == "lexical":
             return lexical_search(self.store, self.analyzer, query, filters, depth)
-        if self.store.count_vectors() == 0 and self.settings.get("embedder") is None:
+        if not self.settings:  # never indexed: empty in every route
             return []
         return self.dense_index().search(self.query_vector(query), filters, depth)
 
