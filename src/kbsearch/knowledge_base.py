@@ -21,7 +21,7 @@ import numpy as np
 
 from .analysis import Analyzer, query_words
 from .dense import DenseIndex
-from .embedders import Embedder, load_embedder
+from .embedders import Embedder, load_embedder, resolve_spec
 from .errors import (
     EmbedderMismatchError,
     InvalidArgumentError,
@@ -72,6 +72,7 @@ class KnowledgeBase:
         self.store = store
         self._requested = embedder
         self._embedder: Embedder | None = embedder if isinstance(embedder, Embedder) else None
+        self._spec: str | None = None  # the spec the loaded embedder came from
         self._dense: DenseIndex | None = None
         self._query_cache: dict[str, np.ndarray] = {}
 
@@ -118,7 +119,7 @@ class KnowledgeBase:
                 if recorded:
                     raise EmbedderMismatchError(self._mismatch_message(str(recorded), "none"))
                 return None
-            self._embedder = load_embedder(str(spec))
+            self._embedder = self._load(str(spec))
         if recorded and recorded != self._embedder.name:
             raise EmbedderMismatchError(self._mismatch_message(str(recorded), self._embedder.name))
         return self._embedder
@@ -196,8 +197,13 @@ class KnowledgeBase:
             spec = self._requested_spec()
             if spec == NO_EMBEDDER:
                 return None
-            self._embedder = load_embedder(spec)
+            self._embedder = self._load(resolve_spec(spec))
         return self._embedder
+
+    def _load(self, spec: str) -> Embedder:
+        embedder = load_embedder(spec)
+        self._spec = spec
+        return embedder
 
     def _check_settings(self, settings: Settings, embedder: Embedder | None) -> None:
         Analyzer(settings.analyzer)  # validates the name
@@ -216,9 +222,7 @@ class KnowledgeBase:
         if embedder is not None:
             values |= {
                 "embedder": embedder.name,
-                "embedder_spec": getattr(embedder, "spec", None)
-                or self._requested_spec()
-                or embedder.name.split(":")[0],
+                "embedder_spec": self._spec or getattr(embedder, "spec", None) or embedder.name,
                 "dim": embedder.dim,
                 "query_prefix": embedder.query_prefix,
                 "passage_prefix": embedder.passage_prefix,

