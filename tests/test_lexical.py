@@ -112,3 +112,27 @@ def test_filtered_query_is_driven_by_fts5(tmp_path: Path) -> None:
     plan = " | ".join(store.lexical_plan('"kettle"', Filters(language="en", doc_ids=("A",)), 5))
     assert "VIRTUAL TABLE INDEX" in plan and "passages_fts" in plan
     assert plan.index("passages_fts") < plan.index("USING INTEGER PRIMARY KEY")
+
+
+def test_worked_example_keeps_its_scores_with_vectors(tmp_path: Path) -> None:
+    """The dense route's vectors live beside the FTS5 index without moving BM25 scores."""
+    import numpy as np
+
+    from kbsearch.dense import DenseIndex
+
+    store = Store(tmp_path / "kb.db", create=True)
+    rng = np.random.default_rng(0)
+    for key, text in SEED.items():
+        doc = Document(doc_id=key, version="1", title=key, language="en", access="public")
+        vector = rng.normal(size=(1, 8)).astype(np.float32)
+        vector /= np.linalg.norm(vector)
+        store.write_document(doc, [Passage(key, key, "1", "", "text", text, 0)], [text], vector)
+    hits = lexical_search(store, Analyzer("plain"), "kettle refund", Filters(), 10)
+    assert [(p, round(s, 4)) for p, s in hits] == [
+        ("A", 1.3808),
+        ("B", 1.028),
+        ("C", 0.4336),
+        ("D", 0.4336),
+        ("E", 0.4114),
+    ]
+    assert len(DenseIndex.load(store, 8).search(np.ones(8, np.float32), Filters(), 10)) == 8

@@ -1,0 +1,49 @@
+"""Rules every embedder obeys, checked on the shared helpers and the fake embedder."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import FakeEmbedder
+
+from kbsearch.embedders import check_token_limit, check_vectors, load_embedder
+from kbsearch.errors import EmbedderUnavailableError, EmbeddingError
+
+
+def test_wrong_dimension_refused() -> None:
+    with pytest.raises(EmbeddingError, match="shape"):
+        check_vectors(np.ones((2, 8), dtype=np.float32), 2, 16)
+    with pytest.raises(EmbeddingError, match="shape"):
+        check_vectors(np.ones((3, 16), dtype=np.float32), 2, 16)
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_non_finite_refused(bad: float) -> None:
+    vectors = np.ones((2, 4), dtype=np.float32)
+    vectors[1, 2] = bad
+    with pytest.raises(EmbeddingError, match="non-finite"):
+        check_vectors(vectors, 2, 4)
+
+
+def test_zero_vector_refused() -> None:
+    with pytest.raises(EmbeddingError, match="zero"):
+        check_vectors(np.zeros((1, 4), dtype=np.float32), 1, 4)
+
+
+def test_over_limit_text_refused_not_cut() -> None:
+    embedder = FakeEmbedder(max_tokens=10)
+    check_token_limit(embedder, ["short text"], "passage")
+    with pytest.raises(EmbeddingError, match="exceeds"):
+        embedder.encode_passages(["word " * 20])
+
+
+def test_same_text_same_vector() -> None:
+    embedder = FakeEmbedder()
+    a = embedder.encode_passages(["refund in 2 days", "other"])
+    b = embedder.encode_passages(["refund in 2 days"])
+    assert np.array_equal(a[0], b[0])
+
+
+def test_unknown_embedder_names_the_choices() -> None:
+    with pytest.raises(EmbedderUnavailableError, match="choose one of"):
+        load_embedder("word2vec")
