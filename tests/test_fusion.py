@@ -17,11 +17,15 @@ def ranked(ids: list[str]) -> list[tuple[str, float]]:
 def test_hand_computed_example_k60() -> None:
     lexical = ranked(["b", "x", "c", "d", "a"])  # a is 5th lexically
     dense = ranked(["a", "x", "e"])  # a is 1st densely; x 2nd in both
-    fused = {f.passage_id: f for f in reciprocal_rank_fusion({"lexical": lexical, "dense": dense})}
+    fused = {
+        f.passage_id: f for f in reciprocal_rank_fusion({"lexical": lexical, "dense": dense}, k=60)
+    }
     assert round(fused["a"].score, 6) == 0.031778
     assert math.isclose(fused["a"].score, 1 / 65 + 1 / 61)
     assert round(fused["x"].score, 6) == 0.032258
-    order = [f.passage_id for f in reciprocal_rank_fusion({"lexical": lexical, "dense": dense})]
+    order = [
+        f.passage_id for f in reciprocal_rank_fusion({"lexical": lexical, "dense": dense}, k=60)
+    ]
     assert order[0] == "x"
 
 
@@ -36,7 +40,7 @@ def test_fusing_two_small_lists(k: float) -> None:
 
 
 def test_contributions_add_up_and_ties_break_by_id() -> None:
-    fused = reciprocal_rank_fusion({"a": ranked(["q", "p"]), "b": ranked(["p", "q"])})
+    fused = reciprocal_rank_fusion({"a": ranked(["q", "p"]), "b": ranked(["p", "q"])}, k=60)
     assert [f.passage_id for f in fused] == ["p", "q"]  # exact tie
     for f in fused:
         assert math.isclose(sum(c.value for c in f.contributions.values()), f.score)
@@ -44,7 +48,9 @@ def test_contributions_add_up_and_ties_break_by_id() -> None:
 
 def test_weights_scale_contributions() -> None:
     fused = reciprocal_rank_fusion(
-        {"lexical": ranked(["a"]), "dense": ranked(["b"])}, weights={"lexical": 2.0, "dense": 1}
+        {"lexical": ranked(["a"]), "dense": ranked(["b"])},
+        k=60,
+        weights={"lexical": 2.0, "dense": 1},
     )
     assert [f.passage_id for f in fused] == ["a", "b"]
     assert math.isclose(fused[0].score, 2 / 61)
@@ -71,3 +77,10 @@ def test_bad_lists_refused(rankings: dict[str, list[tuple[str, float]]]) -> None
 def test_bad_k_refused() -> None:
     with pytest.raises(FusionError):
         reciprocal_rank_fusion({"a": ranked(["x"])}, k=-1)
+
+
+def test_default_k_is_documented_choice() -> None:
+    from kbsearch.fusion import DEFAULT_RRF_K
+
+    fused = reciprocal_rank_fusion({"a": ranked(["x"])})
+    assert DEFAULT_RRF_K == 10 and math.isclose(fused[0].score, 1 / 11)

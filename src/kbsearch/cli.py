@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 import click
 
 from .errors import InvalidArgumentError, KbsearchError
+from .fusion import DEFAULT_RRF_K
 from .records import ROUTES, Filters, Hit
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -87,7 +88,7 @@ def filter_options(func: F) -> F:
 
 def fusion_options(func: F) -> F:
     options = [
-        click.option("--rrf-k", default=60.0, show_default=True, help="RRF constant k."),
+        click.option("--rrf-k", default=DEFAULT_RRF_K, show_default=True, help="RRF constant k."),
         click.option("--depth", default=100, show_default=True, help="Hits each route fuses."),
         click.option(
             "--weights", default="1,1", show_default=True, help="RRF weights lexical,dense."

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from .cli import fail_cleanly, snippet
+from .fusion import DEFAULT_RRF_K
 from .records import ROUTES
 
 
@@ -71,7 +72,7 @@ def demo_command(directory: Path | None, routes: tuple[str, ...], embedder: str 
 
     console.rule("evaluation on the demo question set")
     questions = load_questions(examples / "questions.jsonl")
-    result = _run(questions, db, tuple(chosen), k, 100, 60.0, (1.0, 1.0), None)
+    result = _run(questions, db, tuple(chosen), k, 100, DEFAULT_RRF_K, (1.0, 1.0), None)
     print_result(result, console, show_missed=5)
     report_path = folder / "report.html"
     write_report(report_path, result)

@@ -30,6 +30,7 @@ from kbsearch.evaluation.report import write_report
 from kbsearch.evaluation.runner import EvaluationResult, evaluate
 from kbsearch.evaluation.significance import TESTS
 from kbsearch.evaluation.trec import read_trec_run, write_trec_qrels, write_trec_run
+from kbsearch.fusion import DEFAULT_RRF_K
 from kbsearch.records import ROUTES, Filters, Hit
 
 COMPARE_MEASURES = ("nDCG@10", "MRR@10", "R@10", "R@100")
@@ -169,7 +170,7 @@ def _common(func: Callable[..., None]) -> Callable[..., None]:
         click.option("--json", "as_json", is_flag=True, help="Print the results as JSON."),
         click.option("--run-dir", type=click.Path(file_okay=False, path_type=Path)),
         click.option("--report", type=click.Path(dir_okay=False, path_type=Path)),
-        click.option("--rrf-k", default=60.0, show_default=True, type=float),
+        click.option("--rrf-k", default=DEFAULT_RRF_K, show_default=True, type=float),
         click.option("--depth", default=100, show_default=True, type=click.IntRange(min=1)),
         click.option("--weights", default="1,1", show_default=True, help="lexical,dense"),
         click.option("--embedder", default=None, help="Embedder spec (default: the index's)."),
