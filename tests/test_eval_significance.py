@@ -58,3 +58,16 @@ def test_bad_inputs() -> None:
         bootstrap_test([1.0], [0.0], resamples=0)
     with pytest.raises(EvaluationError, match="unknown test"):
         paired_test("t-test", [1.0], [0.0])
+
+
+def test_comparison_json_difference_is_other_minus_baseline() -> None:
+    from kbsearch.evaluation.compare import compare_runs
+
+    qrels = {f"q{i}": {"d1": 1} for i in range(20)}
+    worse = {f"q{i}": ["d0", "d1"] for i in range(20)}
+    better = {f"q{i}": ["d1", "d0"] for i in range(20)}
+    out = compare_runs(qrels, {"base": worse, "new": better}, ["MRR@10"]).to_dict()
+    (comparison,) = out["comparisons"]  # type: ignore[misc]
+    assert comparison["difference"] == 0.5
+    assert comparison["verdict"] == "gain"
+    assert all(d == 0.5 for d in comparison["differences"].values())

@@ -64,6 +64,7 @@ class Comparison:
                     "baseline": c.baseline,
                     "other": c.other,
                     **c.test.to_dict(),
+                    **_other_minus_baseline(c.test),
                     "verdict": c.verdict,
                     "wins_losses_ties": list(c.wins_losses_ties),
                     "differences": dict(c.differences),
@@ -71,6 +72,14 @@ class Comparison:
                 for c in self.comparisons
             ],
         }
+
+
+def _other_minus_baseline(test: SignificanceResult) -> dict[str, float | None]:
+    """The difference (and interval) as ``other - baseline``, the sign the table shows and
+    the per-query differences use (the test itself computes ``baseline - other``)."""
+    low = None if test.ci_high is None else -test.ci_high
+    high = None if test.ci_low is None else -test.ci_low
+    return {"difference": -test.difference, "ci_low": low, "ci_high": high}
 
 
 def compare_runs(
