@@ -65,7 +65,7 @@ def test_search_readable_list(db: str) -> None:
         (["search", "x" * 10000, "--route", "lexical"], "exceeds"),
         (["search", "parcel", "--route", "lexical", "--k", "0"], "k must be"),
         (["search", "parcel", "--route", "lexical", "--as-of", "01/06/2026"], "malformed date"),
-        (["search", "parcel", "--route", "lexical", "--as-of", "2026-13-01"], "malformed date"),
+        (["search", "parcel", "--route", "lexical", "--as-of", "2026-13-01"], "invalid date"),
         (["search", "parcel", "--route", "lexical", "--audience", "admin"], "unknown audience"),
         (["show", "goodwill@v1#goodwill-amount"], "no passage"),
     ],

@@ -245,3 +245,74 @@ def test_failed_reembed_keeps_the_index(tmp_path: Path, docs: Path) -> None:
         with pytest.raises(kbsearch.errors.EmbedderUnavailableError):
             kb.index([docs], inventory=docs / "inventory.csv", reembed=True)
         assert kb.store.count_passages() > 0
+
+
+def test_staff_text_moves_no_public_score_or_explanation(tmp_path: Path, docs: Path) -> None:
+    """Public BM25 statistics count only public passages: adding a staff document that
+    contains the query's words changes no public score, and a public explanation's document
+    frequencies do not reveal words that only staff passages hold."""
+    filters = Filters(as_of=DAY)
+    with kbsearch.open_kb(tmp_path / "a.db", create=True, embedder="none") as kb:
+        kb.index([docs], inventory=docs / "inventory.csv")
+        before = kb.search("late parcel zorblax", route="lexical", filters=filters)
+        explained = kb.explain("late parcel zorblax", before[0].passage_id, filters=filters)
+        (docs / "secret.md").write_text("# Secret\n\n## Zorblax\n\nZorblax late parcel late.\n")
+        report = kb.index([docs], inventory=docs / "inventory.csv")
+        assert report.added == 1 and report.default_access == 1
+        after = kb.search("late parcel zorblax", route="lexical", filters=filters)
+        assert after == before
+        again = kb.explain("late parcel zorblax", before[0].passage_id, filters=filters)
+        assert again.bm25 == explained.bm25
+        assert {t.term: t.document_frequency for t in again.bm25.terms}.get("zorblax", 0) == 0
+        staff = kb.search("zorblax", route="lexical", filters=Filters(audience="staff", as_of=DAY))
+        assert staff and staff[0].doc_id == "secret"
+
+
+@pytest.mark.parametrize(
+    ("as_of", "version"), [("2026-03-31", "1"), (date(2026, 4, 1), "2"), ("2026-04-01", "2")]
+)
+def test_filters_take_iso_strings(kb: KnowledgeBase, as_of: object, version: str) -> None:
+    hits = kb.search("return window", route="lexical", filters=Filters(as_of=as_of))  # type: ignore[arg-type]
+    assert {h.version for h in hits if h.doc_id == "returns"} == {version}
+
+
+@pytest.mark.parametrize("as_of", ["2026-02-30", "01/04/2026", "2026-4-1", 20260401, ""])
+def test_bad_dates_raise(kb: KnowledgeBase, as_of: object) -> None:
+    with pytest.raises(InvalidArgumentError, match="date"):
+        kb.search("return", route="lexical", filters=Filters(as_of=as_of))  # type: ignore[arg-type]
+
+
+def test_doc_filter_list_or_string(kb: KnowledgeBase) -> None:
+    for doc_ids in (["delivery"], "delivery", ("delivery",)):
+        hits = kb.search(
+            "parcel",
+            route="dense",
+            filters=Filters(as_of=DAY, doc_ids=doc_ids),  # type: ignore[arg-type]
+        )
+        assert hits and {h.doc_id for h in hits} == {"delivery"}
+
+
+def test_prune_keeps_documents_indexed_from_elsewhere(tmp_path: Path, docs: Path) -> None:
+    other = write_files(
+        tmp_path / "other", {"faq.md": "# FAQ\n\n## Opening hours\n\nNine to five.\n"}
+    )
+    with kbsearch.open_kb(tmp_path / "kb.db", create=True, embedder="none") as kb:
+        kb.index([docs], inventory=docs / "inventory.csv")
+        kb.index([other], default_access="public")
+        report = kb.index([docs / "delivery.md"], inventory=docs / "inventory.csv", prune=True)
+        assert report.removed == 0 and report.unchanged == 1
+        (other / "faq.md").unlink()
+        report = kb.index([docs], inventory=docs / "inventory.csv", prune=True)
+        assert report.removed == 1 and report.unchanged == 4
+        assert {d.document.doc_id for d in kb.documents()} == {"returns", "goodwill", "delivery"}
+
+
+def test_inventory_row_without_its_file_is_reported(tmp_path: Path, docs: Path) -> None:
+    inventory = docs / "inventory.csv"
+    inventory.write_text(inventory.read_text() + "ghost.md,ghost,Ghost,1,,,ops,public,en,faq,md\n")
+    with kbsearch.open_kb(tmp_path / "kb.db", create=True, embedder="none") as kb:
+        report = kb.index([docs], inventory=inventory)
+    assert report.added == 4
+    assert [(Path(s).name, r) for s, r in report.failed] == [
+        ("ghost.md", "listed in the inventory but not found")
+    ]

@@ -55,9 +55,9 @@ def test_explanation_adds_up_to_fts5_bm25(tmp_path: Path) -> None:
     hits = dict(lexical_search(store, Analyzer("plain"), "kettle refund", Filters(), 10))
     rows = store.passage_rows(hits)
     for pid, score in hits.items():
-        explanation = explain_bm25(store, ["kettle", "refund"], rows[pid].row_id)
+        explanation = explain_bm25(store, ["kettle", "refund"], rows[pid].row_id, "public")
         assert math.isclose(explanation.score, score, rel_tol=0, abs_tol=1e-9)
-    a = explain_bm25(store, ["kettle", "refund"], rows["A"].row_id)
+    a = explain_bm25(store, ["kettle", "refund"], rows["A"].row_id, "public")
     assert a.passages == 8 and a.length == 6 and math.isclose(a.avgdl, 58 / 8)
     assert [(t.term, t.tf, t.document_frequency) for t in a.terms] == [
         ("kettle", 2, 2),
@@ -107,11 +107,15 @@ def test_stemmed_search_finds_plural(tmp_path: Path) -> None:
     assert {pid for pid, _ in hits} == {"C", "D", "E"}
 
 
-def test_filtered_query_is_driven_by_fts5(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("audience", "table"), [("public", "public_fts"), ("staff", "passages_fts")]
+)
+def test_filtered_query_is_driven_by_fts5(tmp_path: Path, audience: str, table: str) -> None:
     store = seed_store(tmp_path / "kb.db", Analyzer("plain"))
-    plan = " | ".join(store.lexical_plan('"kettle"', Filters(language="en", doc_ids=("A",)), 5))
-    assert "VIRTUAL TABLE INDEX" in plan and "passages_fts" in plan
-    assert plan.index("passages_fts") < plan.index("USING INTEGER PRIMARY KEY")
+    filters = Filters(audience=audience, language="en", doc_ids=("A",))
+    plan = " | ".join(store.lexical_plan('"kettle"', filters, 5))
+    assert f"SCAN {table} VIRTUAL TABLE INDEX" in plan
+    assert plan.index(table) < plan.index("USING INTEGER PRIMARY KEY")
 
 
 def test_worked_example_keeps_its_scores_with_vectors(tmp_path: Path) -> None:

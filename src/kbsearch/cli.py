@@ -39,18 +39,11 @@ def parse_date(value: str | None) -> date | None:
     """``YYYY-MM-DD`` or ``None``.
 
     Raises:
-        InvalidArgumentError: any other form.
+        InvalidArgumentError: any other form, or a day that does not exist.
     """
-    if value is None:
-        return None
-    try:
-        return date.fromisoformat(value) if len(value) == 10 else _bad_date(value)
-    except ValueError:
-        return _bad_date(value)
+    from .knowledge_base import parse_day
 
-
-def _bad_date(value: str) -> date:
-    raise InvalidArgumentError(f"malformed date {value!r}: expected YYYY-MM-DD")
+    return parse_day(value)
 
 
 def parse_weights(value: str) -> tuple[float, float]:
@@ -79,7 +72,9 @@ def filter_options(func: F) -> F:
         ),
         click.option("--as-of", "as_of", help="Date (YYYY-MM-DD) whose versions apply; today."),
         click.option("--lang", "lang", help="Only passages in this language (en, fr...)."),
-        click.option("--doc", "doc_ids", multiple=True, help="Only these document ids."),
+        click.option(
+            "--doc", "doc_ids", multiple=True, help="Only these document ids (repeat or a,b)."
+        ),
     ]
     for option in reversed(options):
         func = option(func)
@@ -102,9 +97,9 @@ def fusion_options(func: F) -> F:
 def make_filters(
     audience: str, as_of: str | None, lang: str | None, doc_ids: tuple[str, ...]
 ) -> Filters:
-    return Filters(
-        audience=audience, as_of=parse_date(as_of), language=lang, doc_ids=doc_ids or None
-    )
+    """Filters from CLI options; ``--doc`` repeats and also takes comma lists."""
+    ids = tuple(d.strip() for value in doc_ids for d in value.split(",") if d.strip())
+    return Filters(audience=audience, as_of=parse_date(as_of), language=lang, doc_ids=ids or None)
 
 
 @contextmanager

@@ -74,7 +74,8 @@ def explain_passage(
     """Build the explanation of one visible passage (the caller checked visibility)."""
     terms = kb.analyzer.query_terms(query, query_languages(kb.store, filters))
     lexical_ranking = kb.ranking("lexical", query, filters, depth)
-    bm25 = explain_bm25(kb.store, [fold_diacritics(t) for t in terms], row.row_id)
+    folded = [fold_diacritics(t) for t in terms]
+    bm25 = explain_bm25(kb.store, folded, row.row_id, filters.audience)
     lexical = _position(lexical_ranking, row.passage.passage_id)
     if lexical.rank is None and bm25.score > 0:
         lexical = RoutePosition(None, bm25.score)

@@ -2,10 +2,12 @@
 
 Each document version gets a content hash (its parsed blocks, its metadata and the index
 settings). Re-indexing skips documents whose hash is unchanged, replaces changed ones in one
-transaction each, and with ``prune`` removes stored documents that this run did not see. A
-failing document is reported and leaves its stored version untouched. Passage vectors are
-computed in batches across documents, served from the embedding cache when the same text was
-embedded before, and written in the same transaction as their passages.
+transaction each, and with ``prune`` removes the stored documents this run did not see whose
+source file is gone or lies under the paths it indexed (so indexing one file with ``prune``
+does not drop documents indexed from elsewhere). A failing document is reported and leaves its
+stored version untouched. Passage vectors are computed in batches across documents, served from
+the embedding cache when the same text was embedded before, and written in the same transaction
+as their passages.
 """
 
 from __future__ import annotations
@@ -88,6 +90,11 @@ def expand_paths(paths: Iterable[str | Path]) -> list[Path]:
         else:
             raise IngestError(f"{path}: no such file or folder")
     return list(dict.fromkeys(p.resolve() for p in files))
+
+
+def under_any(path: Path, roots: Sequence[Path]) -> bool:
+    """True when ``path`` is one of ``roots`` or lies inside one of them."""
+    return any(path == root or root in path.parents for root in roots)
 
 
 def load_inventory(path: str | Path | None) -> dict[Path, InventoryRow]:
@@ -217,6 +224,9 @@ class Indexer:
         lang: str | None,
     ) -> IndexReport:
         rows = load_inventory(inventory)
+        roots = [Path(p).resolve() for p in paths]
+        for missing in sorted(p for p in rows if not p.exists() and under_any(p, roots)):
+            self.report.failed.append((str(missing), "listed in the inventory but not found"))
         stored = self.store.document_hashes()
         seen: dict[tuple[str, str], str] = {}
         settings_key = asdict(self.settings) | {
@@ -258,9 +268,12 @@ class Indexer:
                 self._queue(document, parsed, update=key in stored)
         self._write_all()
         if prune:
-            for doc_id, version in sorted(set(stored) - set(seen)):
-                self.store.delete_document(doc_id, version)
-                self.report.removed += 1
+            sources = self.store.document_sources()
+            for key in sorted(set(stored) - set(seen)):
+                source = Path(sources[key])
+                if not source.exists() or under_any(source, roots):
+                    self.store.delete_document(*key)
+                    self.report.removed += 1
         return self.report
 
     def _parse(

@@ -12,8 +12,10 @@ The CLI and the evaluation runner are thin layers over these calls.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Sequence
-from dataclasses import asdict
+from dataclasses import asdict, replace
+from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
@@ -36,19 +38,49 @@ from .records import ROUTES, Filters, Hit, Passage, RouteHit
 from .store import Store, StoredDocument
 
 AUDIENCES = ("public", "staff")
+ISO_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
 NO_EMBEDDER = "none"
 DEFAULT_DEPTH = 100
 
 
+def parse_day(value: object) -> date | None:
+    """A ``date`` from a ``date``, a ``datetime`` or an ISO ``YYYY-MM-DD`` string.
+
+    Raises:
+        InvalidArgumentError: anything else, or an impossible date such as 2026-02-30.
+    """
+    if value is None or (isinstance(value, date) and not isinstance(value, datetime)):
+        return value
+    if isinstance(value, datetime):
+        return value.date()
+    if isinstance(value, str) and ISO_DAY.fullmatch(value):
+        try:
+            return date.fromisoformat(value)
+        except ValueError:
+            raise InvalidArgumentError(f"invalid date {value!r}: no such day") from None
+    raise InvalidArgumentError(f"malformed date {value!r}: expected YYYY-MM-DD")
+
+
 def validate_filters(filters: Filters) -> Filters:
-    """Raises InvalidArgumentError for an unknown audience or an empty language."""
+    """The filters with ``as_of`` as a date and ``doc_ids`` as a tuple.
+
+    Raises:
+        InvalidArgumentError: unknown audience, malformed date, empty language or doc id.
+    """
     if filters.audience not in AUDIENCES:
         raise InvalidArgumentError(
             f"unknown audience {filters.audience!r}; choose one of {', '.join(AUDIENCES)}"
         )
-    if filters.language is not None and not filters.language.strip():
+    if filters.language is not None and not str(filters.language).strip():
         raise InvalidArgumentError("language filter is empty")
-    return filters
+    doc_ids = filters.doc_ids
+    if isinstance(doc_ids, str):
+        doc_ids = (doc_ids,)
+    if doc_ids is not None:
+        doc_ids = tuple(str(d) for d in doc_ids)
+        if not doc_ids or not all(d.strip() for d in doc_ids):
+            raise InvalidArgumentError("document filter is empty")
+    return replace(filters, as_of=parse_day(filters.as_of), doc_ids=doc_ids)
 
 
 def validate_search_args(k: int, route: str, depth: int, rrf_k: float) -> None:

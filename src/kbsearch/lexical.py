@@ -60,11 +60,14 @@ def query_languages(store: Store, filters: Filters) -> list[str]:
     return [filters.language] if filters.language else store.languages()
 
 
-def split_terms(store: Store, terms: Sequence[str]) -> tuple[list[str], list[str]]:
+def split_terms(store: Store, terms: Sequence[str], audience: str) -> tuple[list[str], list[str]]:
     """``(kept, ignored)``: ignored terms are those whose FTS5 IDF is clamped (document
-    frequency >= N / 2), unless that is every term."""
-    passages, _ = store.fts_statistics()
-    clamped = [t for t in terms if fts5_idf(passages, store.fts_document_frequency(t)) <= 1e-6]
+    frequency >= N / 2 among the passages the audience's index holds), unless that is every
+    term."""
+    passages, _ = store.fts_statistics(audience)
+    clamped = [
+        t for t in terms if fts5_idf(passages, store.fts_document_frequency(t, audience)) <= 1e-6
+    ]
     if len(clamped) == len(terms):
         return list(terms), []
     return [t for t in terms if t not in clamped], clamped
@@ -79,7 +82,7 @@ def lexical_search(
         QueryError: empty / punctuation-only / over-long query.
     """
     terms = analyzer.query_terms(query, query_languages(store, filters))
-    kept, _ = split_terms(store, [fold_diacritics(t) for t in terms])
+    kept, _ = split_terms(store, [fold_diacritics(t) for t in terms], filters.audience)
     return store.lexical_search(match_expression(kept), filters, k)
 
 
@@ -94,20 +97,24 @@ def fts5_idf(passages: int, document_frequency: int) -> float:
     return idf if idf > 0 else 1e-6
 
 
-def explain_bm25(store: Store, terms: Sequence[str], row_id: int) -> BM25Explanation:
+def explain_bm25(
+    store: Store, terms: Sequence[str], row_id: int, audience: str = "public"
+) -> BM25Explanation:
     """Recompute one passage's BM25 score term by term from FTS5's own statistics.
 
-    The contributions add up to ``-bm25()`` for that row (tested to 1e-9). Terms absent from
-    the passage are listed with tf 0 and contribute 0; clamped terms are listed as ignored.
+    The statistics are those of the audience's FTS5 table (a public explanation counts only
+    public passages). The contributions add up to ``-bm25()`` for that row (tested to 1e-9).
+    Terms absent from the passage are listed with tf 0 and contribute 0; clamped terms are
+    listed as ignored.
     """
-    passages, total_tokens = store.fts_statistics()
+    passages, total_tokens = store.fts_statistics(audience)
     avgdl = total_tokens / passages if passages else 0.0
-    length = store.fts_document_length(row_id)
-    kept, ignored = split_terms(store, terms)
+    length = store.fts_document_length(row_id, audience)
+    kept, ignored = split_terms(store, terms, audience)
     parts = []
     for term in kept:
-        df = store.fts_document_frequency(term)
-        tf = store.fts_term_frequency(term, row_id)
+        df = store.fts_document_frequency(term, audience)
+        tf = store.fts_term_frequency(term, row_id, audience)
         idf = fts5_idf(passages, df) if df else 0.0
         norm, value = bm25_term(idf, tf, length, avgdl)
         parts.append(TermContribution(term, idf, tf, df, norm, value if tf else 0.0))

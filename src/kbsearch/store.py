@@ -24,6 +24,14 @@ from .records import Document, Filters, Passage
 
 SCHEMA_VERSION = 1
 FTS_TOKENIZE = "unicode61 remove_diacritics 2"
+# audience -> the FTS5 table its lexical searches read (and take their BM25 statistics from)
+FTS_TABLES = {"public": "public_fts", "staff": "passages_fts"}
+
+
+def fts_table(audience: str) -> str:
+    """The FTS5 table an audience searches: ``public_fts`` unless the audience is staff."""
+    return FTS_TABLES["staff" if audience == "staff" else "public"]
+
 
 _SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -50,9 +58,14 @@ CREATE TABLE IF NOT EXISTS passages (
 );
 CREATE INDEX IF NOT EXISTS passages_document ON passages(document);
 CREATE VIRTUAL TABLE IF NOT EXISTS passages_fts USING fts5(body, tokenize='{FTS_TOKENIZE}');
-CREATE VIRTUAL TABLE IF NOT EXISTS passages_vocab USING fts5vocab(passages_fts, 'row');
-CREATE VIRTUAL TABLE IF NOT EXISTS passages_vocab_instance
+CREATE VIRTUAL TABLE IF NOT EXISTS passages_fts_vocab USING fts5vocab(passages_fts, 'row');
+CREATE VIRTUAL TABLE IF NOT EXISTS passages_fts_instance
     USING fts5vocab(passages_fts, 'instance');
+-- the public passages again, so a public search's BM25 statistics (N, avgdl, df) count only
+-- what the public may see: staff-only text cannot move a public score or explanation
+CREATE VIRTUAL TABLE IF NOT EXISTS public_fts USING fts5(body, tokenize='{FTS_TOKENIZE}');
+CREATE VIRTUAL TABLE IF NOT EXISTS public_fts_vocab USING fts5vocab(public_fts, 'row');
+CREATE VIRTUAL TABLE IF NOT EXISTS public_fts_instance USING fts5vocab(public_fts, 'instance');
 CREATE TABLE IF NOT EXISTS vectors (
     id INTEGER PRIMARY KEY REFERENCES passages(id) ON DELETE CASCADE,
     vector BLOB NOT NULL
@@ -149,7 +162,7 @@ class Store:
             )
         if create:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._df_cache: dict[str, int] = {}
+        self._df_cache: dict[tuple[str, str], int] = {}
         self._df_generation = -1
         self.connection = sqlite3.connect(self.path, isolation_level=None)
         self.connection.row_factory = sqlite3.Row
@@ -242,6 +255,11 @@ class Store:
         rows = self.connection.execute("SELECT doc_id, version, content_hash FROM documents")
         return {(r["doc_id"], r["version"]): r["content_hash"] for r in rows}
 
+    def document_sources(self) -> dict[tuple[str, str], str]:
+        """``{(doc_id, version): source path}`` of every stored document."""
+        rows = self.connection.execute("SELECT doc_id, version, source FROM documents")
+        return {(r["doc_id"], r["version"]): r["source"] for r in rows}
+
     def documents(self) -> list[StoredDocument]:
         rows = self.connection.execute(
             "SELECT d.*, (SELECT count(*) FROM passages p WHERE p.document = d.id) AS n "
@@ -308,6 +326,8 @@ class Store:
                 )
                 row_id = cur.lastrowid
                 con.execute("INSERT INTO passages_fts(rowid, body) VALUES (?, ?)", (row_id, body))
+                if document.access == "public":
+                    con.execute("INSERT INTO public_fts(rowid, body) VALUES (?, ?)", (row_id, body))
                 if vectors is not None:
                     con.execute(
                         "INSERT INTO vectors(id, vector) VALUES (?, ?)",
@@ -317,11 +337,12 @@ class Store:
 
     def _delete_document(self, doc_id: str, version: str) -> None:
         con = self.connection
-        con.execute(
-            "DELETE FROM passages_fts WHERE rowid IN (SELECT p.id FROM passages p"
-            " JOIN documents d ON p.document = d.id WHERE d.doc_id = ? AND d.version = ?)",
-            (doc_id, version),
-        )
+        for table in FTS_TABLES.values():
+            con.execute(
+                f"DELETE FROM {table} WHERE rowid IN (SELECT p.id FROM passages p"
+                " JOIN documents d ON p.document = d.id WHERE d.doc_id = ? AND d.version = ?)",
+                (doc_id, version),
+            )
         # passages and vectors follow by ON DELETE CASCADE
         con.execute("DELETE FROM documents WHERE doc_id = ? AND version = ?", (doc_id, version))
 
@@ -334,7 +355,8 @@ class Store:
     def clear(self) -> None:
         """Remove every document (used before re-embedding with another embedder)."""
         with self.transaction() as con:
-            con.execute("DELETE FROM passages_fts")
+            for table in FTS_TABLES.values():
+                con.execute(f"DELETE FROM {table}")
             con.execute("DELETE FROM documents")
             self._bump_generation()
 
@@ -376,64 +398,72 @@ class Store:
 
     # -- lexical ------------------------------------------------------------------------------
 
+    def _lexical_sql(self, filters: Filters) -> tuple[str, list[object]]:
+        table = fts_table(filters.audience)
+        where, params = filter_sql(filters)
+        sql = (
+            f"SELECT p.passage_id, -bm25({table}) AS score"
+            f" FROM {table} CROSS JOIN passages p ON p.id = {table}.rowid"
+            f" WHERE {table} MATCH ? AND {where}"
+            " ORDER BY score DESC, p.passage_id LIMIT ?"
+        )
+        return sql, params
+
     def lexical_search(self, match: str, filters: Filters, limit: int) -> list[tuple[str, float]]:
         """Top ``limit`` ``(passage_id, bm25)`` for an FTS5 match expression, filters applied
         inside the query (FTS5 drives the join, so the full-text index is always used).
-        Higher is better: FTS5's ``bm25()`` is negated. Ties broken by passage id."""
-        where, params = filter_sql(filters)
-        sql = (
-            "SELECT p.passage_id, -bm25(passages_fts) AS score"
-            " FROM passages_fts CROSS JOIN passages p ON p.id = passages_fts.rowid"
-            f" WHERE passages_fts MATCH ? AND {where}"
-            " ORDER BY score DESC, p.passage_id LIMIT ?"
-        )
+        A public audience searches the public passages' own FTS5 table, so its BM25
+        statistics ignore staff-only text. Higher is better: FTS5's ``bm25()`` is negated.
+        Ties broken by passage id."""
+        sql, params = self._lexical_sql(filters)
         rows = self.connection.execute(sql, [match, *params, limit])
         return [(r[0], float(r[1])) for r in rows]
 
     def lexical_plan(self, match: str, filters: Filters, limit: int) -> list[str]:
         """SQLite's query plan for :meth:`lexical_search` (to prove FTS5 drives it)."""
-        where, params = filter_sql(filters)
-        sql = (
-            "EXPLAIN QUERY PLAN SELECT p.passage_id, -bm25(passages_fts) AS score"
-            " FROM passages_fts CROSS JOIN passages p ON p.id = passages_fts.rowid"
-            f" WHERE passages_fts MATCH ? AND {where}"
-            " ORDER BY score DESC, p.passage_id LIMIT ?"
-        )
-        return [r["detail"] for r in self.connection.execute(sql, [match, *params, limit])]
+        sql, params = self._lexical_sql(filters)
+        rows = self.connection.execute(f"EXPLAIN QUERY PLAN {sql}", [match, *params, limit])
+        return [r["detail"] for r in rows]
 
-    def fts_statistics(self) -> tuple[int, int]:
-        """``(rows, total tokens)`` from FTS5's averages record (``%_data`` id 1)."""
-        row = self.connection.execute("SELECT block FROM passages_fts_data WHERE id = 1").fetchone()
+    def fts_statistics(self, audience: str) -> tuple[int, int]:
+        """``(rows, total tokens)`` of the audience's FTS5 table, from FTS5's averages record
+        (``%_data`` id 1)."""
+        table = fts_table(audience)
+        row = self.connection.execute(f"SELECT block FROM {table}_data WHERE id = 1").fetchone()
         if row is None or not row[0]:
             return 0, 0
         values = _varints(bytes(row[0]))
         return values[0], values[1] if len(values) > 1 else 0
 
-    def fts_document_length(self, row_id: int) -> int:
+    def fts_document_length(self, row_id: int, audience: str) -> int:
         """Tokens FTS5 counted in one row (``%_docsize``)."""
+        table = fts_table(audience)
         row = self.connection.execute(
-            "SELECT sz FROM passages_fts_docsize WHERE id = ?", (row_id,)
+            f"SELECT sz FROM {table}_docsize WHERE id = ?", (row_id,)
         ).fetchone()
         return _varints(bytes(row[0]))[0] if row else 0
 
-    def fts_document_frequency(self, term: str) -> int:
-        """Passages containing ``term`` (an FTS5 token), cached until the next write."""
+    def fts_document_frequency(self, term: str, audience: str) -> int:
+        """Rows of the audience's FTS5 table containing ``term``, cached until the next write."""
+        table = fts_table(audience)
         generation = self.generation()
         if self._df_generation != generation:
             self._df_cache.clear()
             self._df_generation = generation
-        if term not in self._df_cache:
+        key = (table, term)
+        if key not in self._df_cache:
             row = self.connection.execute(
-                "SELECT doc FROM passages_vocab WHERE term = ?", (term,)
+                f"SELECT doc FROM {table}_vocab WHERE term = ?", (term,)
             ).fetchone()
             if len(self._df_cache) > 100_000:
                 self._df_cache.clear()
-            self._df_cache[term] = int(row[0]) if row else 0
-        return self._df_cache[term]
+            self._df_cache[key] = int(row[0]) if row else 0
+        return self._df_cache[key]
 
-    def fts_term_frequency(self, term: str, row_id: int) -> int:
+    def fts_term_frequency(self, term: str, row_id: int, audience: str) -> int:
+        table = fts_table(audience)
         row = self.connection.execute(
-            "SELECT count(*) FROM passages_vocab_instance WHERE term = ? AND doc = ?",
+            f"SELECT count(*) FROM {table}_instance WHERE term = ? AND doc = ?",
             (term, row_id),
         ).fetchone()
         return int(row[0])
