@@ -43,7 +43,8 @@ def test_eval_errors_are_one_line(tmp_path: Path) -> None:
     missing = CliRunner().invoke(
         eval_command, [str(FIXTURES / "beir"), "--db", str(tmp_path / "none.db"), *LEXICAL]
     )
-    assert missing.exit_code == 1 and missing.output.startswith("Error: ")
+    assert missing.exit_code == 1 and missing.output.startswith("error: ")
+    assert missing.output.count("\n") == 1
     db = tmp_path / "kb.db"
     assert (
         CliRunner()

