@@ -381,11 +381,15 @@ def stats(db: str, as_json: bool) -> None:
 @cli.command()
 @click.argument("destination", type=click.Path(dir_okay=False))
 @db_option
+@click.option("--force", is_flag=True, help="Overwrite DESTINATION if it exists.")
 @fail_cleanly
-def backup(destination: str, db: str) -> None:
-    """Write a consistent copy of the knowledge base to DESTINATION."""
+def backup(destination: str, db: str, force: bool) -> None:
+    """Write a consistent copy of the knowledge base to DESTINATION (SQLite's online backup:
+    readers and writers may continue)."""
     if Path(destination).resolve() == Path(db).resolve():
         raise InvalidArgumentError("backup destination is the database itself")
+    if Path(destination).exists() and not force:
+        raise InvalidArgumentError(f"{destination} exists; pass --force to overwrite it")
     with opened(db) as kb:
         kb.backup(destination)
     click.echo(f"backed up {db} to {destination}")

@@ -141,7 +141,9 @@ def resolve_document(
     defaulted = not access
     access = access or default_access
     if access not in ACCESS_LABELS:
-        raise IngestError(f"unknown access label {access!r} (expected one of {ACCESS_LABELS})")
+        raise IngestError(
+            f"unknown access label {access!r} (expected {' or '.join(ACCESS_LABELS)})"
+        )
     text = " ".join(b.text for b in parsed.blocks[:20] if b.text)
     language = str(pick("language") or lang or detect_language(f"{title}\n{text}"))
     document = Document(

@@ -170,4 +170,4 @@ def validate_periods(rows: Iterable[InventoryRow]) -> None:
 
 
 def _period(row: InventoryRow) -> str:
-    return f"{row.effective_from or '...'}..{row.effective_to or '...'}"
+    return f"{row.effective_from or 'open'} to {row.effective_to or 'open'}"
