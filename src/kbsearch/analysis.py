@@ -37,6 +37,15 @@ def fold_diacritics(text: str) -> str:
     return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
 
 
+def is_text(text: str) -> bool:
+    """True when ``text`` encodes to UTF-8 (no lone surrogates from undecodable input)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def words(text: str) -> list[str]:
     """Lower-cased words of ``text`` (NFKC, then runs of letters/digits), in order."""
     return WORD_RE.findall(unicodedata.normalize("NFKC", text).lower())
@@ -46,8 +55,13 @@ def query_words(query: str) -> list[str]:
     """The words of a user query, validated.
 
     Raises:
-        QueryError: the query is empty, has no letter or digit, or exceeds 2,048 characters.
+        QueryError: the query is not a string or not valid text, is empty, has no letter or
+            digit, or exceeds 2,048 characters.
     """
+    if not isinstance(query, str):
+        raise QueryError(f"query must be text, got {type(query).__name__}")
+    if not is_text(query):
+        raise QueryError("query is not valid text (undecodable bytes)")
     if len(query) > MAX_QUERY_CHARS:
         raise QueryError(f"query of {len(query)} characters exceeds the limit of {MAX_QUERY_CHARS}")
     found = words(query)

@@ -159,18 +159,25 @@ def index(
     """Index files and folders into the knowledge base DB (created if missing)."""
     from .progress import progress_bar
 
-    with opened(db, embedder, create=True) as kb, progress_bar("embedding") as progress:
-        report = kb.index(
-            list(paths),
-            inventory=inventory,
-            default_access=default_access,
-            prune=prune,
-            lang=lang,
-            reembed=reembed,
-            analyzer=analyzer,
-            passage_budget=budget,
-            progress=progress,
-        )
+    new_file = not Path(db).exists()
+    try:
+        with opened(db, embedder, create=True) as kb, progress_bar("embedding") as progress:
+            report = kb.index(
+                list(paths),
+                inventory=inventory,
+                default_access=default_access,
+                prune=prune,
+                lang=lang,
+                reembed=reembed,
+                analyzer=analyzer,
+                passage_budget=budget,
+                progress=progress,
+            )
+    except KbsearchError:
+        if new_file:  # a run that failed before indexing anything leaves no empty database
+            for suffix in ("", "-wal", "-shm"):
+                Path(db + suffix).unlink(missing_ok=True)
+        raise
     if as_json:
         click.echo(json.dumps(report.as_dict(), indent=2))
     else:
@@ -185,7 +192,7 @@ def index(
                 f"label {default_access!r}"
             )
         for source, reason in report.failed:
-            click.echo(f"failed: {source}: {reason}", err=True)
+            click.echo(f"failed: {source}: {reason.removeprefix(f'{source}: ')}", err=True)
     if report.failed:
         sys.exit(1)
 

@@ -50,7 +50,8 @@ def demo_command(directory: Path | None, routes: tuple[str, ...], embedder: str 
         report = kb.index(demo_files(examples), inventory=examples / "inventory.csv", progress=bar)
     console.print(
         f"index {db}: added {report.added}, updated {report.updated}, unchanged "
-        f"{report.unchanged}, failed {len(report.failed)} ({report.passages} passages written)"
+        f"{report.unchanged}, removed {report.removed}, failed {len(report.failed)} "
+        f"({report.passages} passages written, {report.embedded} embedded)"
     )
     for source, reason in report.failed:
         console.print(f"[red]failed[/red] {source}: {reason}", markup=True)

@@ -19,6 +19,10 @@ class KnowledgeBaseNotFoundError(KbsearchError, FileNotFoundError):
     """The database file does not exist; run `kbsearch index` first."""
 
 
+class StorageError(KbsearchError):
+    """The database file cannot be created, opened or written (a folder, no permission...)."""
+
+
 class SchemaError(KbsearchError):
     """The database was written by another schema version or is not a kbsearch index."""
 

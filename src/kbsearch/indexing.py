@@ -189,6 +189,7 @@ class _Pending:
     document: Document
     passages: list[Passage]
     update: bool
+    defaulted: bool = False
 
 
 class Indexer:
@@ -261,13 +262,13 @@ class Indexer:
                     )
                     continue
                 seen[key] = str(source)
-                self.report.default_access += defaulted
                 digest = content_hash(document, parsed, settings_key)
                 document = replace(document, content_hash=digest)
                 if stored.get(key) == digest:
                     self.report.unchanged += 1
+                    self.report.default_access += defaulted
                     continue
-                self._queue(document, parsed, update=key in stored)
+                self._queue(document, parsed, update=key in stored, defaulted=defaulted)
         self._write_all()
         if prune:
             sources = self.store.document_sources()
@@ -289,7 +290,9 @@ class Indexer:
             except (OSError, UnicodeDecodeError) as exc:
                 yield source, IngestError(f"cannot read {source.name}: {exc}")
 
-    def _queue(self, document: Document, parsed: ParsedDocument, *, update: bool) -> None:
+    def _queue(
+        self, document: Document, parsed: ParsedDocument, *, update: bool, defaulted: bool
+    ) -> None:
         try:
             passages = make_passages(
                 document,
@@ -304,7 +307,7 @@ class Indexer:
         if not passages:
             self.report.failed.append((document.source, "no text to index"))
             return
-        self._pending.append(_Pending(document, passages, update))
+        self._pending.append(_Pending(document, passages, update, defaulted))
 
     def _write_all(self) -> None:
         """Embed and write the queued documents in batches of about ``EMBED_BATCH`` passages,
@@ -343,6 +346,7 @@ class Indexer:
                 self.report.failed.append((item.document.source, f"write failed: {exc}"))
                 continue
             self.report.passages += n
+            self.report.default_access += item.defaulted
             if item.update:
                 self.report.updated += 1
             else:

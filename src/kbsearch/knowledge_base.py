@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from .analysis import Analyzer, query_words
+from .analysis import Analyzer, is_text, query_words
 from .dense import DenseIndex
 from .embedders import Embedder, load_embedder, resolve_spec
 from .errors import (
@@ -32,7 +32,7 @@ from .errors import (
 )
 from .explain import Explanation, explain_passage
 from .fusion import DEFAULT_RRF_K, reciprocal_rank_fusion
-from .indexing import Indexer, IndexReport, Settings
+from .indexing import Indexer, IndexReport, Settings, expand_paths, load_inventory
 from .lexical import lexical_search
 from .records import ROUTES, Filters, Hit, Passage, RouteHit
 from .store import Store, StoredDocument
@@ -67,12 +67,20 @@ def validate_filters(filters: Filters) -> Filters:
     Raises:
         InvalidArgumentError: unknown audience, malformed date, empty language or doc id.
     """
+    if not isinstance(filters, Filters):
+        raise InvalidArgumentError(
+            f"filters must be a kbsearch.Filters, got {type(filters).__name__}"
+        )
     if filters.audience not in AUDIENCES:
         raise InvalidArgumentError(
             f"unknown audience {filters.audience!r}; choose one of {', '.join(AUDIENCES)}"
         )
-    if filters.language is not None and not str(filters.language).strip():
-        raise InvalidArgumentError("language filter is empty")
+    if filters.language is not None and (
+        not isinstance(filters.language, str) or not filters.language.strip()
+    ):
+        raise InvalidArgumentError(
+            f"language filter must be a code such as 'en', got {filters.language!r}"
+        )
     doc_ids = filters.doc_ids
     if isinstance(doc_ids, str):
         doc_ids = (doc_ids,)
@@ -83,15 +91,45 @@ def validate_filters(filters: Filters) -> Filters:
     return replace(filters, as_of=parse_day(filters.as_of), doc_ids=doc_ids)
 
 
-def validate_search_args(k: int, route: str, depth: int, rrf_k: float) -> None:
-    if not isinstance(k, int) or isinstance(k, bool) or k < 1:
-        raise InvalidArgumentError(f"k must be a whole number >= 1, got {k!r}")
+MAX_K = 100_000  # hits a search may ask for (k and depth)
+
+
+def _whole(value: object, name: str) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= MAX_K:
+        raise InvalidArgumentError(
+            f"{name} must be a whole number from 1 to {MAX_K}, got {value!r}"
+        )
+    return value
+
+
+def validate_search_args(
+    k: int, route: str, depth: int, rrf_k: float, weights: Sequence[float] = (1.0, 1.0)
+) -> tuple[float, float]:
+    """Check the search arguments; return the weights as two floats.
+
+    Raises:
+        InvalidArgumentError: k or depth not in 1..MAX_K, unknown route, RRF k not a finite
+            number >= 0, weights not two finite numbers >= 0 with one of them positive.
+    """
+    _whole(k, "k")
+    _whole(depth, "depth")
     if route not in ROUTES:
         raise InvalidArgumentError(f"unknown route {route!r}; choose one of {', '.join(ROUTES)}")
-    if not isinstance(depth, int) or depth < 1:
-        raise InvalidArgumentError(f"depth must be a whole number >= 1, got {depth!r}")
-    if not math.isfinite(rrf_k) or rrf_k < 0:
+    if isinstance(rrf_k, bool) or not isinstance(rrf_k, int | float) or not math.isfinite(rrf_k):
         raise InvalidArgumentError(f"RRF k must be a finite number >= 0, got {rrf_k!r}")
+    if rrf_k < 0:
+        raise InvalidArgumentError(f"RRF k must be a finite number >= 0, got {rrf_k!r}")
+    pair = tuple(weights) if isinstance(weights, Sequence) and not isinstance(weights, str) else ()
+    if len(pair) != 2 or not all(
+        isinstance(w, int | float) and not isinstance(w, bool) and math.isfinite(w) and w >= 0
+        for w in pair
+    ):
+        raise InvalidArgumentError(
+            f"weights are two finite numbers >= 0 (lexical, dense), got {weights!r}"
+        )
+    if not any(pair):
+        raise InvalidArgumentError("at least one route weight must be positive")
+    return float(pair[0]), float(pair[1])
 
 
 class KnowledgeBase:
@@ -144,9 +182,13 @@ class KnowledgeBase:
                 with.
             EmbedderUnavailableError: it cannot be loaded.
         """
-        recorded = self.settings.get("embedder")
+        settings = self.settings
+        recorded = settings.get("embedder")
+        requested = self._requested_spec()
+        if settings.get("embedder_spec") == NO_EMBEDDER and requested not in (None, NO_EMBEDDER):
+            raise EmbedderMismatchError(self._mismatch_message("none (no vectors)", str(requested)))
         if self._embedder is None:
-            spec = self._requested_spec() or self.settings.get("embedder_spec")
+            spec = requested or settings.get("embedder_spec")
             if spec in (None, NO_EMBEDDER):
                 if recorded:
                     raise EmbedderMismatchError(self._mismatch_message(str(recorded), "none"))
@@ -182,6 +224,9 @@ class KnowledgeBase:
 
         ``analyzer``, ``passage_budget`` and ``section_level`` apply when the index is new
         (or re-embedded); an existing index keeps the settings it was built with.
+        ``reembed`` rebuilds the index from ``paths`` with this knowledge base's embedder:
+        documents not under ``paths`` are not kept. The paths, the inventory and the settings
+        are checked before the old index is cleared.
 
         Raises:
             InvalidArgumentError: unknown access label or analyzer, budget too small.
@@ -194,9 +239,7 @@ class KnowledgeBase:
         fresh = not current or reembed
         if reembed:
             self._embedder = None if self._requested in (None, NO_EMBEDDER) else self._embedder
-        embedder = self._embedder_for_indexing(fresh)  # loaded before anything is cleared
-        if reembed:
-            self.store.clear()
+        embedder = self._embedder_for_indexing(fresh)
         if fresh:
             settings = Settings(
                 analyzer=analyzer or str(current.get("analyzer", "stem")),
@@ -205,6 +248,10 @@ class KnowledgeBase:
                 or (embedder.max_tokens if embedder else int(current.get("passage_budget", 512))),
             )
             self._check_settings(settings, embedder)
+            if reembed:  # everything that can fail up front is checked before anything goes
+                expand_paths(paths)
+                load_inventory(inventory)
+                self.store.clear()
             self._record_settings(settings, embedder)
         else:
             settings = Settings(
@@ -338,10 +385,8 @@ class KnowledgeBase:
         Raises:
             QueryError, InvalidArgumentError, EmbedderMismatchError, EmbedderUnavailableError.
         """
-        filters = validate_filters(filters or Filters())
-        validate_search_args(k, route, depth, rrf_k)
-        if len(weights) != 2:
-            raise InvalidArgumentError("weights are two numbers: lexical, dense")
+        filters = validate_filters(Filters() if filters is None else filters)
+        weights = validate_search_args(k, route, depth, rrf_k, weights)
         if route != "hybrid" and not explain:
             ranked = self.ranking(route, query, filters, k)
             routes: dict[str, dict[str, RouteHit]] = {
@@ -390,8 +435,10 @@ class KnowledgeBase:
             PassageNotFoundError: the passage does not exist or this audience may not see it
                 (one message for both, so hidden passages cannot be probed).
         """
-        filters = validate_filters(filters or Filters())
-        validate_search_args(1, "hybrid", depth, rrf_k)
+        filters = validate_filters(Filters() if filters is None else filters)
+        weights = validate_search_args(1, "hybrid", depth, rrf_k, weights)
+        if not isinstance(passage_id, str) or not is_text(passage_id):
+            raise PassageNotFoundError(f"no passage {passage_id!r} for this audience and date")
         row = self.store.passage_rows([passage_id], filters).get(passage_id)
         if row is None:
             raise PassageNotFoundError(f"no passage {passage_id!r} for this audience and date")
@@ -406,6 +453,8 @@ class KnowledgeBase:
             PassageNotFoundError: missing or hidden (one message for both).
         """
         validate_filters(Filters(audience=audience))
+        if not isinstance(passage_id, str) or not is_text(passage_id):
+            raise PassageNotFoundError(f"no passage {passage_id!r} for this audience")
         row = self.store.passage_rows([passage_id]).get(passage_id)
         if row is None or (audience != "staff" and row.access != "public"):
             raise PassageNotFoundError(f"no passage {passage_id!r} for this audience")

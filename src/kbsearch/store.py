@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .errors import KnowledgeBaseNotFoundError, SchemaError
+from .errors import KnowledgeBaseNotFoundError, SchemaError, StorageError
 from .records import Document, Filters, Passage
 
 SCHEMA_VERSION = 2  # 2: public_fts, the public passages' own FTS5 index
@@ -160,11 +160,16 @@ class Store:
                 f"no knowledge base at {self.path}; create it with `kbsearch index PATH "
                 f"--db {self.path}`"
             )
-        if create:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+        if self.path.is_dir():
+            raise StorageError(f"{self.path} is a folder, not a database file")
         self._df_cache: dict[tuple[str, str], int] = {}
         self._df_generation = -1
-        self.connection = sqlite3.connect(self.path, isolation_level=None)
+        try:
+            if create:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.connection = sqlite3.connect(self.path, isolation_level=None)
+        except (OSError, sqlite3.Error) as exc:
+            raise StorageError(f"cannot open a database at {self.path}: {exc}") from exc
         self.connection.row_factory = sqlite3.Row
         try:
             self._check_schema(create)  # before any PRAGMA writes to someone else's file
@@ -249,12 +254,19 @@ class Store:
         )
 
     def backup(self, destination: str | Path) -> None:
-        """Write a consistent copy with SQLite's online backup API (readers continue)."""
-        target = sqlite3.connect(destination)
+        """Write a consistent copy with SQLite's online backup API (readers continue).
+
+        Raises:
+            StorageError: the destination cannot be written (missing folder, not a database).
+        """
         try:
-            self.connection.backup(target)
-        finally:
-            target.close()
+            target = sqlite3.connect(destination)
+            try:
+                self.connection.backup(target)
+            finally:
+                target.close()
+        except (OSError, sqlite3.Error) as exc:
+            raise StorageError(f"cannot write a backup to {destination}: {exc}") from exc
 
     # -- documents ----------------------------------------------------------------------------
 

@@ -47,7 +47,8 @@ def _svg(figure: Figure) -> str:
 def _grouped_bars(
     groups: Sequence[str], series: Mapping[str, Sequence[float]], title: str, ylabel: str
 ) -> str:
-    figure = Figure(figsize=(max(6.0, 0.9 * len(groups) * max(1, len(series))), 3.6))
+    width_in = min(11.0, max(6.0, 0.45 * len(groups) * max(1, len(series))))
+    figure = Figure(figsize=(width_in, 3.8))
     axes = figure.add_subplot()
     width = 0.8 / max(1, len(series))
     positions = np.arange(len(groups))
@@ -56,7 +57,8 @@ def _grouped_bars(
     axes.set_xticks(positions + width * (len(series) - 1) / 2, list(groups))
     axes.set_title(title)
     axes.set_ylabel(ylabel)
-    axes.legend()
+    axes.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
+    axes.tick_params(axis="x", labelrotation=30 if len(groups) > 6 else 0)
     return _svg(figure)
 
 
