@@ -8,19 +8,16 @@ after a write (the store's generation counter changes); the masks of recent filt
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field, replace
-from datetime import date
+from dataclasses import dataclass, field
 
 import numpy as np
 from threadpoolctl import ThreadpoolController
 
+from .filtering import FilterColumns, top_k
 from .records import Filters
 from .store import Store, VectorTable
 
 _CONTROLLER: ThreadpoolController | None = None
-_OPEN_FROM = np.iinfo(np.int32).min
-_OPEN_TO = np.iinfo(np.int32).max
-_MASK_CACHE_SIZE = 16
 PARALLEL_ROWS = 50_000
 
 
@@ -37,31 +34,19 @@ def _blas_controller() -> ThreadpoolController:
     return _CONTROLLER
 
 
-def _days(values: np.ndarray, open_value: int) -> np.ndarray:
-    """ISO dates (``""`` = open) as day ordinals, int32."""
-    out = np.full(len(values), open_value, dtype=np.int32)
-    for i, text in enumerate(values):
-        if text:
-            out[i] = date.fromisoformat(str(text)).toordinal()
-    return out
-
-
 @dataclass
 class DenseIndex:
     """The vectors of one store with numeric filter columns, cached by store generation."""
 
     table: VectorTable
     generation: int
-    public: np.ndarray = field(init=False)
-    effective_from: np.ndarray = field(init=False)
-    effective_to: np.ndarray = field(init=False)
-    _masks: dict[Filters, np.ndarray] = field(init=False, default_factory=dict)
+    columns: FilterColumns = field(init=False)
 
     def __post_init__(self) -> None:
         t = self.table
-        self.public = np.asarray(t.access == "public", dtype=bool)
-        self.effective_from = _days(t.effective_from, _OPEN_FROM)
-        self.effective_to = _days(t.effective_to, _OPEN_TO)
+        self.columns = FilterColumns(
+            t.access, t.language, t.doc_id, t.effective_from, t.effective_to
+        )
 
     @classmethod
     def load(cls, store: Store, dim: int) -> DenseIndex:
@@ -69,26 +54,7 @@ class DenseIndex:
 
     def mask(self, filters: Filters) -> np.ndarray:
         """Boolean mask of rows passing ``filters`` (the same rules as the SQL filter)."""
-        if filters.as_of is None:  # cached under today's date, so midnight is respected
-            filters = replace(filters, as_of=date.today())
-        assert filters.as_of is not None
-        if filters not in self._masks:
-            if len(self._masks) >= _MASK_CACHE_SIZE:
-                self._masks.clear()
-            self._masks[filters] = self._mask(filters, filters.as_of)
-        return self._masks[filters]
-
-    def _mask(self, filters: Filters, day: date) -> np.ndarray:
-        t = self.table
-        ordinal = day.toordinal()
-        keep = (self.effective_from <= ordinal) & (ordinal <= self.effective_to)
-        if filters.audience != "staff":
-            keep &= self.public
-        if filters.language:
-            keep &= t.language == filters.language
-        if filters.doc_ids is not None:
-            keep &= np.isin(t.doc_id, list(filters.doc_ids))
-        return keep
+        return self.columns.mask(filters)
 
     def scores(self, query: np.ndarray) -> np.ndarray:
         """Cosine of ``query`` (shape ``(dim,)``, normalised) with every row, shape ``(n,)``.
@@ -111,12 +77,4 @@ class DenseIndex:
         candidates = np.flatnonzero(self.mask(filters))
         if len(candidates) == 0:
             return []
-        cand_scores = scores[candidates]
-        if len(candidates) > k:
-            # everything scoring at least the k-th best, so ties at the cut are decided by id
-            kth = np.partition(cand_scores, len(cand_scores) - k)[len(cand_scores) - k]
-            chosen = cand_scores >= kth
-            candidates, cand_scores = candidates[chosen], cand_scores[chosen]
-        ids = self.table.passage_ids[candidates]
-        order = sorted(range(len(candidates)), key=lambda i: (-cand_scores[i], ids[i]))[:k]
-        return [(str(ids[i]), float(cand_scores[i])) for i in order]
+        return top_k(candidates, scores[candidates], self.table.passage_ids, k)

@@ -32,10 +32,10 @@ from .errors import (
 )
 from .explain import Explanation, explain_passage
 from .fusion import DEFAULT_RRF_K, reciprocal_rank_fusion
+from .impact import ImpactIndex
 from .indexing import Indexer, IndexReport, Settings, expand_paths, load_inventory
-from .lexical import lexical_search
 from .records import ROUTES, Filters, Hit, Passage, RouteHit
-from .store import Store, StoredDocument
+from .store import Store, StoredDocument, fts_table
 
 AUDIENCES = ("public", "staff")
 ISO_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
@@ -144,6 +144,7 @@ class KnowledgeBase:
         self._embedder: Embedder | None = embedder if isinstance(embedder, Embedder) else None
         self._spec: str | None = None  # the spec the loaded embedder came from
         self._dense: DenseIndex | None = None
+        self._impact: dict[str, ImpactIndex] = {}  # FTS5 table -> its in-memory index
         self._query_cache: dict[str, np.ndarray] = {}
 
     # -- lifecycle ----------------------------------------------------------------------------
@@ -265,6 +266,7 @@ class KnowledgeBase:
             paths, inventory=inventory, default_access=default_access, prune=prune, lang=lang
         )
         self._dense = None
+        self._impact.clear()
         return report
 
     def _embedder_for_indexing(self, fresh: bool) -> Embedder | None:
@@ -350,6 +352,15 @@ class KnowledgeBase:
             self._dense = DenseIndex.load(self.store, dim)
         return self._dense
 
+    def impact_index(self, audience: str) -> ImpactIndex:
+        """The in-memory lexical index of the audience's FTS5 table, built on first use and
+        rebuilt after any write (store generation); building reads the whole table."""
+        table = fts_table(audience)
+        cached = self._impact.get(table)
+        if cached is None or cached.generation != self.store.generation():
+            self._impact[table] = cached = ImpactIndex.load(self.store, audience)
+        return cached
+
     def ranking(
         self, route: str, query: str, filters: Filters, depth: int
     ) -> list[tuple[str, float]]:
@@ -359,7 +370,8 @@ class KnowledgeBase:
         """
         query_words(query)
         if route == "lexical":
-            return lexical_search(self.store, self.analyzer, query, filters, depth)
+            index = self.impact_index(filters.audience)
+            return index.search(self.store, self.analyzer, query, filters, depth)
         if not self.settings:  # never indexed: empty in every route
             return []
         return self.dense_index().search(self.query_vector(query), filters, depth)

@@ -114,6 +114,33 @@ class VectorTable:
     effective_to: np.ndarray
 
 
+@dataclass(frozen=True)
+class FtsPostings:
+    """An FTS5 table's postings: ``terms`` (index order), per term its
+    ``document_frequency`` and ``instances`` (shape ``(terms,)``), and ``docs`` (shape
+    ``(instances.sum(),)``): the rowid of every token instance, term by term, rowids ascending
+    within a term."""
+
+    terms: list[str]
+    document_frequency: np.ndarray
+    instances: np.ndarray
+    docs: np.ndarray
+
+
+@dataclass(frozen=True)
+class PassageColumns:
+    """Every passage's filter columns, aligned by row id (ascending), as in
+    :class:`VectorTable` without the vectors."""
+
+    row_ids: np.ndarray
+    passage_ids: np.ndarray
+    access: np.ndarray
+    language: np.ndarray
+    doc_id: np.ndarray
+    effective_from: np.ndarray
+    effective_to: np.ndarray
+
+
 def filter_sql(filters: Filters, alias: str = "p") -> tuple[str, list[object]]:
     """Compile filters into a SQL condition on the passages table (with its parameters).
 
@@ -487,6 +514,59 @@ class Store:
             (term, row_id),
         ).fetchone()
         return int(row[0])
+
+    def fts_postings(self, audience: str) -> FtsPostings:
+        """Every posting of the audience's FTS5 table, read through its fts5vocab tables.
+
+        ``{table}_vocab`` (row) gives the terms in index order with their row and instance
+        counts; ``{table}_instance`` lists one row per token instance in that same order
+        (term, then rowid, then offset), so the instance docs are split by term with the
+        counts. Reads the whole index: O(tokens) time and memory.
+
+        Raises:
+            StorageError: the two fts5vocab tables disagree (an FTS5 change of order).
+        """
+        table = fts_table(audience)
+        cursor = self.connection.cursor()
+        cursor.row_factory = None  # plain tuples: several times faster than sqlite3.Row
+        vocab = cursor.execute(f"SELECT term, doc, cnt FROM {table}_vocab").fetchall()
+        instances = np.array([r[2] for r in vocab], dtype=np.int64)
+        total = int(instances.sum())
+        try:  # streamed, so no list of millions of tuples is ever held
+            docs = np.fromiter(
+                (r[0] for r in cursor.execute(f"SELECT doc FROM {table}_instance")),
+                dtype=np.int64,
+                count=total,
+            )
+            extra = cursor.fetchone()
+        except ValueError as exc:  # fewer instances than the counts say
+            raise StorageError(f"{table}_vocab and {table}_instance disagree: {exc}") from exc
+        if extra is not None:
+            raise StorageError(f"{table}_vocab and {table}_instance disagree; rebuild the index")
+        return FtsPostings(
+            terms=[str(r[0]) for r in vocab],
+            document_frequency=np.array([r[1] for r in vocab], dtype=np.int64),
+            instances=instances,
+            docs=docs,
+        )
+
+    def filter_columns(self) -> PassageColumns:
+        """Every passage's row id, passage id and filter columns, ordered by row id."""
+        cursor = self.connection.cursor()
+        cursor.row_factory = None
+        rows = cursor.execute(
+            "SELECT id, passage_id, access, language, doc_id, coalesce(effective_from, ''),"
+            " coalesce(effective_to, '') FROM passages ORDER BY id"
+        ).fetchall()
+        return PassageColumns(
+            row_ids=np.array([r[0] for r in rows], dtype=np.int64),
+            passage_ids=np.array([r[1] for r in rows], dtype=object),
+            access=np.array([r[2] for r in rows], dtype=object),
+            language=np.array([r[3] for r in rows], dtype=object),
+            doc_id=np.array([r[4] for r in rows], dtype=object),
+            effective_from=np.array([r[5] for r in rows], dtype="U10"),
+            effective_to=np.array([r[6] for r in rows], dtype="U10"),
+        )
 
     # -- vectors ------------------------------------------------------------------------------
 
