@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -554,39 +555,21 @@ class Store:
         """Every passage's row id, passage id and filter columns, ordered by row id."""
         cursor = self.connection.cursor()
         cursor.row_factory = None
-        rows = cursor.execute(
-            "SELECT id, passage_id, access, language, doc_id, coalesce(effective_from, ''),"
-            " coalesce(effective_to, '') FROM passages ORDER BY id"
-        ).fetchall()
-        return PassageColumns(
-            row_ids=np.array([r[0] for r in rows], dtype=np.int64),
-            passage_ids=np.array([r[1] for r in rows], dtype=object),
-            access=np.array([r[2] for r in rows], dtype=object),
-            language=np.array([r[3] for r in rows], dtype=object),
-            doc_id=np.array([r[4] for r in rows], dtype=object),
-            effective_from=np.array([r[5] for r in rows], dtype="U10"),
-            effective_to=np.array([r[6] for r in rows], dtype="U10"),
-        )
+        rows = cursor.execute(f"SELECT {_COLUMNS} FROM passages p ORDER BY p.id").fetchall()
+        return PassageColumns(**_column_arrays(rows))
 
     # -- vectors ------------------------------------------------------------------------------
 
     def vector_table(self, dim: int) -> VectorTable:
-        rows = self.connection.execute(
-            "SELECT p.id, p.passage_id, p.access, p.language, p.doc_id,"
-            " coalesce(p.effective_from, ''), coalesce(p.effective_to, ''), v.vector"
-            " FROM vectors v JOIN passages p ON p.id = v.id ORDER BY p.id"
+        """Every stored vector with its passage's filter columns, ordered by row id."""
+        cursor = self.connection.cursor()
+        cursor.row_factory = None
+        rows = cursor.execute(
+            f"SELECT {_COLUMNS}, v.vector FROM vectors v JOIN passages p ON p.id = v.id"
+            " ORDER BY p.id"
         ).fetchall()
         vectors = np.frombuffer(b"".join(r[7] for r in rows), dtype=np.float32)
-        return VectorTable(
-            row_ids=np.array([r[0] for r in rows], dtype=np.int64),
-            passage_ids=np.array([r[1] for r in rows], dtype=object),
-            vectors=vectors.reshape(len(rows), dim),
-            access=np.array([r[2] for r in rows], dtype=object),
-            language=np.array([r[3] for r in rows], dtype=object),
-            doc_id=np.array([r[4] for r in rows], dtype=object),
-            effective_from=np.array([r[5] for r in rows], dtype="U10"),
-            effective_to=np.array([r[6] for r in rows], dtype="U10"),
-        )
+        return VectorTable(vectors=vectors.reshape(len(rows), dim), **_column_arrays(rows))
 
     def count_vectors(self) -> int:
         return int(self.connection.execute("SELECT count(*) FROM vectors").fetchone()[0])
@@ -616,6 +599,26 @@ class Store:
                     for h, v in items.items()
                 ],
             )
+
+
+# the filter columns of a passage row, in the order _column_arrays reads them
+_COLUMNS = (
+    "p.id, p.passage_id, p.access, p.language, p.doc_id,"
+    " coalesce(p.effective_from, ''), coalesce(p.effective_to, '')"
+)
+
+
+def _column_arrays(rows: Sequence[Sequence[Any]]) -> dict[str, np.ndarray]:
+    """The arrays of :class:`PassageColumns` from rows starting with ``_COLUMNS``."""
+    return {
+        "row_ids": np.array([r[0] for r in rows], dtype=np.int64),
+        "passage_ids": np.array([r[1] for r in rows], dtype=object),
+        "access": np.array([r[2] for r in rows], dtype=object),
+        "language": np.array([r[3] for r in rows], dtype=object),
+        "doc_id": np.array([r[4] for r in rows], dtype=object),
+        "effective_from": np.array([r[5] for r in rows], dtype="U10"),
+        "effective_to": np.array([r[6] for r in rows], dtype="U10"),
+    }
 
 
 def _varints(blob: bytes) -> list[int]:
