@@ -6,11 +6,12 @@ from datetime import date
 from pathlib import Path
 
 import pytest
+from support import FIXTURES_ROOT
 
 from kbsearch.errors import InventoryError
 from kbsearch.ingest.inventory import COLUMNS, read_inventory, validate_periods
 
-FIXTURES = Path(__file__).parent / "fixtures" / "ingest"
+FIXTURES = FIXTURES_ROOT / "ingest"
 HEADER = ",".join(COLUMNS)
 
 

@@ -7,7 +7,7 @@ import json
 from datetime import date
 
 import pytest
-from conftest import FakeEmbedder
+from support import FakeEmbedder
 
 import kbsearch
 from kbsearch.demo import demo_files, example_searches, examples_dir

@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import write_files
-from test_knowledge_base import FILES
+from support import FILES, write_files
 
 from kbsearch.cli import cli
 

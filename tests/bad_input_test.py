@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import FakeEmbedder, write_files
-from test_knowledge_base import FILES
+from support import FILES, FakeEmbedder, write_files
 
 import kbsearch
 from kbsearch.cli import cli

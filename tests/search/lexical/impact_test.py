@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_lexical import seed_store
+from support import seed_store
 
 from kbsearch.analysis import Analyzer
 from kbsearch.errors import InvalidArgumentError

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import FakeEmbedder
+from support import FakeEmbedder
 
 from kbsearch.embedders import check_token_limit, check_vectors, load_embedder
 from kbsearch.errors import EmbedderUnavailableError, EmbeddingError

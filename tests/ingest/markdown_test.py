@@ -5,12 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from support import FIXTURES_ROOT
 
 from kbsearch.errors import IngestError
 from kbsearch.ingest import parse_file
 from kbsearch.records import Table
 
-FIXTURES = Path(__file__).parent / "fixtures" / "ingest"
+FIXTURES = FIXTURES_ROOT / "ingest"
 
 
 @pytest.fixture(scope="module")

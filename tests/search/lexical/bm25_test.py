@@ -6,32 +6,13 @@ import math
 from pathlib import Path
 
 import pytest
+from support import SEED, seed_store
 
 from kbsearch.analysis import Analyzer, match_expression, query_words
 from kbsearch.errors import QueryError
 from kbsearch.lexical import explain_bm25, lexical_search
 from kbsearch.records import Document, Filters, Passage
 from kbsearch.store import Store
-
-SEED = {
-    "A": "Kettle notice: stop using the kettle.",
-    "B": "Kettle care: descale it every month.",
-    "C": "Refund timing: we send it in 2 days.",
-    "D": "Gift cards: a gift card has no refund.",
-    "E": "Price drops: ask for a refund of the difference.",
-    "F": "Delivery: parcels arrive in 3 to 5 days.",
-    "G": "Returns: return unused items within 30 days.",
-    "H": "Rewards: points expire after 18 months.",
-}
-
-
-def seed_store(path: Path, analyzer: Analyzer) -> Store:
-    store = Store(path, create=True)
-    for key, text in SEED.items():
-        doc = Document(doc_id=key, version="1", title=key, language="en", access="public")
-        passage = Passage(key, key, "1", "", "text", text, 0)
-        store.write_document(doc, [passage], [analyzer.body(text, "en")], None)
-    return store
 
 
 def test_worked_example_scores_exactly(tmp_path: Path) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from support import FIXTURES_ROOT
 
 from kbsearch.errors import IngestError, InvalidArgumentError
 from kbsearch.ingest import PARSERS, SUPPORTED_SUFFIXES, parse_file
@@ -12,7 +13,7 @@ from kbsearch.ingest.beir import iter_corpus
 from kbsearch.ingest.text import normalize
 from kbsearch.language import detect_language
 
-FIXTURES = Path(__file__).parent / "fixtures" / "ingest"
+FIXTURES = FIXTURES_ROOT / "ingest"
 
 
 def test_registry_covers_every_format() -> None:

@@ -7,10 +7,11 @@ import json
 from pathlib import Path
 
 from click.testing import CliRunner
+from support import FIXTURES_ROOT
 
 from kbsearch.cli_eval import bench_command, compare_command, eval_command
 
-FIXTURES = Path(__file__).parent / "fixtures" / "eval"
+FIXTURES = FIXTURES_ROOT / "eval"
 LEXICAL = ["--routes", "lexical", "--embedder", "none", "--k", "2", "--depth", "5"]
 
 

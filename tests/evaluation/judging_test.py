@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import pytest
 
+import kbsearch.chunking  # noqa: F401
 from kbsearch.errors import EvaluationError
 from kbsearch.evaluation.judging import judge_hits, matches, question_qrels, relevant_key
 from kbsearch.evaluation.metrics import evaluate_run
 from kbsearch.evaluation.questions import Question, Relevant
 from kbsearch.records import Hit
-
-pytest.importorskip("kbsearch.chunking")
 
 
 def hit(passage_id: str, section: str = "", rank: int = 1) -> Hit:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import FakeEmbedder, write_files
+from support import FILES, INVENTORY, FakeEmbedder, write_files
 
 import kbsearch
 from kbsearch.errors import (
@@ -22,23 +22,6 @@ from kbsearch.errors import (
 from kbsearch.knowledge_base import KnowledgeBase
 from kbsearch.records import ROUTES, Filters
 
-INVENTORY = """\
-file,doc_id,title,version,effective_from,effective_to,owner,access,language,doc_type,format
-returns-v1.md,returns,Returns policy,1,2025-01-01,2026-03-31,ops,public,en,policy,md
-returns-v2.md,returns,Returns policy,2,2026-04-01,,ops,public,en,policy,md
-goodwill.md,goodwill,Goodwill credits,1,2025-01-01,,support,staff,en,procedure,md
-delivery.md,delivery,Delivery,1,2025-01-01,,ops,public,en,policy,md
-"""
-
-FILES = {
-    "inventory.csv": INVENTORY,
-    "returns-v1.md": "# Returns policy\n\n## Return window\n\nReturn unused items in 30 days.\n",
-    "returns-v2.md": "# Returns policy\n\n## Return window\n\nReturn unused items in 45 days.\n",
-    "goodwill.md": "# Goodwill credits\n\n## Goodwill amount\n\n"
-    "Agents may grant a goodwill credit of 25 euros for a late parcel.\n",
-    "delivery.md": "# Delivery\n\n## Late parcel\n\nA late parcel is tracked for 10 days.\n\n"
-    "## Lost parcel\n\nA lost parcel is refunded in full.\n",
-}
 DAY = date(2026, 6, 1)
 
 

@@ -6,13 +6,14 @@ from datetime import date
 from pathlib import Path
 
 import pytest
+from support import FIXTURES_ROOT
 
 from kbsearch.errors import EvaluationError
 from kbsearch.evaluation.formats import detect_format
 from kbsearch.evaluation.judging import set_qrels
 from kbsearch.evaluation.questions import Relevant, load_questions
 
-FIXTURES = Path(__file__).parent / "fixtures" / "eval"
+FIXTURES = FIXTURES_ROOT / "eval"
 
 
 def test_beir_folder_graded_and_split() -> None:

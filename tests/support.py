@@ -1,0 +1,102 @@
+"""Helpers shared by the tests (not a test module): a deterministic fake embedder, file
+writers and small corpora."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from kbsearch.analysis import Analyzer, words
+from kbsearch.embedders import Role, check_token_limit, check_vectors, l2_normalise
+from kbsearch.records import Document, Passage
+from kbsearch.store import Store
+
+FIXTURES_ROOT = Path(__file__).parent / "fixtures"
+
+
+class FakeEmbedder:
+    """Bag-of-words hashing embedder: deterministic, fast, no model. Counts its calls."""
+
+    query_prefix = "query: "
+    passage_prefix = "passage: "
+
+    def __init__(self, dim: int = 32, max_tokens: int = 512, name: str = "fake:bow") -> None:
+        self.dim = dim
+        self.max_tokens = max_tokens
+        self.name = name
+        self.spec = name
+        self.calls = 0
+        self.encoded = 0
+
+    def token_count(self, text: str, role: Role) -> int:
+        prefix = self.query_prefix if role == "query" else self.passage_prefix
+        return len(words(prefix + text)) + 2
+
+    def _encode(self, texts: Sequence[str], role: Role) -> np.ndarray:
+        check_token_limit(self, texts, role)
+        self.calls += 1
+        self.encoded += len(texts)
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for i, text in enumerate(texts):
+            for w in words(text) or ["empty"]:
+                h = int(hashlib.md5(w.encode()).hexdigest(), 16)
+                out[i, h % self.dim] += 1.0 if (h >> 8) % 2 else -1.0
+            out[i, 0] += 0.01  # never a zero vector
+        return check_vectors(l2_normalise(out), len(texts), self.dim)
+
+    def encode_queries(self, texts: Sequence[str]) -> np.ndarray:
+        return self._encode(texts, "query")
+
+    def encode_passages(self, texts: Sequence[str]) -> np.ndarray:
+        return self._encode(texts, "passage")
+
+
+def write_files(root: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    return root
+
+
+INVENTORY = """\
+file,doc_id,title,version,effective_from,effective_to,owner,access,language,doc_type,format
+returns-v1.md,returns,Returns policy,1,2025-01-01,2026-03-31,ops,public,en,policy,md
+returns-v2.md,returns,Returns policy,2,2026-04-01,,ops,public,en,policy,md
+goodwill.md,goodwill,Goodwill credits,1,2025-01-01,,support,staff,en,procedure,md
+delivery.md,delivery,Delivery,1,2025-01-01,,ops,public,en,policy,md
+"""
+
+FILES = {
+    "inventory.csv": INVENTORY,
+    "returns-v1.md": "# Returns policy\n\n## Return window\n\nReturn unused items in 30 days.\n",
+    "returns-v2.md": "# Returns policy\n\n## Return window\n\nReturn unused items in 45 days.\n",
+    "goodwill.md": "# Goodwill credits\n\n## Goodwill amount\n\n"
+    "Agents may grant a goodwill credit of 25 euros for a late parcel.\n",
+    "delivery.md": "# Delivery\n\n## Late parcel\n\nA late parcel is tracked for 10 days.\n\n"
+    "## Lost parcel\n\nA lost parcel is refunded in full.\n",
+}
+
+
+SEED = {
+    "A": "Kettle notice: stop using the kettle.",
+    "B": "Kettle care: descale it every month.",
+    "C": "Refund timing: we send it in 2 days.",
+    "D": "Gift cards: a gift card has no refund.",
+    "E": "Price drops: ask for a refund of the difference.",
+    "F": "Delivery: parcels arrive in 3 to 5 days.",
+    "G": "Returns: return unused items within 30 days.",
+    "H": "Rewards: points expire after 18 months.",
+}
+
+
+def seed_store(path: Path, analyzer: Analyzer) -> Store:
+    store = Store(path, create=True)
+    for key, text in SEED.items():
+        doc = Document(doc_id=key, version="1", title=key, language="en", access="public")
+        passage = Passage(key, key, "1", "", "text", text, 0)
+        store.write_document(doc, [passage], [analyzer.body(text, "en")], None)
+    return store
