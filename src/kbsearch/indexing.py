@@ -14,9 +14,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field, replace
-from datetime import date
 from pathlib import Path
 
 import numpy as np
@@ -24,20 +23,33 @@ import numpy as np
 from .analysis import Analyzer, words
 from .chunking import make_passages
 from .embedders import Embedder
-from .errors import IngestError, InventoryError, KbsearchError
-from .ingest import SUPPORTED_SUFFIXES, parse_file
+from .errors import IngestError, InvalidArgumentError, InventoryError, KbsearchError
+from .ingest import parse_file
+from .ingest.discovery import discover, nothing_indexable
+from .ingest.discovery import expand_paths as expand_paths
 from .ingest.inventory import InventoryRow, read_inventory
-from .language import detect_language
+from .ingest.metadata import (
+    ACCESS_LABELS,
+    normalize_language,
+    overlaps,
+    path_doc_id,
+    period,
+    resolve_document,
+)
 from .records import Document, ParsedDocument, Passage
-from .store import Store
+from .store import Store, StoredDocument
 
 EMBED_BATCH = 64
-ACCESS_LABELS = ("public", "staff")
+DEFAULT_ACCESS = "staff"
+DEFAULT_ACCESS_META = "default_access"  # meta key: the index's remembered default label
 
 
 @dataclass
 class IndexReport:
-    """Counts of one indexing run, plus the failures with their reasons."""
+    """Counts of one indexing run, the failures and warnings with their reasons, the
+    unsupported files skipped, and the documents whose access label changed
+    (``(doc_id@vVERSION, old, new)``). ``default_access_label`` is the label given to
+    documents that have none (``default_access`` counts them)."""
 
     added: int = 0
     updated: int = 0
@@ -47,6 +59,10 @@ class IndexReport:
     default_access: int = 0
     passages: int = 0
     embedded: int = 0
+    warnings: list[tuple[str, str]] = field(default_factory=list)
+    unsupported: list[str] = field(default_factory=list)
+    access_changed: list[tuple[str, str, str]] = field(default_factory=list)
+    default_access_label: str = DEFAULT_ACCESS
 
     @property
     def ok(self) -> bool:
@@ -55,6 +71,10 @@ class IndexReport:
     def as_dict(self) -> dict[str, object]:
         out = asdict(self)
         out["failed"] = [{"source": s, "reason": r} for s, r in self.failed]
+        out["warnings"] = [{"source": s, "reason": r} for s, r in self.warnings]
+        out["access_changed"] = [
+            {"document": d, "from": a, "to": b} for d, a, b in self.access_changed
+        ]
         return out
 
 
@@ -66,30 +86,6 @@ class Settings:
     section_level: int = 2
     passage_budget: int = 512
     overlap: int = 1
-
-
-def expand_paths(paths: Iterable[str | Path]) -> list[Path]:
-    """Files named, plus the supported files under named folders (sorted, hidden skipped).
-
-    Raises:
-        IngestError: a path does not exist.
-    """
-    files: list[Path] = []
-    for raw in paths:
-        path = Path(raw)
-        if path.is_dir():
-            files += sorted(
-                p
-                for p in path.rglob("*")
-                if p.is_file()
-                and p.suffix.lower() in SUPPORTED_SUFFIXES
-                and not any(part.startswith(".") for part in p.relative_to(path).parts)
-            )
-        elif path.is_file():
-            files.append(path)
-        else:
-            raise IngestError(f"{path}: no such file or folder")
-    return list(dict.fromkeys(p.resolve() for p in files))
 
 
 def under_any(path: Path, roots: Sequence[Path]) -> bool:
@@ -104,65 +100,6 @@ def load_inventory(path: str | Path | None) -> dict[Path, InventoryRow]:
     csv_path = Path(path)
     rows = read_inventory(csv_path)
     return {(csv_path.parent / name).resolve(): row for name, row in rows.items()}
-
-
-def _date(value: object) -> date | None:
-    if value in (None, ""):
-        return None
-    if isinstance(value, date):
-        return value
-    try:
-        return date.fromisoformat(str(value))
-    except ValueError as exc:
-        raise IngestError(f"malformed date {value!r} (expected YYYY-MM-DD)") from exc
-
-
-def resolve_document(
-    parsed: ParsedDocument,
-    source: Path,
-    row: InventoryRow | None,
-    *,
-    default_access: str,
-    lang: str | None,
-) -> tuple[Document, bool]:
-    """The document metadata: inventory first, then front matter, then defaults.
-
-    Returns the document (without content hash) and whether it got the default access label.
-    """
-    meta = dict(parsed.metadata)
-    inv = {k: v for k, v in asdict(row).items() if v not in (None, "")} if row else {}
-
-    def pick(name: str, fallback: object = "") -> object:
-        return inv.get(name) or meta.get(name) or fallback
-
-    doc_id = str(parsed.doc_id or pick("doc_id") or source.stem)
-    title = str(pick("title") or parsed.title or doc_id)
-    access = str(pick("access", ""))
-    defaulted = not access
-    access = access or default_access
-    if access not in ACCESS_LABELS:
-        raise IngestError(
-            f"unknown access label {access!r} (expected {' or '.join(ACCESS_LABELS)})"
-        )
-    text = " ".join(b.text for b in parsed.blocks[:20] if b.text)
-    language = str(pick("language") or lang or detect_language(f"{title}\n{text}"))
-    document = Document(
-        doc_id=doc_id,
-        version=str(pick("version", "1")),
-        title=title,
-        language=language,
-        access=access,
-        effective_from=_date(pick("effective_from", None)),
-        effective_to=_date(pick("effective_to", None)),
-        owner=str(pick("owner")),
-        doc_type=str(pick("doc_type")),
-        format=str(pick("format") or source.suffix.lstrip(".").lower()),
-        source=str(source),
-    )
-    start, end = document.effective_from, document.effective_to
-    if start and end and end < start:
-        raise IngestError(f"{doc_id}: effective_to is before effective_from")
-    return document, defaulted
 
 
 def content_hash(document: Document, parsed: ParsedDocument, settings: dict[str, object]) -> str:
@@ -190,6 +127,15 @@ class _Pending:
     passages: list[Passage]
     update: bool
     defaulted: bool = False
+    old_access: str | None = None
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    source: Path
+    document: Document
+    parsed: ParsedDocument
+    defaulted: bool
 
 
 class Indexer:
@@ -217,67 +163,206 @@ class Indexer:
         embedder = self.embedder
         return lambda text: embedder.token_count(text, "passage")
 
+    def _fail(self, source: Path | str, reason: str) -> None:
+        self.report.failed.append((str(source), reason))
+
+    def default_access(self, requested: str | None) -> str:
+        """The label for unlabelled documents: ``requested`` (then remembered by the index),
+        else the one the index remembers, else ``staff``.
+
+        Raises:
+            InvalidArgumentError: an unknown label.
+        """
+        remembered = self.store.get_meta(DEFAULT_ACCESS_META)
+        label = requested or remembered or DEFAULT_ACCESS
+        if label not in ACCESS_LABELS:
+            raise InvalidArgumentError(
+                f"unknown access label {label!r} (expected {' or '.join(ACCESS_LABELS)})"
+            )
+        if requested and requested != remembered:
+            with self.store.transaction():
+                self.store.set_meta(DEFAULT_ACCESS_META, requested)
+        return label
+
     def run(
         self,
         paths: Sequence[str | Path],
         *,
         inventory: str | Path | None,
-        default_access: str,
+        default_access: str | None,
         prune: bool,
         lang: str | None,
     ) -> IndexReport:
+        """Index ``paths``; see the module docstring.
+
+        Raises:
+            IngestError: a path does not exist, or nothing in ``paths`` can be indexed.
+            InvalidArgumentError: ``lang`` is not a language code, an unknown access label.
+            InventoryError: the inventory cannot be read or is invalid.
+        """
+        lang = normalize_language(lang, "--lang") if lang else None
         rows = load_inventory(inventory)
+        found = discover(paths)
+        if not found.files:
+            raise IngestError(nothing_indexable(paths, found))
+        label = self.default_access(default_access)
+        self.report.default_access_label = label
+        inventory_file = Path(inventory).resolve() if inventory else None
+        self.report.unsupported = [
+            str(p) for p in found.unsupported if p.resolve() != inventory_file
+        ]
         roots = [Path(p).resolve() for p in paths]
         for missing in sorted(p for p in rows if not p.exists() and under_any(p, roots)):
-            self.report.failed.append((str(missing), "listed in the inventory but not found"))
-        stored = self.store.document_hashes()
-        seen: dict[tuple[str, str], str] = {}
+            self._fail(missing, "listed in the inventory but not found")
+        stored = {(d.document.doc_id, d.document.version): d for d in self.store.documents()}
+        candidates, parsed_ok = self._resolve(found.files, rows, label, lang)
+        yielded = {(c.document.doc_id, c.document.version) for c in candidates}
+        # A stored version whose file was read this run without yielding it is stale.
+        stale = {
+            key
+            for key, d in stored.items()
+            if key not in yielded and d.document.source in parsed_ok
+        }
+        candidates = self._check_claims(candidates, stored, parsed_ok)
+        candidates = self._check_periods(candidates, stored, stale if prune else set())
         settings_key = asdict(self.settings) | {
             "embedder": self.embedder.name if self.embedder else None
         }
-        for source, parsed_or_error in self._parse(expand_paths(paths)):
-            if isinstance(parsed_or_error, KbsearchError):
-                self.report.failed.append((str(source), str(parsed_or_error)))
+        for cand in candidates:
+            key = (cand.document.doc_id, cand.document.version)
+            digest = content_hash(cand.document, cand.parsed, settings_key)
+            document = replace(cand.document, content_hash=digest)
+            old = stored.get(key)
+            if old is not None and old.document.content_hash == digest:
+                self.report.unchanged += 1
+                self.report.default_access += cand.defaulted
                 continue
+            old_access = old.document.access if old else None
+            self._queue(
+                document,
+                cand.parsed,
+                update=old is not None,
+                defaulted=cand.defaulted,
+                old_access=old_access,
+            )
+        self._write_all()
+        if prune:
+            self._prune(stored, yielded, roots)
+        return self.report
+
+    def _resolve(
+        self, files: dict[Path, str], rows: dict[Path, InventoryRow], label: str, lang: str | None
+    ) -> tuple[list[_Candidate], set[str]]:
+        """Parse every file and resolve its documents' metadata. Returns the candidates (no
+        repeated doc_id+version) and the sources that parsed."""
+        candidates: list[_Candidate] = []
+        parsed_ok: set[str] = set()
+        seen: dict[tuple[str, str], str] = {}
+        for source, parsed_or_error in self._parse(list(files)):
+            if isinstance(parsed_or_error, KbsearchError):
+                self._fail(source, str(parsed_or_error))
+                continue
+            parsed_ok.add(str(source))
             for parsed in parsed_or_error:
                 try:
                     document, defaulted = resolve_document(
                         parsed,
                         source,
                         rows.get(source),
-                        default_access=default_access,
+                        path_id=files.get(source) or path_doc_id(Path(source.name)),
+                        default_access=label,
                         lang=lang,
                     )
                 except KbsearchError as exc:
-                    self.report.failed.append((str(source), str(exc)))
+                    self._fail(source, str(exc))
                     continue
                 key = (document.doc_id, document.version)
                 if key in seen:
-                    self.report.failed.append(
-                        (
-                            str(source),
-                            f"duplicate document {document.doc_id} version {document.version}"
-                            f" (also in {seen[key]})",
-                        )
+                    self._fail(
+                        source,
+                        f"duplicate document {document.doc_id} version {document.version}"
+                        f" (also in {seen[key]})",
                     )
                     continue
                 seen[key] = str(source)
-                digest = content_hash(document, parsed, settings_key)
-                document = replace(document, content_hash=digest)
-                if stored.get(key) == digest:
-                    self.report.unchanged += 1
-                    self.report.default_access += defaulted
-                    continue
-                self._queue(document, parsed, update=key in stored, defaulted=defaulted)
-        self._write_all()
-        if prune:
-            sources = self.store.document_sources()
-            for key in sorted(set(stored) - set(seen)):
-                source = Path(sources[key])
-                if not source.exists() or under_any(source, roots):
-                    self.store.delete_document(*key)
-                    self.report.removed += 1
-        return self.report
+                candidates.append(_Candidate(source, document, parsed, defaulted))
+        return candidates, parsed_ok
+
+    def _check_claims(
+        self,
+        candidates: list[_Candidate],
+        stored: dict[tuple[str, str], StoredDocument],
+        parsed_ok: set[str],
+    ) -> list[_Candidate]:
+        """Refuse a document whose doc_id+version is stored from another file that still
+        exists and was not re-read this run (re-read files that no longer yield it gave it
+        up)."""
+        kept: list[_Candidate] = []
+        for cand in candidates:
+            old = stored.get((cand.document.doc_id, cand.document.version))
+            other = old.document.source if old else ""
+            moved = other in parsed_ok or not Path(other).exists()
+            if old and other != str(cand.source) and not moved:
+                self._fail(
+                    cand.source,
+                    f"doc id {cand.document.doc_id!r} version {cand.document.version} is already "
+                    f"indexed from {other}; give one of the files its own doc_id (front matter "
+                    "`doc_id:` or the inventory), or delete the other file and re-run with --prune",
+                )
+                continue
+            kept.append(cand)
+        return kept
+
+    def _check_periods(
+        self,
+        candidates: list[_Candidate],
+        stored: dict[tuple[str, str], StoredDocument],
+        leaving: set[tuple[str, str]],
+    ) -> list[_Candidate]:
+        """Refuse a version whose effective period overlaps another version of its doc_id,
+        stored (unless ``leaving``: pruned by this run) or earlier in this run."""
+        versions: dict[str, dict[str, Document]] = {}
+        for (doc_id, version), d in stored.items():
+            if (doc_id, version) not in leaving:
+                versions.setdefault(doc_id, {})[version] = d.document
+        kept: list[_Candidate] = []
+        for cand in candidates:
+            doc = cand.document
+            others = versions.setdefault(doc.doc_id, {})
+            clash = next(
+                (o for v, o in sorted(others.items()) if v != doc.version and overlaps(doc, o)),
+                None,
+            )
+            if clash is not None:
+                same_file = " (from the same file: re-run with --prune to remove it)"
+                self._fail(
+                    cand.source,
+                    f"{doc.doc_id}: version {doc.version} ({period(doc)}) overlaps version "
+                    f"{clash.version} ({period(clash)}, from {clash.source})"
+                    f"{same_file if clash.source == doc.source else ''}; give the versions "
+                    "effective_from/effective_to dates that do not overlap",
+                )
+                continue
+            others[doc.version] = doc
+            kept.append(cand)
+        return kept
+
+    def _prune(
+        self,
+        stored: dict[tuple[str, str], StoredDocument],
+        yielded: set[tuple[str, str]],
+        roots: list[Path],
+    ) -> None:
+        """Remove stored versions this run did not yield whose file is gone or lies under the
+        paths indexed; a file that exists but failed this run keeps its documents."""
+        failed = {source for source, _ in self.report.failed}
+        for key in sorted(set(stored) - yielded):
+            source = Path(stored[key].document.source)
+            if str(source) in failed and source.exists():
+                continue
+            if not source.exists() or under_any(source, roots):
+                self.store.delete_document(*key)
+                self.report.removed += 1
 
     def _parse(
         self, files: list[Path]
@@ -289,9 +374,22 @@ class Indexer:
                 yield source, exc
             except (OSError, UnicodeDecodeError) as exc:
                 yield source, IngestError(f"cannot read {source.name}: {exc}")
+            except RecursionError:
+                yield source, IngestError(f"{source}: nested too deeply to read")
+            except Exception as exc:  # noqa: BLE001 - one bad file must not stop the run
+                yield (
+                    source,
+                    IngestError(f"{source}: cannot parse ({type(exc).__name__}: {_one_line(exc)})"),
+                )
 
     def _queue(
-        self, document: Document, parsed: ParsedDocument, *, update: bool, defaulted: bool
+        self,
+        document: Document,
+        parsed: ParsedDocument,
+        *,
+        update: bool,
+        defaulted: bool,
+        old_access: str | None,
     ) -> None:
         try:
             passages = make_passages(
@@ -304,10 +402,11 @@ class Indexer:
         except KbsearchError as exc:
             self.report.failed.append((document.source, str(exc)))
             return
-        if not passages:
-            self.report.failed.append((document.source, "no text to index"))
+        if not passages or not parsed.blocks:
+            reason = "has only a title" if parsed.title else "has no text"
+            self.report.warnings.append((document.source, f"{reason}; nothing indexed"))
             return
-        self._pending.append(_Pending(document, passages, update, defaulted))
+        self._pending.append(_Pending(document, passages, update, defaulted, old_access))
 
     def _write_all(self) -> None:
         """Embed and write the queued documents in batches of about ``EMBED_BATCH`` passages,
@@ -347,6 +446,14 @@ class Indexer:
                 continue
             self.report.passages += n
             self.report.default_access += item.defaulted
+            if item.old_access not in (None, item.document.access):
+                self.report.access_changed.append(
+                    (
+                        f"{item.document.doc_id}@v{item.document.version}",
+                        str(item.old_access),
+                        item.document.access,
+                    )
+                )
             if item.update:
                 self.report.updated += 1
             else:
@@ -372,3 +479,8 @@ class Indexer:
             )
         out = np.frombuffer(b"".join(cached[h] for h in hashes), dtype=np.float32)
         return out.reshape(len(texts), embedder.dim)
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return text[:200] + ("…" if len(text) > 200 else "")

@@ -212,7 +212,7 @@ class KnowledgeBase:
         paths: Sequence[str | Path],
         *,
         inventory: str | Path | None = None,
-        default_access: str = "staff",
+        default_access: str | None = None,
         prune: bool = False,
         lang: str | None = None,
         reembed: bool = False,
@@ -227,14 +227,16 @@ class KnowledgeBase:
         (or re-embedded); an existing index keeps the settings it was built with.
         ``reembed`` rebuilds the index from ``paths`` with this knowledge base's embedder:
         documents not under ``paths`` are not kept. The paths, the inventory and the settings
-        are checked before the old index is cleared.
+        are checked before the old index is cleared. ``default_access`` labels documents that
+        have no label; the index remembers it, and ``None`` uses the remembered one (``staff``
+        for a new index).
 
         Raises:
             InvalidArgumentError: unknown access label or analyzer, budget too small.
             EmbedderMismatchError: another embedder built this index (use ``reembed``).
             IngestError: a path does not exist. Per-document failures are in the report.
         """
-        if default_access not in AUDIENCES:
+        if default_access is not None and default_access not in AUDIENCES:
             raise InvalidArgumentError(f"unknown access label {default_access!r}")
         current = self.settings
         fresh = not current or reembed

@@ -1,0 +1,178 @@
+"""Document metadata: which file becomes which document id, language and version.
+
+Precedence for every field: the inventory row, then the file's own metadata (front matter,
+card fields), then what the path says (``guide/docs.md`` -> doc id ``guide/docs``,
+``page.fr.md`` -> language ``fr``), then the run's defaults (``--lang``, ``--default-access``),
+then language detection.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import asdict
+from datetime import date
+from pathlib import Path, PurePath
+
+from langdetect import detector_factory
+
+from kbsearch.errors import IngestError, InvalidArgumentError
+from kbsearch.ingest.inventory import InventoryRow
+from kbsearch.language import detect_language
+from kbsearch.records import Document, ParsedDocument
+
+ACCESS_LABELS = ("public", "staff")
+RESERVED_ID_CHARS = "@#"  # passage ids are doc_id@vVERSION#slug
+_LANGUAGE = re.compile(r"^[a-z]{2,3}$")
+_CONTROL_OR_SPACE = re.compile(r"[\s\x00-\x1f\x7f]+")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def _known_languages() -> frozenset[str]:
+    """ISO 639-1 codes langdetect has a profile for (``zh-cn`` -> ``zh``)."""
+    names = os.listdir(detector_factory.PROFILES_DIRECTORY)
+    return frozenset(name.split("-", 1)[0].lower() for name in names)
+
+
+KNOWN_LANGUAGES = _known_languages()
+
+
+def normalize_language(value: str, where: str = "language") -> str:
+    """``EN``, ``en-GB``, ``fr_FR`` -> ``en``/``fr``: lower-cased ISO 639 code, region dropped.
+
+    Raises:
+        InvalidArgumentError: not a 2-3 letter code (``english``, ``e1``).
+    """
+    code = re.split(r"[-_]", value.strip().lower(), maxsplit=1)[0]
+    if not _LANGUAGE.match(code):
+        raise InvalidArgumentError(f"{where} {value!r} is not an ISO 639-1 code such as en or fr")
+    return code
+
+
+def language_from_name(path: PurePath) -> str | None:
+    """The language a file name declares: ``page.fr.md`` -> ``fr`` (a known code before the
+    suffix), else ``None``."""
+    parts = path.name.split(".")
+    if len(parts) >= 3 and parts[-2].lower() in KNOWN_LANGUAGES:
+        return parts[-2].lower()
+    return None
+
+
+def path_doc_id(relative: PurePath) -> str:
+    """The doc id a path gives: the path relative to the indexed folder, POSIX separators,
+    without its last suffix (``guide/docs.md`` -> ``guide/docs``). Whitespace and control
+    characters (a newline in a file name) become one space."""
+    parts = [*relative.parts[:-1], relative.stem]
+    cleaned = (_CONTROL_OR_SPACE.sub(" ", part).strip() for part in parts)
+    return "/".join(part for part in cleaned if part)
+
+
+def check_identifier(value: str, what: str) -> str:
+    """``value`` when it is usable in a passage id.
+
+    Raises:
+        IngestError: empty, or contains ``@``, ``#`` or a control character.
+    """
+    if not value.strip():
+        raise IngestError(f"{what} is empty")
+    bad = sorted({ch for ch in value if ch in RESERVED_ID_CHARS or _CONTROL.match(ch)})
+    if bad:
+        shown = ", ".join(repr(ch) for ch in bad)
+        raise IngestError(
+            f"{what} {value!r} contains {shown}, which passage ids (doc_id@vVERSION#section) "
+            "reserve; rename the file or set another doc_id/version in the front matter or "
+            "the inventory"
+        )
+    return value
+
+
+def parse_date(value: object) -> date | None:
+    """An ISO ``YYYY-MM-DD`` day or ``None`` for an empty value.
+
+    Raises:
+        IngestError: any other form, or a day that does not exist (2026-02-30).
+    """
+    if value in (None, ""):
+        return None
+    if isinstance(value, date):
+        return value
+    try:
+        return date.fromisoformat(str(value).strip())
+    except ValueError as exc:
+        raise IngestError(
+            f"malformed date {value!r} (expected an existing day YYYY-MM-DD)"
+        ) from exc
+
+
+def resolve_document(
+    parsed: ParsedDocument,
+    source: Path,
+    row: InventoryRow | None,
+    *,
+    path_id: str | None = None,
+    default_access: str,
+    lang: str | None,
+) -> tuple[Document, bool]:
+    """The document metadata (see the module docstring for the precedence). ``path_id`` is
+    the id the path gives (:func:`path_doc_id`); the file stem when ``None``.
+
+    Returns the document (without content hash) and whether it got the default access label.
+
+    Raises:
+        IngestError: unknown access label, malformed or reversed dates, an unusable doc id
+            or version, a language that is not an ISO 639 code.
+    """
+    meta = dict(parsed.metadata)
+    inv = {k: v for k, v in asdict(row).items() if v not in (None, "")} if row else {}
+
+    def pick(name: str, fallback: object = "") -> object:
+        return inv.get(name) or meta.get(name) or fallback
+
+    doc_id = str(parsed.doc_id or pick("doc_id") or path_id or path_doc_id(PurePath(source.name)))
+    check_identifier(doc_id, "doc id")
+    version = check_identifier(str(pick("version", "1")).strip(), f"{doc_id}: version")
+    title = str(pick("title") or parsed.title or doc_id)
+    access = str(pick("access", "")).strip()
+    defaulted = not access
+    access = access or default_access
+    if access not in ACCESS_LABELS:
+        raise IngestError(
+            f"unknown access label {access!r} (expected {' or '.join(ACCESS_LABELS)})"
+        )
+    declared = pick("language") or language_from_name(source) or lang
+    if declared:
+        try:
+            language = normalize_language(str(declared))
+        except InvalidArgumentError as exc:
+            raise IngestError(str(exc)) from exc
+    else:
+        text = " ".join(b.text for b in parsed.blocks[:20] if b.text)
+        language = detect_language(f"{title}\n{text}")
+    document = Document(
+        doc_id=doc_id,
+        version=version,
+        title=title,
+        language=language,
+        access=access,
+        effective_from=parse_date(pick("effective_from", None)),
+        effective_to=parse_date(pick("effective_to", None)),
+        owner=str(pick("owner")),
+        doc_type=str(pick("doc_type")),
+        format=str(pick("format") or source.suffix.lstrip(".").lower()),
+        source=str(source),
+    )
+    start, end = document.effective_from, document.effective_to
+    if start and end and end < start:
+        raise IngestError(f"{doc_id}: effective_to is before effective_from")
+    return document, defaulted
+
+
+def overlaps(a: Document, b: Document) -> bool:
+    """True when the two (inclusive, open-ended when ``None``) effective periods share a day."""
+    a_from, a_to = a.effective_from or date.min, a.effective_to or date.max
+    b_from, b_to = b.effective_from or date.min, b.effective_to or date.max
+    return a_from <= b_to and b_from <= a_to
+
+
+def period(document: Document) -> str:
+    return f"{document.effective_from or 'open'} to {document.effective_to or 'open'}"
