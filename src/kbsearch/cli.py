@@ -125,9 +125,9 @@ def cli() -> None:
 @click.option("--inventory", type=click.Path(dir_okay=False), help="Inventory CSV.")
 @click.option(
     "--default-access",
-    default="staff",
-    show_default=True,
-    help="Access label of documents the inventory does not label.",
+    type=click.Choice(["public", "staff"]),
+    help="Access label of documents that have none (inventory, front matter); the index "
+    "remembers it. A new index uses staff: public searches do not see those documents.",
 )
 @click.option("--prune", is_flag=True, help="Remove documents no longer present.")
 @click.option("--lang", help="Language of documents without one (else detected).")
@@ -142,12 +142,13 @@ def cli() -> None:
 )
 @click.option("--budget", type=int, help="Passage budget in embedder tokens (new index).")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.option("--verbose", "-v", is_flag=True, help="List warnings and unsupported files.")
 @fail_cleanly
 def index(
     paths: tuple[str, ...],
     db: str,
     inventory: str | None,
-    default_access: str,
+    default_access: str | None,
     prune: bool,
     lang: str | None,
     embedder: str | None,
@@ -155,6 +156,7 @@ def index(
     analyzer: str | None,
     budget: int | None,
     as_json: bool,
+    verbose: bool,
 ) -> None:
     """Index files and folders into the knowledge base DB (created if missing)."""
     from .progress import progress_bar
@@ -181,18 +183,9 @@ def index(
     if as_json:
         click.echo(json.dumps(report.as_dict(), indent=2))
     else:
-        click.echo(
-            f"added {report.added}, updated {report.updated}, unchanged {report.unchanged}, "
-            f"removed {report.removed}, failed {len(report.failed)} "
-            f"({report.passages} passages written, {report.embedded} embedded)"
-        )
-        if report.default_access:
-            click.echo(
-                f"{report.default_access} document(s) got the default access "
-                f"label {default_access!r}"
-            )
-        for source, reason in report.failed:
-            click.echo(f"failed: {source}: {reason.removeprefix(f'{source}: ')}", err=True)
+        from .cli_ingest import print_index_report
+
+        print_index_report(report, verbose)
     if report.failed:
         sys.exit(1)
 
@@ -257,12 +250,15 @@ def search(
             weights=parse_weights(weights),
             explain=explain,
         )
+        if not hits and not as_json:
+            from .cli_ingest import print_no_results, staff_only_matches
+
+            print_no_results(staff_only_matches(kb, query, filters))
+            return
     if as_json:
         payload = {"query": query, "route": route, "k": k, "hits": [hit_dict(h) for h in hits]}
         click.echo(json.dumps(payload, indent=2, ensure_ascii=False))
         return
-    if not hits:
-        click.echo("no results")
     for hit in hits:
         click.echo(f"{hit.rank:>2}. {hit.score:8.4f}  {hit.passage_id}")
         if explain and hit.routes:

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from kbsearch.errors import IngestError
+from kbsearch.ingest.cards import card_id
 from kbsearch.ingest.text import normalize
 from kbsearch.records import Block, ParsedDocument
 
@@ -25,8 +26,9 @@ def iter_corpus(path: Path) -> Iterator[ParsedDocument]:
     A row whose text is empty but whose title is not gets its title as its only block.
 
     Raises:
-        IngestError: unreadable file, invalid JSON, a row without ``_id`` or ``text``, or a
-            repeated ``_id`` (the message names the line).
+        IngestError: unreadable file, invalid JSON, a row without ``_id`` or ``text``, an
+            ``_id`` that is not a string or whole number, or a repeated ``_id`` (the message
+            names the line).
     """
     seen: set[str] = set()
     try:
@@ -38,9 +40,11 @@ def iter_corpus(path: Path) -> Iterator[ParsedDocument]:
                     row = json.loads(line)
                 except json.JSONDecodeError as exc:
                     raise IngestError(f"{path}:{number}: invalid JSON ({exc.msg})") from exc
+                except (ValueError, RecursionError) as exc:
+                    raise IngestError(f"{path}:{number}: unreadable JSON value") from exc
                 if not isinstance(row, dict) or "_id" not in row or "text" not in row:
                     raise IngestError(f"{path}:{number}: a BEIR row needs '_id' and 'text'")
-                doc_id = str(row["_id"])
+                doc_id = card_id(row["_id"], path, number)
                 if doc_id in seen:
                     raise IngestError(f"{path}:{number}: duplicate _id {doc_id!r}")
                 seen.add(doc_id)

@@ -19,13 +19,19 @@ def parse(path: Path, *, section_level: int = 2) -> list[ParsedDocument]:
     non-empty line of ``text`` one block (section ``()``).
 
     Raises:
-        IngestError: unreadable file, invalid JSON, not a list of objects, a card missing a
-            field, or a repeated id.
+        IngestError: unreadable file, invalid JSON (or numbers too long, or nesting too deep
+            for Python to read), not a list of objects, a card missing a field, an id that is
+            not a non-empty string or a whole number, or a repeated id.
     """
+    text = read_text(path)
     try:
-        data = json.loads(read_text(path))
+        data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise IngestError(f"{path}: invalid JSON at line {exc.lineno} ({exc.msg})") from exc
+    except RecursionError as exc:
+        raise IngestError(f"{path}: JSON nested too deeply to read") from exc
+    except ValueError as exc:  # e.g. an integer of more than 4,300 digits
+        raise IngestError(f"{path}: unreadable JSON value ({_short(exc)})") from exc
     if not isinstance(data, list):
         raise IngestError(f"{path}: expected a JSON list of help cards {list(FIELDS)}")
     docs: list[ParsedDocument] = []
@@ -33,7 +39,7 @@ def parse(path: Path, *, section_level: int = 2) -> list[ParsedDocument]:
     for index, card in enumerate(data):
         if not isinstance(card, dict) or any(f not in card for f in FIELDS):
             raise IngestError(f"{path}: card {index} needs the fields {', '.join(FIELDS)}")
-        doc_id = str(card["id"])
+        doc_id = card_id(card["id"], path, index)
         if doc_id in seen:
             raise IngestError(f"{path}: card {index} repeats the id {doc_id!r}")
         seen.add(doc_id)
@@ -42,3 +48,33 @@ def parse(path: Path, *, section_level: int = 2) -> list[ParsedDocument]:
         metadata = {"family": normalize(str(card["family"]))}
         docs.append(ParsedDocument(doc_id, normalize(str(card["reference"])), blocks, metadata))
     return docs
+
+
+MAX_ID_CHARS = 200
+
+
+def card_id(value: object, path: Path, index: int) -> str:
+    """A card (or BEIR row) id as text: a non-empty string or a whole number (not ``true``,
+    ``null``, a list, a fraction or ``NaN``), at most ``MAX_ID_CHARS`` characters.
+
+    Raises:
+        IngestError: any other value.
+    """
+    if isinstance(value, str) and value.strip():
+        text = value.strip()
+    elif isinstance(value, int) and not isinstance(value, bool):
+        text = str(value)
+    else:
+        shown = _short(json.dumps(value)) if not isinstance(value, float) else repr(value)
+        raise IngestError(
+            f"{path}: card/row {index} has the id {shown}; an id is a non-empty string or a "
+            "whole number"
+        )
+    if len(text) > MAX_ID_CHARS:
+        raise IngestError(f"{path}: card/row {index} has an id of {len(text)} characters (max 200)")
+    return text
+
+
+def _short(value: object, limit: int = 80) -> str:
+    text = " ".join(str(value).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -4,8 +4,9 @@ The content root is the first ``<main>``, ``<article>`` or ``[role=main]`` eleme
 ``<body>``. Scripts, styles, navigation, headers, footers, asides, forms and similar chrome are
 removed. Every block-level element (``p``, ``li``, ``div``, ``td``...) ends a text block, so
 adjacent items are never glued (``<li>a</li><li>b</li>`` gives two blocks ``a`` and ``b``);
-``<br>`` is a space. Entities are decoded by the parser. A table holding headings or other
-tables is page layout and is read as text. The title is the first ``<h1>``, else ``<title>``.
+``<br>`` is a space. Question text in buttons (accordion FAQs) and ``<summary>`` is content;
+control-only buttons are dropped. Entities are decoded by the parser. A table holding headings
+or other tables is page layout and is read as text. The title is the first ``<h1>``, else ``<title>``.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from bs4 import BeautifulSoup, NavigableString, Tag
-from bs4.element import Comment, Declaration, Doctype, ProcessingInstruction
+from bs4.element import Comment, Declaration, Doctype, PageElement, ProcessingInstruction
 
 from kbsearch.ingest.text import normalize, normalize_lines, read_bytes
 from kbsearch.records import Block, ParsedDocument, Table
@@ -22,12 +23,14 @@ SUFFIXES = (".html", ".htm")
 
 _DROP = [
     *("script", "style", "noscript", "template", "nav", "header", "footer", "aside", "form"),
-    *("iframe", "svg", "canvas", "button", "select", "input", "textarea", "dialog"),
+    *("iframe", "svg", "canvas", "select", "input", "textarea", "dialog"),
 ]
+# Attributes of a button that opens or closes content (Bootstrap accordions, ARIA disclosures).
+_DISCLOSURE = ("aria-expanded", "aria-controls", "data-bs-toggle", "data-toggle")
 _BLOCK = {
     *("address", "article", "blockquote", "dd", "details", "div", "dl", "dt", "fieldset"),
     *("figcaption", "figure", "hr", "li", "main", "ol", "p", "section", "summary", "ul"),
-    "caption",
+    *("caption", "button"),
 }
 _SKIPPED_STRINGS = (Comment, Declaration, Doctype, ProcessingInstruction)
 
@@ -63,9 +66,22 @@ def _is_layout(table: Tag) -> bool:
     return table.find(["table", "h1", "h2", "h3", "h4", "h5", "h6"]) is not None
 
 
+def _is_content_button(button: Tag) -> bool:
+    """A button whose text is content: it sits in a heading or a ``<summary>``, it opens or
+    closes content (an accordion question), or its text is a question."""
+    if button.find_parent(["h1", "h2", "h3", "h4", "h5", "h6", "summary", "dt"]) is not None:
+        return True
+    if any(button.has_attr(name) for name in _DISCLOSURE):
+        return True
+    return normalize(button.get_text(" ")).endswith("?")
+
+
 def strip_chrome(root: Tag) -> None:
-    """Remove scripts, styles, navigation, headers, footers, forms... and hidden elements."""
-    for tag in [*root.find_all(_DROP), *root.select("[hidden]")]:
+    """Remove scripts, styles, navigation, headers, footers, forms... hidden elements and
+    buttons that are controls only ("Copy", "Close"); question buttons stay (see
+    :func:`_is_content_button`)."""
+    controls = [b for b in root.find_all("button") if not _is_content_button(b)]
+    for tag in [*root.find_all(_DROP), *root.select("[hidden]"), *controls]:
         if not tag.decomposed:
             tag.decompose()
 
@@ -98,8 +114,15 @@ class _Walker:
         else:
             self.blocks.append(Block(tuple(self.section), text))
 
-    def walk(self, node: Tag) -> None:
-        for child in node.children:
+    def walk(self, root: Tag) -> None:
+        """Read ``root``'s subtree in document order with an explicit stack (no recursion,
+        so pages nested thousands of elements deep are read too)."""
+        stack: list[PageElement | None] = list(reversed(list(root.children)))
+        while stack:
+            child = stack.pop()
+            if child is None:  # the end of a block element
+                self.flush()
+                continue
             if isinstance(child, NavigableString):
                 if not isinstance(child, _SKIPPED_STRINGS):
                     self.buffer.append(str(child))
@@ -122,12 +145,11 @@ class _Walker:
                     self.blocks.append(Block(tuple(self.section), text))
             elif name == "br":
                 self.buffer.append(" ")
-            elif name in _BLOCK:
-                self.flush()
-                self.walk(child)
-                self.flush()
             else:
-                self.walk(child)
+                if name in _BLOCK:
+                    self.flush()
+                    stack.append(None)
+                stack.extend(reversed(list(child.children)))
 
 
 def _content_root(soup: BeautifulSoup) -> Tag:

@@ -9,8 +9,7 @@ headings. Offsets come from the token line map.
 
 from __future__ import annotations
 
-import datetime as dt
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import yaml
@@ -46,24 +45,40 @@ def _inline_text(token: Token) -> str:
     return normalize("".join(parts))
 
 
-def _scalar(value: object) -> str:
-    if isinstance(value, dt.date):
-        return value.isoformat()
-    if isinstance(value, list | tuple):
-        return ", ".join(_scalar(v) for v in value)
-    return "" if value is None else str(value)
+_NULL_TAG = "tag:yaml.org,2002:null"
+
+
+def _node_text(node: yaml.Node) -> str:
+    """A front-matter value as written: ``version: 1.10`` stays ``"1.10"`` and a date stays
+    its text (checked later), lists are joined with ``", "``, a null is empty."""
+    if isinstance(node, yaml.ScalarNode):
+        return "" if node.tag == _NULL_TAG else str(node.value)
+    if isinstance(node, yaml.SequenceNode):
+        return ", ".join(t for t in (_node_text(item) for item in node.value) if t)
+    return ""  # a nested mapping carries no field kbsearch reads
 
 
 def _front_matter(content: str, path: Path) -> dict[str, str]:
+    """Front-matter keys and their values as text (YAML is composed, not constructed, so
+    numbers and dates are not reinterpreted).
+
+    Raises:
+        IngestError: malformed YAML, or not a mapping.
+    """
     try:
-        data = yaml.safe_load(content)
-    except yaml.YAMLError as exc:
-        raise IngestError(f"{path}: malformed YAML front matter ({exc})") from exc
-    if data is None:
+        root = yaml.compose(content, Loader=yaml.SafeLoader)
+    except (yaml.YAMLError, RecursionError) as exc:
+        reason = " ".join(str(exc).split()) or type(exc).__name__
+        raise IngestError(f"{path}: malformed YAML front matter ({reason})") from exc
+    if root is None:
         return {}
-    if not isinstance(data, Mapping):
+    if not isinstance(root, yaml.MappingNode):
         raise IngestError(f"{path}: front matter must be a YAML mapping of keys to values")
-    return {str(k): _scalar(v) for k, v in data.items()}
+    return {
+        str(key.value): _node_text(value)
+        for key, value in root.value
+        if isinstance(key, yaml.ScalarNode)
+    }
 
 
 class _Builder:

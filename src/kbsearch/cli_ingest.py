@@ -1,0 +1,78 @@
+"""Output of the ingest-side commands: the ``index`` report, the hint when a public search
+finds nothing although staff-only passages match, and ``inventory --init``."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+import click
+
+from .indexing import IndexReport
+from .knowledge_base import MAX_K
+from .records import Filters
+
+if TYPE_CHECKING:
+    from .knowledge_base import KnowledgeBase
+
+
+def print_index_report(report: IndexReport, verbose: bool) -> None:
+    """The index report as lines: counts on stdout, warnings and failures on stderr."""
+    click.echo(
+        f"added {report.added}, updated {report.updated}, unchanged {report.unchanged}, "
+        f"removed {report.removed}, failed {len(report.failed)} "
+        f"({report.passages} passages written, {report.embedded} embedded)"
+    )
+    label = report.default_access_label
+    if report.default_access:
+        hint = (
+            "; public searches do not show them (--default-access public, or access: public "
+            "in front matter or the inventory, makes documents public)"
+            if label == "staff"
+            else ""
+        )
+        click.echo(
+            f"{report.default_access} document(s) have no access label and are {label}{hint}"
+        )
+    for document, old, new in report.access_changed:
+        click.echo(f"access changed: {document} {old} -> {new}")
+    if report.unsupported:
+        click.echo(
+            f"{len(report.unsupported)} unsupported file(s) skipped"
+            + ("" if verbose else " (--verbose lists them)")
+        )
+        if verbose:
+            for path in report.unsupported:
+                click.echo(f"  skipped: {path}")
+    if report.warnings:
+        if verbose:
+            for source, reason in report.warnings:
+                click.echo(f"warning: {source}: {reason.removeprefix(f'{source}: ')}", err=True)
+        else:
+            click.echo(f"{len(report.warnings)} warning(s) (--verbose lists them)", err=True)
+    for source, reason in report.failed:
+        click.echo(f"failed: {source}: {reason.removeprefix(f'{source}: ')}", err=True)
+
+
+def staff_only_matches(kb: KnowledgeBase, query: str, filters: Filters) -> int:
+    """How many passages a staff search for ``query`` finds by keyword (at most ``MAX_K``)
+    when the public search under ``filters`` found nothing. For the operator's CLI only:
+    never say this to a public interface."""
+    if filters.audience != "public":
+        return 0
+    staff = replace(filters, audience="staff")
+    return len(kb.search(query, k=MAX_K, route="lexical", filters=staff))
+
+
+def print_no_results(hidden: int) -> None:
+    """``no results``, and when staff-only passages match, how to make documents public."""
+    click.echo("no results")
+    if hidden:
+        count = f"{hidden}+" if hidden >= MAX_K else str(hidden)
+        click.echo(
+            f"{count} staff-only passage(s) match; public searches do not see them. Documents "
+            "without an access label are indexed as staff: re-index with --default-access "
+            "public (or set access: public in the front matter or the inventory) to make them "
+            "public, or search with --audience staff.",
+            err=True,
+        )
