@@ -6,7 +6,8 @@ removed. Every block-level element (``p``, ``li``, ``div``, ``td``...) ends a te
 adjacent items are never glued (``<li>a</li><li>b</li>`` gives two blocks ``a`` and ``b``);
 ``<br>`` is a space. Question text in buttons (accordion FAQs) and ``<summary>`` is content;
 control-only buttons are dropped. Entities are decoded by the parser. A table holding headings
-or other tables is page layout and is read as text. The title is the first ``<h1>``, else ``<title>``.
+or other tables is page layout and is read as text. The title is the first ``<h1>``, else
+``<title>``.
 """
 
 from __future__ import annotations
