@@ -6,9 +6,11 @@ query side mirrors that split so a user's ``PK-2200-07`` becomes the words ``pk 
 every word is double-quoted so ``AND``/``OR``/``NOT``/``NEAR``, ``*``, ``:``, ``^`` and
 parentheses are plain words, never FTS5 operators.
 
+Both sides fold the ligatures ``œ``, ``æ`` and ``ß`` (``vœux`` and ``voeux`` are one word).
+
 Two analyzers (chosen when the index is built and recorded in it):
 
-- ``plain``: FTS5's own tokenizer on the passage text.
+- ``plain``: FTS5's own tokenizer on the passage text (ligatures folded first).
 - ``stem``: each word Snowball-stemmed in its document's language (Porter, "Snowball: A language
   for stemming algorithms", 2001; PyStemmer), then accents folded; queries are stemmed with the
   stemmer of each language the index holds (or of ``--lang``).
@@ -31,6 +33,17 @@ STEMMER_LANGUAGES = {"en": "english", "fr": "french"}
 ANALYZERS = ("plain", "stem")
 
 
+# Letters NFKC leaves alone that are spelled as two letters too (``main-d'œuvre`` and
+# ``main-d'oeuvre``, ``ex æquo`` and ``ex aequo``); the ``ﬁ``-style typographic ligatures are
+# already split by NFKC.
+LIGATURES = str.maketrans({"œ": "oe", "Œ": "OE", "æ": "ae", "Æ": "AE", "ß": "ss", "ẞ": "SS"})
+
+
+def fold_ligatures(text: str) -> str:
+    """``œ`` -> ``oe``, ``æ`` -> ``ae``, ``ß`` -> ``ss`` (upper case too)."""
+    return text.translate(LIGATURES)
+
+
 def fold_diacritics(text: str) -> str:
     """Remove combining marks after NFKD decomposition (``données`` -> ``donnees``)."""
     decomposed = unicodedata.normalize("NFKD", text)
@@ -47,8 +60,9 @@ def is_text(text: str) -> bool:
 
 
 def words(text: str) -> list[str]:
-    """Lower-cased words of ``text`` (NFKC, then runs of letters/digits), in order."""
-    return WORD_RE.findall(unicodedata.normalize("NFKC", text).lower())
+    """Lower-cased words of ``text`` (NFKC, ligatures folded, then runs of letters/digits),
+    in order."""
+    return WORD_RE.findall(fold_ligatures(unicodedata.normalize("NFKC", text)).lower())
 
 
 def query_words(query: str) -> list[str]:
@@ -100,7 +114,7 @@ class Analyzer:
     def body(self, text: str, language: str) -> str:
         """The text FTS5 indexes for a passage written in ``language``."""
         if self.name == "plain":
-            return text
+            return fold_ligatures(text)
         return " ".join(stem_words(words(text), language))
 
     def query_terms(self, query: str, languages: Sequence[str]) -> list[str]:

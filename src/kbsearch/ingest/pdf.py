@@ -14,7 +14,8 @@
   directly after the previous page's last table (only dropped header/footer lines between),
   and it repeats that table's header row, or has as many columns and no header of its own
   (its first row is not all bold over non-bold rows), its rows are appended.
-* Lines are joined into paragraphs; a paragraph ends at a vertical gap, a page break, a bullet,
+* Lines are joined into paragraphs (line-end hyphenation undone, real hyphens kept: see
+  :func:`join_lines`); a paragraph ends at a vertical gap, a page break, a bullet,
   or a short line ending with punctuation. Every block records its 1-based page.
 * All text is NFKC-normalised (the ligature U+FB01 becomes ``fi``); pdfplumber's own ligature
   expansion is turned off so that this one rule applies to every compatibility character.
@@ -149,9 +150,63 @@ def _read(path: Path) -> list[_Line | _TableItem]:
     except OSError as exc:
         raise IngestError(f"{path}: cannot read file ({exc.strerror or exc})") from exc
     except _PDF_ERRORS as exc:
+        if _encrypted(exc):
+            raise IngestError(
+                f"{path}: the PDF is encrypted (password-protected); save an unprotected copy"
+                " to index it"
+            ) from exc
         reason = str(exc) or type(exc).__name__
         raise IngestError(f"{path}: corrupt or unreadable PDF ({reason})") from exc
     return items
+
+
+def _encrypted(exc: BaseException) -> bool:
+    """True when pdfminer refused the file for its encryption (pdfplumber wraps the error)."""
+    causes = [exc, *exc.args, exc.__cause__, exc.__context__]
+    return any(isinstance(c, PDFEncryptionError | PDFPasswordIncorrect) for c in causes)
+
+
+_HYPHENATED_END = re.compile(r"([^\W\d_]+)[-\u2010]$")
+_FIRST_WORD = re.compile(r"^([^\W\d_]+)")
+_WORD = re.compile(r"[^\W\d_]+(?:[-\u2010][^\W\d_]+)*")
+
+
+def _vocabulary(lines: Sequence[str]) -> set[str]:
+    """Lower-cased words and hyphenated compounds of ``lines``, leaving out the two halves of
+    every line-end hyphenation (they are what is being decided)."""
+    vocab: set[str] = set()
+    for i, line in enumerate(lines):
+        found = _WORD.findall(line)
+        if _HYPHENATED_END.search(line) and found:
+            found = found[:-1]
+        if i and _HYPHENATED_END.search(lines[i - 1]) and _FIRST_WORD.match(line) and found:
+            found = found[1:]
+        for word in found:
+            vocab.add(word.lower())
+            vocab.update(part.lower() for part in re.split(r"[-\u2010]", word))
+    return vocab
+
+
+def join_lines(lines: Sequence[str], vocabulary: set[str]) -> str:
+    """Join a paragraph's lines, undoing line-end hyphenation: ``eligi-`` + ``bility`` gives
+    ``eligibility``, while a real compound broken at its hyphen stays one (``fixed-`` +
+    ``term`` gives ``fixed-term``). The hyphen is kept when the compound occurs elsewhere in
+    the document, or both halves do as words and the joined word does not; otherwise it is a
+    hyphenation and is removed. A next line starting with a capital or a digit keeps it."""
+    out = lines[0] if lines else ""
+    for line in lines[1:]:
+        end = _HYPHENATED_END.search(out)
+        start = _FIRST_WORD.match(line)
+        if end and start and line[0].islower():
+            left, right = end.group(1).lower(), start.group(1).lower()
+            joined = left + right
+            keep = f"{left}-{right}" in vocabulary or (
+                joined not in vocabulary and left in vocabulary and right in vocabulary
+            )
+            out = (out if keep else out[:-1]) + line
+        else:
+            out = f"{out} {line}"
+    return out
 
 
 def _running_key(line: _Line) -> str:
@@ -272,7 +327,8 @@ def parse(path: Path, *, section_level: int = 2) -> list[ParsedDocument]:
     ``section_level`` is unused: PDF headings have no reliable levels, so sections are flat.
 
     Raises:
-        IngestError: unreadable or corrupt PDF, or a PDF without extractable text.
+        IngestError: unreadable, corrupt or encrypted PDF (the message says which), or a PDF
+            without extractable text.
     """
     items = _join_tables(_drop_running(_read(path)))
     lines = [it for it in items if isinstance(it, _Line)]
@@ -285,10 +341,12 @@ def parse(path: Path, *, section_level: int = 2) -> list[ParsedDocument]:
     blocks: list[Block] = []
     section: tuple[str, ...] = ()
     para: list[_Line] = []
+    vocabulary = _vocabulary([ln.text for ln in lines])
 
     def flush() -> None:
         if para:
-            blocks.append(Block(section, " ".join(ln.text for ln in para), page=para[0].page))
+            text = join_lines([ln.text for ln in para], vocabulary)
+            blocks.append(Block(section, text, page=para[0].page))
             para.clear()
 
     i = 0
