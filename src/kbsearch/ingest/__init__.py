@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Protocol
 
 from kbsearch.errors import IngestError, InvalidArgumentError
-from kbsearch.ingest import beir, cards, html, markdown, pdf, plaintext
+from kbsearch.ingest import beir, cards, html, markdown, mdx, pdf, plaintext, rst, word
 from kbsearch.ingest.inventory import InventoryRow, read_inventory, validate_periods
 from kbsearch.records import ParsedDocument
 
@@ -22,7 +22,7 @@ class Parser(Protocol):
 
 PARSERS: Mapping[str, Parser] = {
     suffix: module.parse
-    for module in (markdown, html, pdf, plaintext, beir, cards)
+    for module in (markdown, mdx, rst, html, pdf, word, plaintext, beir, cards)
     for suffix in module.SUFFIXES
 }
 SUPPORTED_SUFFIXES: tuple[str, ...] = tuple(sorted(PARSERS))

@@ -146,7 +146,15 @@ def parse(path: Path, *, section_level: int = 2) -> list[ParsedDocument]:
     Raises:
         IngestError: unreadable file, not UTF-8, or malformed front matter.
     """
-    source = read_text(path)
+    return [parse_text(read_text(path), path, section_level=section_level)]
+
+
+def parse_text(source: str, path: Path, *, section_level: int = 2) -> ParsedDocument:
+    """Parse Markdown ``source`` (read from ``path``, named in errors).
+
+    Raises:
+        IngestError: malformed front matter.
+    """
     tokens = _parser().parse(source)
     build = _Builder(source, section_level)
     metadata: dict[str, str] = {}
@@ -176,4 +184,4 @@ def parse(path: Path, *, section_level: int = 2) -> list[ParsedDocument]:
         i += 1
     title = metadata.get("title") or build.title
     doc_id = metadata.get("doc_id") or None
-    return [ParsedDocument(doc_id, title, tuple(build.blocks), metadata)]
+    return ParsedDocument(doc_id, title, tuple(build.blocks), metadata)
