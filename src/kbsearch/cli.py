@@ -333,11 +333,28 @@ def show(passage_id: str, db: str, audience: str, as_json: bool) -> None:
 
 
 @cli.command()
-@db_option
+@click.option("--db", "db", type=click.Path(dir_okay=False), help="Knowledge base file.")
+@click.option(
+    "--init",
+    "init_folder",
+    type=click.Path(file_okay=False),
+    help="Write a starter inventory CSV for FOLDER (FOLDER/inventory.csv, or --output).",
+)
+@click.option("--output", "-o", type=click.Path(dir_okay=False), help="Where --init writes.")
+@click.option("--force", is_flag=True, help="Let --init overwrite an existing file.")
 @click.option("--json", "as_json", is_flag=True)
 @fail_cleanly
-def inventory(db: str, as_json: bool) -> None:
-    """List the indexed documents."""
+def inventory(
+    db: str | None, init_folder: str | None, output: str | None, force: bool, as_json: bool
+) -> None:
+    """List the indexed documents (--db), or write a starter inventory (--init FOLDER)."""
+    if init_folder is not None:
+        from .cli_ingest import write_starter_inventory
+
+        write_starter_inventory(init_folder, output, force)
+        return
+    if db is None:
+        raise click.UsageError("give --db to list an index, or --init FOLDER")
     with opened(db) as kb:
         docs = kb.documents()
     if as_json:

@@ -4,10 +4,12 @@ finds nothing although staff-only passages match, and ``inventory --init``."""
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 
+from .errors import InvalidArgumentError, StorageError
 from .indexing import IndexReport
 from .knowledge_base import MAX_K
 from .records import Filters
@@ -76,3 +78,26 @@ def print_no_results(hidden: int) -> None:
             "public, or search with --audience staff.",
             err=True,
         )
+
+
+def write_starter_inventory(folder: str, output: str | None, force: bool) -> None:
+    """Write the starter inventory of ``folder`` (see :mod:`kbsearch.ingest.starter`).
+
+    Raises:
+        InvalidArgumentError: the target exists and ``force`` is not set.
+    """
+    from .ingest.starter import starter_inventory
+
+    target = Path(output) if output else Path(folder) / "inventory.csv"
+    if target.exists() and not force:
+        raise InvalidArgumentError(f"{target} exists; pass --force to overwrite it")
+    text, skipped = starter_inventory(folder)
+    try:
+        target.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise StorageError(f"cannot write {target}: {exc.strerror or exc}") from exc
+    rows = text.count("\n") - 1
+    click.echo(f"wrote {target}: {rows} document(s); edit access, version and dates, then run")
+    click.echo(f"  kbsearch index {folder} --inventory {target} --db DB")
+    for file, reason in skipped:
+        click.echo(f"not listed: {file}: {reason}", err=True)
