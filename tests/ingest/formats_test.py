@@ -20,6 +20,9 @@ def test_registry_covers_every_format() -> None:
     assert set(SUPPORTED_SUFFIXES) == {
         ".md",
         ".markdown",
+        ".mdx",
+        ".rst",
+        ".docx",
         ".html",
         ".htm",
         ".pdf",
@@ -31,8 +34,8 @@ def test_registry_covers_every_format() -> None:
 
 
 def test_unsupported_suffix_and_missing_file(tmp_path: Path) -> None:
-    with pytest.raises(IngestError, match=r"unsupported file type '\.docx'.*\.md"):
-        parse_file(tmp_path / "a.docx")
+    with pytest.raises(IngestError, match=r"unsupported file type '\.odt'.*\.md"):
+        parse_file(tmp_path / "a.odt")
     with pytest.raises(IngestError, match="no such file"):
         parse_file(tmp_path / "missing.md")
     with pytest.raises(InvalidArgumentError):

@@ -101,3 +101,32 @@ def test_layout_table_read_as_text(tmp_path: Path) -> None:
     assert [(b.section, b.text, b.table) for b in doc.blocks] == [
         (("Delivery",), "Parcels arrive in 3 days.", None)
     ]
+
+
+ACCORDION = """<main><h1>Cards FAQ</h1>
+<div class="accordion" id="faq">
+  <div class="accordion-item">
+    <h2 class="accordion-header">
+      <button class="accordion-button" type="button" data-bs-toggle="collapse"
+              aria-expanded="true">How do I freeze a lost card?</button>
+    </h2>
+    <div class="accordion-collapse collapse show">
+      <div class="accordion-body">Open the app and tap Freeze.</div>
+    </div>
+  </div>
+</div>
+<details><summary>Can I unfreeze it?</summary><p>Yes, tap Unfreeze.</p></details>
+<p>Share this page <button type="button">Copy link</button></p>
+</main>"""
+
+
+def test_accordion_questions_in_buttons_and_summary_are_content(tmp_path: Path) -> None:
+    path = tmp_path / "faq.html"
+    path.write_text(ACCORDION)
+    doc = parse_file(path)[0]
+    assert [(b.section, b.text) for b in doc.blocks] == [
+        (("How do I freeze a lost card?",), "Open the app and tap Freeze."),
+        (("How do I freeze a lost card?",), "Can I unfreeze it?"),
+        (("How do I freeze a lost card?",), "Yes, tap Unfreeze."),
+        (("How do I freeze a lost card?",), "Share this page"),
+    ]

@@ -116,3 +116,19 @@ def test_raw_html_block_in_markdown_drops_script(tmp_path: Path) -> None:
     )
     (doc,) = parse_file(path)
     assert [b.text for b in doc.blocks] == ["Visible & kept"]
+
+
+def test_front_matter_values_are_read_as_written(tmp_path: Path) -> None:
+    path = tmp_path / "v.md"
+    path.write_text(
+        "---\nversion: 1.10\ndoc_id: 007\neffective_from: 2026-02-30\ntags: [a, b]\n"
+        "owner: null\n---\n# T\n\nText.\n"
+    )
+    meta = parse_file(path)[0].metadata
+    assert meta == {
+        "version": "1.10",
+        "doc_id": "007",
+        "effective_from": "2026-02-30",  # checked (and refused) when the document is resolved
+        "tags": "a, b",
+        "owner": "",
+    }

@@ -225,3 +225,34 @@ def test_new_table_after_page_break_is_not_merged(tmp_path: Path) -> None:
         Table(("Model", "Motor", "Year"), (("PW-1800", "1.8 kW", "2024"),)),
     ]
     assert all("Acme" not in b.text for b in doc.blocks)
+
+
+def test_line_end_hyphenation_undone_real_hyphens_kept(tmp_path: Path) -> None:
+    path = tmp_path / "hyphen.pdf"
+    canv = canvas.Canvas(str(path), pagesize=A4)
+    lines = [
+        "Applicants must prove their eligi-",
+        "bility before they sign a fixed-",
+        "term contract; a fixed-term contract",
+        "ends on its date.",
+    ]
+    for i, line in enumerate(lines):
+        canv.drawString(72, 700 - 14 * i, line)
+    canv.save()
+    text = " ".join(b.text for b in parse_file(path)[0].blocks)
+    assert text == (
+        "Applicants must prove their eligibility before they sign a fixed-term contract; "
+        "a fixed-term contract ends on its date."
+    )
+
+
+def test_encrypted_pdf_is_reported_as_encrypted(tmp_path: Path) -> None:
+    from reportlab.lib import pdfencrypt
+
+    path = tmp_path / "locked.pdf"
+    canv = canvas.Canvas(str(path), encrypt=pdfencrypt.StandardEncryption("secret"))
+    canv.drawString(72, 700, "Secret words.")
+    canv.save()
+    with pytest.raises(IngestError, match="encrypted") as info:
+        parse_file(path)
+    assert "corrupt" not in str(info.value)

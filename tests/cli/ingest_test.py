@@ -1,0 +1,97 @@
+"""``index``, ``inventory --init`` and the no-results hint of ``search``: a first hour with
+one's own folder (issue 14 items 9, 11, 12)."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+from click.testing import CliRunner
+from support import write_files
+
+from kbsearch.cli import cli
+
+DOCS = {
+    "guide/refunds.md": "# Refunds\n\nRefunds arrive within 5 days.\n",
+    "admin/refunds.md": "# Refunds (admin)\n\nApprove refunds in the back office.\n",
+    "notes.fr.md": "---\nversion: 1.10\n---\n# Notes\n\nLe remboursement arrive vite.\n",
+    "title-only.md": "# Only a title\n",
+    "logo.png": "not an image",
+}
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_first_index_then_search_says_why_nothing_public(tmp_path: Path) -> None:
+    docs = write_files(tmp_path / "docs", DOCS)
+    db = str(tmp_path / "kb.db")
+    code, out, err = run("index", str(docs), "--db", db, "--embedder", "none")
+    assert code == 0, err
+    assert "added 3, updated 0, unchanged 0, removed 0, failed 0" in out
+    assert "3 document(s) have no access label and are staff; public searches" in out
+    assert "1 unsupported file(s) skipped (--verbose lists them)" in out
+    assert "1 warning(s)" in err
+    code, out, err = run("search", "refunds", "--db", db, "--route", "lexical")
+    assert (code, out.strip()) == (0, "no results")
+    assert "2 staff-only passage(s) match" in err and "--default-access public" in err
+    # nothing matches at all: no hint
+    code, out, err = run("search", "zebra", "--db", db, "--route", "lexical")
+    assert (code, out.strip(), err) == (0, "no results", "")
+
+
+def test_default_access_is_remembered_and_reruns_exit_zero(tmp_path: Path) -> None:
+    docs = write_files(tmp_path / "docs", DOCS)
+    db = str(tmp_path / "kb.db")
+    run("index", str(docs), "--db", db, "--embedder", "none")
+    code, out, _ = run("index", str(docs), "--db", db, "--default-access", "public")
+    assert code == 0
+    assert "access changed: admin/refunds@v1 staff -> public" in out
+    code, out, err = run("index", str(docs), "--db", db, "--verbose")
+    assert code == 0
+    assert "added 0, updated 0, unchanged 3, removed 0, failed 0" in out
+    assert "are public" in out and "access changed" not in out
+    assert f"skipped: {docs / 'logo.png'}" in out
+    assert "warning: " in err and "title-only.md: has only a title; nothing indexed" in err
+    code, out, _ = run("search", "refunds", "--db", db, "--route", "lexical")
+    assert code == 0 and "guide/refunds@v1#top" in out and "admin/refunds@v1#top" in out
+    code, out, _ = run("inventory", "--db", db)
+    assert "notes.fr@v1.10  public fr" in out
+
+
+def test_empty_folder_is_an_error(tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    db = tmp_path / "kb.db"
+    code, _, err = run("index", str(tmp_path / "empty"), "--db", str(db), "--embedder", "none")
+    assert code == 1 and "no file to index in" in err
+    assert not db.exists()
+
+
+def test_inventory_init_writes_a_starter_csv(tmp_path: Path) -> None:
+    docs = write_files(tmp_path / "docs", DOCS)
+    code, out, _ = run("inventory", "--init", str(docs))
+    assert code == 0 and f"wrote {docs / 'inventory.csv'}: 4 document(s)" in out
+    with (docs / "inventory.csv").open() as fh:
+        rows = {r["file"]: r for r in csv.DictReader(fh)}
+    assert sorted(rows) == ["admin/refunds.md", "guide/refunds.md", "notes.fr.md", "title-only.md"]
+    assert rows["notes.fr.md"]["doc_id"] == "notes.fr"
+    assert (rows["notes.fr.md"]["version"], rows["notes.fr.md"]["language"]) == ("1.10", "fr")
+    assert rows["guide/refunds.md"]["access"] == ""
+    # refuses to overwrite; the written inventory indexes as is
+    code, _, err = run("inventory", "--init", str(docs))
+    assert code == 1 and "exists; pass --force" in err
+    db = str(tmp_path / "kb.db")
+    code, out, err = run(
+        "index",
+        str(docs),
+        "--db",
+        db,
+        "--inventory",
+        str(docs / "inventory.csv"),
+        "--embedder",
+        "none",
+    )
+    assert code == 0, err
+    assert "added 3" in out
