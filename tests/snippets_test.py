@@ -30,6 +30,13 @@ def test_stems_accents_and_case_match() -> None:
     assert [snip.text[s:e] for s, e in snip.marks] == ["données", "supprimées"]
 
 
+def test_ligatures_match_both_spellings() -> None:
+    snip = make_snippet("Le coût de la main-d'œuvre et nos vœux.", "oeuvre voeux", ["fr"])
+    assert [snip.text[s:e] for s, e in snip.marks] == ["œuvre", "vœux"]
+    snip = make_snippet("La main-d'oeuvre coûte cher.", "œuvre", ["fr"])
+    assert [snip.text[s:e] for s, e in snip.marks] == ["oeuvre"]
+
+
 def test_sentence_widened_with_neighbours_up_to_width() -> None:
     snip = make_snippet(PASSAGE, "gift cards", width=240)
     assert snip.text.endswith("Gift cards cannot be refunded.")

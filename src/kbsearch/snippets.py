@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from .analysis import STEMMER_LANGUAGES, fold_diacritics, stem_words, words
+from .analysis import STEMMER_LANGUAGES, fold_diacritics, fold_ligatures, stem_words, words
 
 DEFAULT_WIDTH = 240
 SENTENCE_END = re.compile(r"(?<=[.!?;:])\s+|\n+")
@@ -72,12 +72,12 @@ class Snippet:
 
 
 def _norm(token: str) -> str:
-    return fold_diacritics(unicodedata.normalize("NFKC", token).lower())
+    return fold_diacritics(fold_ligatures(unicodedata.normalize("NFKC", token)).lower())
 
 
 @lru_cache(maxsize=65536)
 def _keys(token: str, languages: tuple[str, ...]) -> frozenset[str]:
-    lowered = unicodedata.normalize("NFKC", token).lower()
+    lowered = fold_ligatures(unicodedata.normalize("NFKC", token)).lower()
     keys = {fold_diacritics(lowered)}
     for lang in languages:
         keys.update(stem_words([lowered], lang))
