@@ -136,7 +136,7 @@ def test_version_bump_in_the_same_file_needs_prune(tmp_path: Path) -> None:
         (
             "date.md",
             "---\neffective_from: 2026-02-30\n---\n# D\n\nText.\n",
-            "malformed date '2026-02-30'",
+            "effective_from: malformed date '2026-02-30'",
         ),
         ("deep.json", "[" * 100_000 + "]" * 100_000, "nested too deeply"),
         (

@@ -86,7 +86,7 @@ def check_identifier(value: str, what: str) -> str:
     return value
 
 
-def parse_date(value: object) -> date | None:
+def parse_date(value: object, name: str = "date") -> date | None:
     """An ISO ``YYYY-MM-DD`` day or ``None`` for an empty value.
 
     Raises:
@@ -100,7 +100,7 @@ def parse_date(value: object) -> date | None:
         return date.fromisoformat(str(value).strip())
     except ValueError as exc:
         raise IngestError(
-            f"malformed date {value!r} (expected an existing day YYYY-MM-DD)"
+            f"{name}: malformed date {value!r} (expected an existing day YYYY-MM-DD)"
         ) from exc
 
 
@@ -154,8 +154,8 @@ def resolve_document(
         title=title,
         language=language,
         access=access,
-        effective_from=parse_date(pick("effective_from", None)),
-        effective_to=parse_date(pick("effective_to", None)),
+        effective_from=parse_date(pick("effective_from", None), "effective_from"),
+        effective_to=parse_date(pick("effective_to", None), "effective_to"),
         owner=str(pick("owner")),
         doc_type=str(pick("doc_type")),
         format=str(pick("format") or source.suffix.lstrip(".").lower()),
