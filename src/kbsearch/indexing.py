@@ -25,17 +25,11 @@ from .chunking import make_passages
 from .embedders import Embedder
 from .errors import IngestError, InvalidArgumentError, InventoryError, KbsearchError
 from .ingest import parse_file
+from .ingest.conflicts import Candidate, refuse_claims, refuse_overlaps
 from .ingest.discovery import discover, nothing_indexable
 from .ingest.discovery import expand_paths as expand_paths
 from .ingest.inventory import InventoryRow, read_inventory
-from .ingest.metadata import (
-    ACCESS_LABELS,
-    normalize_language,
-    overlaps,
-    path_doc_id,
-    period,
-    resolve_document,
-)
+from .ingest.metadata import ACCESS_LABELS, normalize_language, path_doc_id, resolve_document
 from .records import Document, ParsedDocument, Passage
 from .store import Store, StoredDocument
 
@@ -130,14 +124,6 @@ class _Pending:
     old_access: str | None = None
 
 
-@dataclass(frozen=True)
-class _Candidate:
-    source: Path
-    document: Document
-    parsed: ParsedDocument
-    defaulted: bool
-
-
 class Indexer:
     """Runs one indexing pass over a store (see module docstring)."""
 
@@ -223,8 +209,10 @@ class Indexer:
             for key, d in stored.items()
             if key not in yielded and d.document.source in parsed_ok
         }
-        candidates = self._check_claims(candidates, stored, parsed_ok)
-        candidates = self._check_periods(candidates, stored, stale if prune else set())
+        candidates, refused = refuse_claims(candidates, stored, parsed_ok)
+        self.report.failed += refused
+        candidates, refused = refuse_overlaps(candidates, stored, stale if prune else set())
+        self.report.failed += refused
         settings_key = asdict(self.settings) | {
             "embedder": self.embedder.name if self.embedder else None
         }
@@ -252,10 +240,10 @@ class Indexer:
 
     def _resolve(
         self, files: dict[Path, str], rows: dict[Path, InventoryRow], label: str, lang: str | None
-    ) -> tuple[list[_Candidate], set[str]]:
+    ) -> tuple[list[Candidate], set[str]]:
         """Parse every file and resolve its documents' metadata. Returns the candidates (no
         repeated doc_id+version) and the sources that parsed."""
-        candidates: list[_Candidate] = []
+        candidates: list[Candidate] = []
         parsed_ok: set[str] = set()
         seen: dict[tuple[str, str], str] = {}
         for source, parsed_or_error in self._parse(list(files)):
@@ -285,67 +273,8 @@ class Indexer:
                     )
                     continue
                 seen[key] = str(source)
-                candidates.append(_Candidate(source, document, parsed, defaulted))
+                candidates.append(Candidate(source, document, parsed, defaulted))
         return candidates, parsed_ok
-
-    def _check_claims(
-        self,
-        candidates: list[_Candidate],
-        stored: dict[tuple[str, str], StoredDocument],
-        parsed_ok: set[str],
-    ) -> list[_Candidate]:
-        """Refuse a document whose doc_id+version is stored from another file that still
-        exists and was not re-read this run (re-read files that no longer yield it gave it
-        up)."""
-        kept: list[_Candidate] = []
-        for cand in candidates:
-            old = stored.get((cand.document.doc_id, cand.document.version))
-            other = old.document.source if old else ""
-            moved = other in parsed_ok or not Path(other).exists()
-            if old and other != str(cand.source) and not moved:
-                self._fail(
-                    cand.source,
-                    f"doc id {cand.document.doc_id!r} version {cand.document.version} is already "
-                    f"indexed from {other}; give one of the files its own doc_id (front matter "
-                    "`doc_id:` or the inventory), or delete the other file and re-run with --prune",
-                )
-                continue
-            kept.append(cand)
-        return kept
-
-    def _check_periods(
-        self,
-        candidates: list[_Candidate],
-        stored: dict[tuple[str, str], StoredDocument],
-        leaving: set[tuple[str, str]],
-    ) -> list[_Candidate]:
-        """Refuse a version whose effective period overlaps another version of its doc_id,
-        stored (unless ``leaving``: pruned by this run) or earlier in this run."""
-        versions: dict[str, dict[str, Document]] = {}
-        for (doc_id, version), d in stored.items():
-            if (doc_id, version) not in leaving:
-                versions.setdefault(doc_id, {})[version] = d.document
-        kept: list[_Candidate] = []
-        for cand in candidates:
-            doc = cand.document
-            others = versions.setdefault(doc.doc_id, {})
-            clash = next(
-                (o for v, o in sorted(others.items()) if v != doc.version and overlaps(doc, o)),
-                None,
-            )
-            if clash is not None:
-                same_file = " (from the same file: re-run with --prune to remove it)"
-                self._fail(
-                    cand.source,
-                    f"{doc.doc_id}: version {doc.version} ({period(doc)}) overlaps version "
-                    f"{clash.version} ({period(clash)}, from {clash.source})"
-                    f"{same_file if clash.source == doc.source else ''}; give the versions "
-                    "effective_from/effective_to dates that do not overlap",
-                )
-                continue
-            others[doc.version] = doc
-            kept.append(cand)
-        return kept
 
     def _prune(
         self,
