@@ -4,6 +4,7 @@ writers and small corpora."""
 from __future__ import annotations
 
 import hashlib
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -100,3 +101,46 @@ def seed_store(path: Path, analyzer: Analyzer) -> Store:
         passage = Passage(key, key, "1", "", "text", text, 0)
         store.write_document(doc, [passage], [analyzer.body(text, "en")], None)
     return store
+
+
+# Runs `kbsearch index` (argv after the script) in a child process with one document per
+# write batch and a pause and a "batch" line on stdout after each, so a test can interrupt or
+# kill it between batches. `fake:` embedders are the FakeEmbedder above.
+SLOW_INDEX = """
+import sys, time
+sys.path.insert(0, {tests!r})
+import kbsearch.indexing, kbsearch.knowledge_base
+from support import FakeEmbedder
+kbsearch.indexing.EMBED_BATCH = 1
+write = kbsearch.indexing.Indexer._write_batch
+def slow(self, batch):
+    write(self, batch)
+    print("batch", flush=True)
+    time.sleep({pause})
+kbsearch.indexing.Indexer._write_batch = slow
+load = kbsearch.knowledge_base.load_embedder
+kbsearch.knowledge_base.load_embedder = (
+    lambda spec: FakeEmbedder(name=spec) if spec.startswith("fake:") else load(spec))
+kbsearch.knowledge_base.resolve_spec = lambda spec: spec or "fake:bow"
+from kbsearch.cli import cli
+cli(sys.argv[1:])
+"""
+
+
+def slow_index_command(*args: str, pause: float = 0.2) -> list[str]:
+    """The argv of a child ``kbsearch index ARGS`` that pauses after each document."""
+    script = SLOW_INDEX.format(tests=str(Path(__file__).parent), pause=pause)
+    return [sys.executable, "-c", script, "index", *args]
+
+
+def many_files(root: Path, count: int, access: str = "public", prefix: str = "doc") -> Path:
+    """``count`` small Markdown documents with front matter, one passage each."""
+    for i in range(count):
+        path = root / f"{prefix}{i:03d}.md"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(
+            f"---\naccess: {access}\nlanguage: en\n---\n# Page {i}\n\n"
+            f"Parcel number {i} travels by courier.\n",
+            encoding="utf-8",
+        )
+    return root

@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 
 import click
 
-from .errors import InvalidArgumentError, KbsearchError
+from .errors import IndexingInterrupted, InvalidArgumentError, KbsearchError
 from .fusion import DEFAULT_RRF_K
 from .records import ROUTES, Filters, Hit
 
@@ -159,7 +159,9 @@ def index(
     verbose: bool,
 ) -> None:
     """Index files and folders into the knowledge base DB (created if missing)."""
+    from .indexing import IndexReport
     from .progress import progress_bar
+    from .store.staging import discard_if_empty
 
     new_file = not Path(db).exists()
     try:
@@ -175,10 +177,20 @@ def index(
                 passage_budget=budget,
                 progress=progress,
             )
+    except IndexingInterrupted as exc:
+        written = exc.report if isinstance(exc.report, IndexReport) else IndexReport()
+        if reembed:
+            click.echo("interrupted: the re-embed was abandoned, the index is unchanged", err=True)
+        else:
+            click.echo(
+                f"interrupted: {written.added + written.updated} document(s) written"
+                f" ({written.passages} passages); re-run the same command to resume",
+                err=True,
+            )
+        sys.exit(130)
     except KbsearchError:
         if new_file:  # a run that failed before indexing anything leaves no empty database
-            for suffix in ("", "-wal", "-shm"):
-                Path(db + suffix).unlink(missing_ok=True)
+            discard_if_empty(Path(db))
         raise
     if as_json:
         click.echo(json.dumps(report.as_dict(), indent=2))
@@ -186,6 +198,12 @@ def index(
         from .cli_ingest import print_index_report
 
         print_index_report(report, verbose)
+        if report.kept_previous_index:
+            click.echo(
+                "the re-embed did not complete, so the index is unchanged: fix or remove the"
+                " failing files and re-run it",
+                err=True,
+            )
     if report.failed:
         sys.exit(1)
 

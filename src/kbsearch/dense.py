@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from threadpoolctl import ThreadpoolController
 
+from .errors import StorageError
 from .filtering import FilterColumns, top_k
 from .records import Filters
 from .store import Store, VectorTable
@@ -50,7 +51,13 @@ class DenseIndex:
 
     @classmethod
     def load(cls, store: Store, dim: int) -> DenseIndex:
-        return cls(store.vector_table(dim), store.generation())
+        """The vectors of ``store`` and the generation they belong to, read in one read
+        transaction (the generation first), so a concurrent write cannot pair new
+        vectors with an old generation or the reverse."""
+        snapshot = store.read_snapshot((), vectors=True, dim=dim)
+        if snapshot.vectors is None:  # never: vectors=True reads them
+            raise StorageError(f"{store.path}: no vector table was read")
+        return cls(snapshot.vectors, snapshot.generation)
 
     def mask(self, filters: Filters) -> np.ndarray:
         """Boolean mask of rows passing ``filters`` (the same rules as the SQL filter)."""

@@ -23,6 +23,34 @@ class StorageError(KbsearchError):
     """The database file cannot be created, opened or written (a folder, no permission...)."""
 
 
+class DatabaseLockedError(StorageError):
+    """Another writer held the database longer than the busy timeout."""
+
+
+class ReadOnlyIndexError(StorageError):
+    """The database file is read-only: it can be searched, not written."""
+
+
+class StorageFullError(StorageError):
+    """The disk (or SQLite's page limit) is full; the last write was rolled back."""
+
+
+class SettingsConflictError(StorageError):
+    """Another run recorded different index settings (another embedder...) meanwhile."""
+
+
+class IncompleteIndexError(StorageError):
+    """The index was left incomplete (an interrupted re-embed) and refuses to answer."""
+
+
+class IndexingInterrupted(KeyboardInterrupt):
+    """Ctrl-C during indexing; ``report`` counts what was written before it (kept)."""
+
+    def __init__(self, report: object) -> None:
+        super().__init__("indexing interrupted")
+        self.report = report
+
+
 class SchemaError(KbsearchError):
     """The database was written by another schema version or is not a kbsearch index."""
 

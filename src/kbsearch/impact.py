@@ -31,7 +31,7 @@ from .errors import InvalidArgumentError, StorageError
 from .filtering import FilterColumns, top_k
 from .lexical import K1, B, fts5_idf
 from .records import Filters
-from .store import Store, fts_table
+from .store import IndexSnapshot, Store, fts_table
 
 
 @dataclass
@@ -58,17 +58,28 @@ class ImpactIndex:
 
     @classmethod
     def load(cls, store: Store, audience: str) -> ImpactIndex:
-        """Build the index of ``fts_table(audience)`` from ``store`` (reads every posting).
+        """Build the index of ``fts_table(audience)`` from one consistent read of ``store``
+        (:meth:`~kbsearch.store.Store.read_snapshot`; reads every posting).
 
         Raises:
             StorageError: the FTS5 postings and the passages table disagree.
         """
-        generation = store.generation()
+        return cls.from_snapshot(store.read_snapshot((audience,), vectors=False), audience)
+
+    @classmethod
+    def from_snapshot(cls, snapshot: IndexSnapshot, audience: str) -> ImpactIndex:
+        """Build the index of ``fts_table(audience)`` from a snapshot that read it.
+
+        Raises:
+            StorageError: the FTS5 postings and the passages table disagree.
+        """
+        generation = snapshot.generation
         table = fts_table(audience)
-        passages, total_tokens = store.fts_statistics(audience)
+        fts = snapshot.fts["staff" if audience == "staff" else "public"]
+        passages, total_tokens = fts.rows, fts.tokens
         avgdl = total_tokens / passages if passages else 0.0
-        post = store.fts_postings(audience)
-        rows = store.filter_columns()
+        post = fts.postings
+        rows = snapshot.columns
         n_terms, n_rows = len(post.terms), len(rows.row_ids)
         term = np.repeat(np.arange(n_terms, dtype=np.int64), post.instances)
         position = np.searchsorted(rows.row_ids, post.docs)
@@ -106,7 +117,7 @@ class ImpactIndex:
             columns=FilterColumns(
                 rows.access, rows.language, rows.doc_id, rows.effective_from, rows.effective_to
             ),
-            languages=store.languages(),
+            languages=list(snapshot.languages),
         )
 
     def nbytes(self) -> int:

@@ -23,7 +23,13 @@ import numpy as np
 from .analysis import Analyzer, words
 from .chunking import make_passages
 from .embedders import Embedder
-from .errors import IngestError, InvalidArgumentError, InventoryError, KbsearchError
+from .errors import (
+    IngestError,
+    InvalidArgumentError,
+    InventoryError,
+    KbsearchError,
+    StorageError,
+)
 from .ingest import parse_file
 from .ingest.conflicts import Candidate, refuse_claims, refuse_overlaps
 from .ingest.discovery import discover, nothing_indexable
@@ -31,7 +37,7 @@ from .ingest.discovery import expand_paths as expand_paths
 from .ingest.inventory import InventoryRow, read_inventory
 from .ingest.metadata import ACCESS_LABELS, normalize_language, path_doc_id, resolve_document
 from .records import Document, ParsedDocument, Passage
-from .store import Store, StoredDocument
+from .store import IndexSettings, Store, StoredDocument
 
 EMBED_BATCH = 64
 DEFAULT_ACCESS = "staff"
@@ -53,6 +59,7 @@ class IndexReport:
     default_access: int = 0
     passages: int = 0
     embedded: int = 0
+    kept_previous_index: bool = False  # a re-embed that did not complete changed nothing
     warnings: list[tuple[str, str]] = field(default_factory=list)
     unsupported: list[str] = field(default_factory=list)
     access_changed: list[tuple[str, str, str]] = field(default_factory=list)
@@ -134,8 +141,10 @@ class Indexer:
         embedder: Embedder | None,
         settings: Settings,
         progress: Callable[[int, int], None] | None = None,
+        record: IndexSettings | None = None,
     ) -> None:
         self.store = store
+        self.record = record  # written with the first document, checked with every other
         self.analyzer = analyzer
         self.embedder = embedder
         self.settings = settings
@@ -358,6 +367,8 @@ class Indexer:
         texts = [p.text for item in pending for p in item.passages]
         try:
             vectors = self.embed_passages(texts) if self.embedder else None
+        except StorageError:  # the embedding cache cannot be written: stop the run
+            raise
         except KbsearchError as exc:
             for item in pending:
                 self.report.failed.append((item.document.source, str(exc)))
@@ -369,7 +380,11 @@ class Indexer:
             offset += n
             bodies = [self.analyzer.body(p.text, item.document.language) for p in item.passages]
             try:
-                self.store.write_document(item.document, item.passages, bodies, block)
+                self.store.write_document(
+                    item.document, item.passages, bodies, block, settings=self.record
+                )
+            except StorageError:  # about the file, not this document: stop the run
+                raise
             except Exception as exc:  # the transaction rolled back: old version intact
                 self.report.failed.append((item.document.source, f"write failed: {exc}"))
                 continue

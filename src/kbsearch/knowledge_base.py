@@ -26,16 +26,20 @@ from .dense import DenseIndex
 from .embedders import Embedder, load_embedder, resolve_spec
 from .errors import (
     EmbedderMismatchError,
+    IndexingInterrupted,
     InvalidArgumentError,
     PassageNotFoundError,
     QueryError,
+    ReadOnlyIndexError,
+    StorageError,
 )
 from .explain import Explanation, explain_passage
 from .fusion import DEFAULT_RRF_K, reciprocal_rank_fusion
 from .impact import ImpactIndex
 from .indexing import Indexer, IndexReport, Settings, expand_paths, load_inventory
 from .records import ROUTES, Filters, Hit, Passage, RouteHit
-from .store import Store, StoredDocument, fts_table
+from .store import IndexSettings, Store, StoredDocument, fts_table
+from .store.staging import staged_copy
 
 AUDIENCES = ("public", "staff")
 ISO_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
@@ -132,6 +136,13 @@ def validate_search_args(
     return float(pair[0]), float(pair[1])
 
 
+SEARCH_ATTEMPTS = 5  # searches run again when a concurrent write removed a hit's passage
+
+
+class _IndexChanged(Exception):
+    """A ranked passage was removed by another writer before its row was read."""
+
+
 class KnowledgeBase:
     """One knowledge base file: its store, analyzer, embedder and in-memory vectors.
 
@@ -226,8 +237,10 @@ class KnowledgeBase:
         ``analyzer``, ``passage_budget`` and ``section_level`` apply when the index is new
         (or re-embedded); an existing index keeps the settings it was built with.
         ``reembed`` rebuilds the index from ``paths`` with this knowledge base's embedder:
-        documents not under ``paths`` are not kept. The paths, the inventory and the settings
-        are checked before the old index is cleared. ``default_access`` labels documents that
+        documents not under ``paths`` are not kept. It builds the new index in a copy that
+        replaces the old one only when every file was indexed (else ``kept_previous_index``
+        is set in the report and the old index is unchanged). The settings are recorded with
+        the first document, in its transaction. ``default_access`` labels documents that
         have no label; the index remembers it, and ``None`` uses the remembered one (``staff``
         for a new index).
 
@@ -235,40 +248,91 @@ class KnowledgeBase:
             InvalidArgumentError: unknown access label or analyzer, budget too small.
             EmbedderMismatchError: another embedder built this index (use ``reembed``).
             IngestError: a path does not exist. Per-document failures are in the report.
+            ReadOnlyIndexError, DatabaseLockedError, StorageFullError: the file cannot be
+                written (what was written before stays).
+            SettingsConflictError: another run recorded other settings meanwhile.
+            IndexingInterrupted: Ctrl-C (a KeyboardInterrupt); its ``report`` counts what was
+                written.
         """
         if default_access is not None and default_access not in AUDIENCES:
             raise InvalidArgumentError(f"unknown access label {default_access!r}")
-        current = self.settings
-        fresh = not current or reembed
+        if self.store.read_only:
+            raise ReadOnlyIndexError(
+                f"{self.store.path} is read-only; it can be searched, but indexing needs write"
+                f" access (chmod u+w {self.store.path})"
+            )
+        current = self.store.index_settings()
+        fresh = current is None or reembed
         if reembed:
             self._embedder = None if self._requested in (None, NO_EMBEDDER) else self._embedder
         embedder = self._embedder_for_indexing(fresh)
-        if fresh:
+        if current is not None and not reembed:
+            record = current
             settings = Settings(
-                analyzer=analyzer or str(current.get("analyzer", "stem")),
-                section_level=section_level or int(current.get("section_level", 2)),
+                analyzer=current.analyzer,
+                section_level=current.section_level,
+                passage_budget=current.passage_budget,
+                overlap=current.overlap,
+            )
+        else:
+            previous = current or IndexSettings()
+            settings = Settings(
+                analyzer=analyzer or previous.analyzer,
+                section_level=section_level or previous.section_level,
                 passage_budget=passage_budget
-                or (embedder.max_tokens if embedder else int(current.get("passage_budget", 512))),
+                or (embedder.max_tokens if embedder else previous.passage_budget),
             )
             self._check_settings(settings, embedder)
+            record = self._settings_record(settings, embedder)
             if reembed:  # everything that can fail up front is checked before anything goes
                 expand_paths(paths)
                 load_inventory(inventory)
-                self.store.clear()
-            self._record_settings(settings, embedder)
-        else:
-            settings = Settings(
-                analyzer=str(current["analyzer"]),
-                section_level=int(current["section_level"]),
-                passage_budget=int(current["passage_budget"]),
-                overlap=int(current.get("overlap", 1)),
+        options: dict[str, Any] = {
+            "inventory": inventory,
+            "default_access": default_access,
+            "lang": lang,
+        }
+        try:
+            if reembed:
+                report = self._reembed(paths, settings, record, embedder, progress, options)
+            else:
+                indexer = Indexer(
+                    self.store, Analyzer(settings.analyzer), embedder, settings, progress, record
+                )
+                try:
+                    report = indexer.run(paths, prune=prune, **options)
+                except KeyboardInterrupt as exc:
+                    raise IndexingInterrupted(indexer.report) from exc
+        finally:
+            self._dense = None
+            self._impact.clear()
+        return report
+
+    def _reembed(
+        self,
+        paths: Sequence[str | Path],
+        settings: Settings,
+        record: IndexSettings,
+        embedder: Embedder | None,
+        progress: Callable[[int, int], None] | None,
+        options: dict[str, Any],
+    ) -> IndexReport:
+        """Rebuild into a copy of the index (:mod:`kbsearch.store.staging`); the copy
+        replaces the index only when every file was indexed, so a failing file or an
+        interruption keeps the old index whole."""
+        with staged_copy(self.store) as staging:
+            indexer = Indexer(
+                staging.copy, Analyzer(settings.analyzer), embedder, settings, progress, record
             )
-        indexer = Indexer(self.store, Analyzer(settings.analyzer), embedder, settings, progress)
-        report = indexer.run(
-            paths, inventory=inventory, default_access=default_access, prune=prune, lang=lang
-        )
-        self._dense = None
-        self._impact.clear()
+            try:
+                report = indexer.run(paths, prune=False, **options)
+            except KeyboardInterrupt as exc:
+                indexer.report.kept_previous_index = True
+                raise IndexingInterrupted(indexer.report) from exc
+            if report.ok and report.passages:
+                staging.commit()
+            else:
+                report.kept_previous_index = True
         return report
 
     def _embedder_for_indexing(self, fresh: bool) -> Embedder | None:
@@ -300,20 +364,18 @@ class KnowledgeBase:
                 f"{embedder.max_tokens} tokens"
             )
 
-    def _record_settings(self, settings: Settings, embedder: Embedder | None) -> None:
-        values: dict[str, object] = asdict(settings)
-        if embedder is not None:
-            values |= {
-                "embedder": embedder.name,
-                "embedder_spec": self._spec or getattr(embedder, "spec", None) or embedder.name,
-                "dim": embedder.dim,
-                "query_prefix": embedder.query_prefix,
-                "passage_prefix": embedder.passage_prefix,
-            }
-        else:
-            values["embedder_spec"] = NO_EMBEDDER
-        with self.store.transaction():
-            self.store.set_settings(values)
+    def _settings_record(self, settings: Settings, embedder: Embedder | None) -> IndexSettings:
+        """The settings a new (or re-embedded) index records with its first document."""
+        if embedder is None:
+            return IndexSettings(**asdict(settings))
+        return IndexSettings(
+            **asdict(settings),
+            embedder=embedder.name,
+            embedder_spec=self._spec or getattr(embedder, "spec", None) or embedder.name,
+            dim=embedder.dim,
+            query_prefix=embedder.query_prefix,
+            passage_prefix=embedder.passage_prefix,
+        )
 
     # -- search --------------------------------------------------------------------------------
 
@@ -401,6 +463,26 @@ class KnowledgeBase:
         """
         filters = validate_filters(Filters() if filters is None else filters)
         weights = validate_search_args(k, route, depth, rrf_k, weights)
+        for _ in range(SEARCH_ATTEMPTS):
+            try:
+                return self._search(query, k, route, filters, rrf_k, depth, weights, explain)
+            except _IndexChanged:  # another process rewrote a hit meanwhile: search again
+                continue
+        raise StorageError(
+            f"{self.store.path} changed under {SEARCH_ATTEMPTS} searches in a row; try again"
+        )
+
+    def _search(
+        self,
+        query: str,
+        k: int,
+        route: str,
+        filters: Filters,
+        rrf_k: float,
+        depth: int,
+        weights: tuple[float, float],
+        explain: bool,
+    ) -> list[Hit]:
         if route != "hybrid" and not explain:
             ranked = self.ranking(route, query, filters, k)
             routes: dict[str, dict[str, RouteHit]] = {
@@ -425,6 +507,8 @@ class KnowledgeBase:
         self, ranked: list[tuple[str, float]], routes: dict[str, dict[str, RouteHit]]
     ) -> list[Hit]:
         rows = self.store.passage_rows(pid for pid, _ in ranked)
+        if len(rows) < len(ranked):
+            raise _IndexChanged
         hits = []
         for rank, (pid, score) in enumerate(ranked, start=1):
             p = rows[pid].passage

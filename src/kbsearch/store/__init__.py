@@ -1,0 +1,61 @@
+"""The SQLite store of one knowledge base file: the only code that writes SQL.
+
+One file in WAL mode holds documents, passages, the FTS5 indexes, the passage vectors, an
+embedding cache and a ``meta`` table with the schema version, a generation counter and the
+settings the index was built with. The package is split by job:
+
+- :mod:`.schema`: the file, one connection per thread, transactions, meta, settings;
+- :mod:`.settings`: :class:`IndexSettings`, the frozen record of the settings;
+- :mod:`.documents`: writing a document version atomically, reading passages;
+- :mod:`.columns`: the passage filter columns and their SQL condition;
+- :mod:`.fts`: FTS5 search, statistics and postings;
+- :mod:`.vectors`: passage vectors and the embedding cache;
+- :mod:`.snapshot`: :meth:`Store.read_snapshot`, one consistent read for a search snapshot;
+- :mod:`.staging`: re-embedding into a copy that replaces the index only when complete.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .columns import PassageColumns, filter_sql
+from .documents import PassageRow, StoredDocument
+from .fts import FTS_TABLES, FtsPostings, fts_table
+from .schema import FTS_TOKENIZE, SCHEMA_VERSION
+from .settings import NO_EMBEDDER, IndexSettings
+from .snapshot import FtsSnapshot, IndexSnapshot, SnapshotStore
+from .vectors import VectorTable
+
+
+class Store(SnapshotStore):
+    """Owns the SQLite connections of one knowledge base file (one per thread).
+
+    Raises:
+        KnowledgeBaseNotFoundError: the file is missing and ``create`` is false.
+        StorageError: the path is a folder or its folder does not exist.
+        SchemaError: the file is not a kbsearch index of this schema version.
+    """
+
+    def __init__(self, path: str | Path, *, create: bool = False) -> None:
+        self._df_cache = {}
+        self._df_generation = -1
+        super().__init__(path, create=create)
+
+
+__all__ = [
+    "FTS_TABLES",
+    "FTS_TOKENIZE",
+    "NO_EMBEDDER",
+    "SCHEMA_VERSION",
+    "FtsPostings",
+    "FtsSnapshot",
+    "IndexSettings",
+    "IndexSnapshot",
+    "PassageColumns",
+    "PassageRow",
+    "Store",
+    "StoredDocument",
+    "VectorTable",
+    "filter_sql",
+    "fts_table",
+]

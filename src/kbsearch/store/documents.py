@@ -1,0 +1,271 @@
+"""Documents and passages: writing a document version atomically, reading passages back.
+
+Every document version is written in one transaction (passages, FTS5 rows and vectors
+together), so a crash leaves it fully old or fully new and the lexical and dense indexes never
+disagree. The first document of an index records the index settings in that same transaction.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+from datetime import date
+
+import numpy as np
+
+from ..errors import SettingsConflictError
+from ..records import Document, Filters, Passage
+from .columns import COLUMNS, PassageColumns, column_arrays, filter_sql
+from .fts import FTS_TABLES
+from .schema import StoreBase
+from .settings import IndexSettings
+
+
+@dataclass(frozen=True)
+class StoredDocument:
+    """A stored document version with its row id and passage count."""
+
+    row_id: int
+    document: Document
+    passages: int
+
+
+@dataclass(frozen=True)
+class PassageRow:
+    """A passage with the document fields needed to filter and display it."""
+
+    row_id: int
+    passage: Passage
+    access: str
+    language: str
+
+
+class DocumentStore(StoreBase):
+    """Documents and passages (see the module docstring)."""
+
+    def document_hashes(self) -> dict[tuple[str, str], str]:
+        """``{(doc_id, version): content_hash}`` of every stored document."""
+        rows = self.connection.execute("SELECT doc_id, version, content_hash FROM documents")
+        return {(r["doc_id"], r["version"]): r["content_hash"] for r in rows}
+
+    def document_sources(self) -> dict[tuple[str, str], str]:
+        """``{(doc_id, version): source path}`` of every stored document."""
+        rows = self.connection.execute("SELECT doc_id, version, source FROM documents")
+        return {(r["doc_id"], r["version"]): r["source"] for r in rows}
+
+    def documents(self) -> list[StoredDocument]:
+        rows = self.connection.execute(
+            "SELECT d.*, (SELECT count(*) FROM passages p WHERE p.document = d.id) AS n "
+            "FROM documents d ORDER BY d.doc_id, d.version"
+        )
+        return [StoredDocument(r["id"], _document(r), r["n"]) for r in rows]
+
+    def write_document(
+        self,
+        document: Document,
+        passages: Sequence[Passage],
+        bodies: Sequence[str],
+        vectors: np.ndarray | None,
+        settings: IndexSettings | None = None,
+    ) -> None:
+        """Replace a document version (all its passages, FTS5 rows and vectors) in one
+        transaction. ``bodies`` are the analysed FTS5 texts, aligned with ``passages``;
+        ``vectors`` has shape ``(len(passages), dim)`` or is ``None`` for a lexical-only index.
+
+        ``settings``, when given, are the settings the caller built this document with: the
+        same transaction records them if the index has none yet, and refuses the document if
+        the index holds other settings (another run got there first).
+
+        Raises:
+            SettingsConflictError: the index records other settings than ``settings``.
+            StorageError: the file cannot be written (locked, read-only, full); nothing of
+                this document is kept.
+        """
+        with self.transaction() as con:
+            if settings is not None:
+                recorded = self.read_settings()
+                if recorded is None:
+                    self.write_settings(settings)
+                elif replace(recorded, default_access=None) != replace(
+                    settings, default_access=None
+                ):
+                    raise SettingsConflictError(_conflict(str(self.path), recorded, settings))
+            self._delete_document(document.doc_id, document.version)
+            cur = con.execute(
+                "INSERT INTO documents(doc_id, version, title, language, access, effective_from,"
+                " effective_to, owner, doc_type, format, source, content_hash)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                (
+                    document.doc_id,
+                    document.version,
+                    document.title,
+                    document.language,
+                    document.access,
+                    _iso(document.effective_from),
+                    _iso(document.effective_to),
+                    document.owner,
+                    document.doc_type,
+                    document.format,
+                    document.source,
+                    document.content_hash,
+                ),
+            )
+            doc_row = cur.lastrowid
+            for i, (passage, body) in enumerate(zip(passages, bodies, strict=True)):
+                cur = con.execute(
+                    "INSERT INTO passages(passage_id, document, doc_id, version, section, kind,"
+                    " text, ordinal, page, char_start, char_end, token_count, access, language,"
+                    " effective_from, effective_to) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    (
+                        passage.passage_id,
+                        doc_row,
+                        passage.doc_id,
+                        passage.version,
+                        passage.section,
+                        passage.kind,
+                        passage.text,
+                        passage.ordinal,
+                        passage.page,
+                        passage.start,
+                        passage.end,
+                        passage.token_count,
+                        document.access,
+                        document.language,
+                        _iso(document.effective_from),
+                        _iso(document.effective_to),
+                    ),
+                )
+                row_id = cur.lastrowid
+                con.execute("INSERT INTO passages_fts(rowid, body) VALUES (?, ?)", (row_id, body))
+                if document.access == "public":
+                    con.execute("INSERT INTO public_fts(rowid, body) VALUES (?, ?)", (row_id, body))
+                if vectors is not None:
+                    con.execute(
+                        "INSERT INTO vectors(id, vector) VALUES (?, ?)",
+                        (row_id, np.ascontiguousarray(vectors[i], dtype=np.float32).tobytes()),
+                    )
+            self.bump_generation()
+
+    def _delete_document(self, doc_id: str, version: str) -> None:
+        con = self.connection
+        for table in FTS_TABLES.values():
+            con.execute(
+                f"DELETE FROM {table} WHERE rowid IN (SELECT p.id FROM passages p"
+                " JOIN documents d ON p.document = d.id WHERE d.doc_id = ? AND d.version = ?)",
+                (doc_id, version),
+            )
+        # passages and vectors follow by ON DELETE CASCADE
+        con.execute("DELETE FROM documents WHERE doc_id = ? AND version = ?", (doc_id, version))
+
+    def delete_document(self, doc_id: str, version: str) -> None:
+        """Remove a document version, its passages, FTS5 rows and vectors, in one transaction."""
+        with self.transaction():
+            self._delete_document(doc_id, version)
+            self.bump_generation()
+
+    def clear(self) -> None:
+        """Remove every document and the recorded settings (the embedding cache stays)."""
+        with self.transaction() as con:
+            for table in FTS_TABLES.values():
+                con.execute(f"DELETE FROM {table}")
+            con.execute("DELETE FROM documents")
+            self.write_settings(None)
+            self.bump_generation()
+
+    # -- passages -----------------------------------------------------------------------------
+
+    def count_passages(self, filters: Filters | None = None) -> int:
+        if filters is None:
+            return int(self.connection.execute("SELECT count(*) FROM passages").fetchone()[0])
+        where, params = filter_sql(filters)
+        sql = f"SELECT count(*) FROM passages p WHERE {where}"
+        return int(self.connection.execute(sql, params).fetchone()[0])
+
+    def passage_rows(
+        self, passage_ids: Iterable[str], filters: Filters | None = None
+    ) -> dict[str, PassageRow]:
+        """The passages among ``passage_ids`` that pass ``filters`` (all when ``None``)."""
+        ids = list(dict.fromkeys(passage_ids))
+        if not ids:
+            return {}
+        out: dict[str, PassageRow] = {}
+        where, params = ("1", []) if filters is None else filter_sql(filters)
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            sql = f"SELECT p.* FROM passages p WHERE p.passage_id IN ({marks}) AND {where}"
+            for r in self.connection.execute(sql, [*chunk, *params]):
+                out[r["passage_id"]] = PassageRow(r["id"], _passage(r), r["access"], r["language"])
+        return out
+
+    def languages(self) -> list[str]:
+        rows = self.connection.execute("SELECT DISTINCT language FROM documents ORDER BY 1")
+        return [r[0] for r in rows]
+
+    def passages_of(self, document_row: int) -> list[Passage]:
+        rows = self.connection.execute(
+            "SELECT * FROM passages WHERE document = ? ORDER BY ordinal", (document_row,)
+        )
+        return [_passage(r) for r in rows]
+
+    def filter_columns(self) -> PassageColumns:
+        """Every passage's row id, passage id and filter columns, ordered by row id."""
+        cursor = self.connection.cursor()
+        cursor.row_factory = None
+        rows = cursor.execute(f"SELECT {COLUMNS} FROM passages p ORDER BY p.id").fetchall()
+        return PassageColumns(**column_arrays(rows))
+
+
+def _conflict(path: str, recorded: IndexSettings, wanted: IndexSettings) -> str:
+    differ = [
+        f"{name} {getattr(recorded, name)!r} (this run: {getattr(wanted, name)!r})"
+        for name in recorded.__dataclass_fields__
+        if getattr(recorded, name) != getattr(wanted, name) and name != "default_access"
+    ]
+    return (
+        f"{path} was built meanwhile by another run with other settings: {'; '.join(differ)};"
+        " nothing of this run's document was written; re-run to index with the recorded"
+        " settings, or --reembed to change them"
+    )
+
+
+def _iso(day: date | None) -> str | None:
+    return day.isoformat() if day else None
+
+
+def _day(text: str | None) -> date | None:
+    return date.fromisoformat(text) if text else None
+
+
+def _document(r: sqlite3.Row) -> Document:
+    return Document(
+        doc_id=r["doc_id"],
+        version=r["version"],
+        title=r["title"],
+        language=r["language"],
+        access=r["access"],
+        effective_from=_day(r["effective_from"]),
+        effective_to=_day(r["effective_to"]),
+        owner=r["owner"],
+        doc_type=r["doc_type"],
+        format=r["format"],
+        source=r["source"],
+        content_hash=r["content_hash"],
+    )
+
+
+def _passage(r: sqlite3.Row) -> Passage:
+    return Passage(
+        passage_id=r["passage_id"],
+        doc_id=r["doc_id"],
+        version=r["version"],
+        section=r["section"],
+        kind=r["kind"],
+        text=r["text"],
+        ordinal=r["ordinal"],
+        page=r["page"],
+        start=r["char_start"],
+        end=r["char_end"],
+        token_count=r["token_count"],
+    )

@@ -1,0 +1,171 @@
+"""FTS5: the lexical reference search, BM25 statistics, and the postings of one table.
+
+Two FTS5 tables hold the analysed passage bodies (rowid = passage row id): ``passages_fts``
+(every passage: staff searches) and ``public_fts`` (public passages only, so a public search's
+BM25 statistics count only what the public may see).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import StorageError
+from ..records import Filters
+from .columns import filter_sql
+from .schema import StoreBase
+
+# audience -> the FTS5 table its lexical searches read (and take their BM25 statistics from)
+FTS_TABLES = {"public": "public_fts", "staff": "passages_fts"}
+
+
+def fts_table(audience: str) -> str:
+    """The FTS5 table an audience searches: ``public_fts`` unless the audience is staff."""
+    return FTS_TABLES["staff" if audience == "staff" else "public"]
+
+
+@dataclass(frozen=True)
+class FtsPostings:
+    """An FTS5 table's postings: ``terms`` (index order), per term its
+    ``document_frequency`` and ``instances`` (shape ``(terms,)``), and ``docs`` (shape
+    ``(instances.sum(),)``): the rowid of every token instance, term by term, rowids ascending
+    within a term."""
+
+    terms: list[str]
+    document_frequency: np.ndarray
+    instances: np.ndarray
+    docs: np.ndarray
+
+
+class FtsStore(StoreBase):
+    """Reads of the FTS5 tables (writes are part of :meth:`Store.write_document`)."""
+
+    _df_cache: dict[tuple[str, str], int]
+    _df_generation: int
+
+    def _lexical_sql(self, filters: Filters) -> tuple[str, list[object]]:
+        table = fts_table(filters.audience)
+        where, params = filter_sql(filters)
+        sql = (
+            f"SELECT p.passage_id, -bm25({table}) AS score"
+            f" FROM {table} CROSS JOIN passages p ON p.id = {table}.rowid"
+            f" WHERE {table} MATCH ? AND {where}"
+            " ORDER BY score DESC, p.passage_id LIMIT ?"
+        )
+        return sql, params
+
+    def lexical_search(self, match: str, filters: Filters, limit: int) -> list[tuple[str, float]]:
+        """Top ``limit`` ``(passage_id, bm25)`` for an FTS5 match expression, filters applied
+        inside the query (FTS5 drives the join, so the full-text index is always used).
+        A public audience searches the public passages' own FTS5 table, so its BM25
+        statistics ignore staff-only text. Higher is better: FTS5's ``bm25()`` is negated.
+        Ties broken by passage id."""
+        sql, params = self._lexical_sql(filters)
+        rows = self.connection.execute(sql, [match, *params, limit])
+        return [(r[0], float(r[1])) for r in rows]
+
+    def lexical_plan(self, match: str, filters: Filters, limit: int) -> list[str]:
+        """SQLite's query plan for :meth:`lexical_search` (to prove FTS5 drives it)."""
+        sql, params = self._lexical_sql(filters)
+        rows = self.connection.execute(f"EXPLAIN QUERY PLAN {sql}", [match, *params, limit])
+        return [r["detail"] for r in rows]
+
+    def fts_statistics(self, audience: str) -> tuple[int, int]:
+        """``(rows, total tokens)`` of the audience's FTS5 table, from FTS5's averages record
+        (``%_data`` id 1)."""
+        table = fts_table(audience)
+        row = self.connection.execute(f"SELECT block FROM {table}_data WHERE id = 1").fetchone()
+        if row is None or not row[0]:
+            return 0, 0
+        values = varints(bytes(row[0]))
+        return values[0], values[1] if len(values) > 1 else 0
+
+    def fts_document_length(self, row_id: int, audience: str) -> int:
+        """Tokens FTS5 counted in one row (``%_docsize``)."""
+        table = fts_table(audience)
+        row = self.connection.execute(
+            f"SELECT sz FROM {table}_docsize WHERE id = ?", (row_id,)
+        ).fetchone()
+        return varints(bytes(row[0]))[0] if row else 0
+
+    def fts_document_frequency(self, term: str, audience: str) -> int:
+        """Rows of the audience's FTS5 table containing ``term``, cached until the next write."""
+        table = fts_table(audience)
+        generation = self.generation()
+        if self._df_generation != generation:
+            self._df_cache = {}
+            self._df_generation = generation
+        key = (table, term)
+        cache = self._df_cache
+        if key not in cache:
+            row = self.connection.execute(
+                f"SELECT doc FROM {table}_vocab WHERE term = ?", (term,)
+            ).fetchone()
+            if len(cache) > 100_000:
+                cache.clear()
+            cache[key] = int(row[0]) if row else 0
+        return cache[key]
+
+    def fts_term_frequency(self, term: str, row_id: int, audience: str) -> int:
+        table = fts_table(audience)
+        row = self.connection.execute(
+            f"SELECT count(*) FROM {table}_instance WHERE term = ? AND doc = ?",
+            (term, row_id),
+        ).fetchone()
+        return int(row[0])
+
+    def fts_postings(self, audience: str) -> FtsPostings:
+        """Every posting of the audience's FTS5 table, read through its fts5vocab tables.
+
+        ``{table}_vocab`` (row) gives the terms in index order with their row and instance
+        counts; ``{table}_instance`` lists one row per token instance in that same order
+        (term, then rowid, then offset), so the instance docs are split by term with the
+        counts. Reads the whole index: O(tokens) time and memory. Call it inside a read
+        transaction (:meth:`Store.read_snapshot`): two reads outside one may see two states.
+
+        Raises:
+            StorageError: the two fts5vocab tables disagree.
+        """
+        table = fts_table(audience)
+        cursor = self.connection.cursor()
+        cursor.row_factory = None  # plain tuples: several times faster than sqlite3.Row
+        vocab = cursor.execute(f"SELECT term, doc, cnt FROM {table}_vocab").fetchall()
+        instances = np.array([r[2] for r in vocab], dtype=np.int64)
+        total = int(instances.sum())
+        try:  # streamed, so no list of millions of tuples is ever held
+            docs = np.fromiter(
+                (r[0] for r in cursor.execute(f"SELECT doc FROM {table}_instance")),
+                dtype=np.int64,
+                count=total,
+            )
+            extra = cursor.fetchone()
+        except ValueError as exc:  # fewer instances than the counts say
+            raise StorageError(f"{table}_vocab and {table}_instance disagree: {exc}") from exc
+        if extra is not None:
+            raise StorageError(f"{table}_vocab and {table}_instance disagree; rebuild the index")
+        return FtsPostings(
+            terms=[str(r[0]) for r in vocab],
+            document_frequency=np.array([r[1] for r in vocab], dtype=np.int64),
+            instances=instances,
+            docs=docs,
+        )
+
+
+def varints(blob: bytes) -> list[int]:
+    """Decode SQLite's big-endian varints (used by FTS5's ``%_data``/``%_docsize`` records)."""
+    values: list[int] = []
+    i = 0
+    while i < len(blob):
+        value = 0
+        for n in range(9):
+            byte = blob[i]
+            i += 1
+            if n == 8:
+                value = (value << 8) | byte
+                break
+            value = (value << 7) | (byte & 0x7F)
+            if not byte & 0x80:
+                break
+        values.append(value)
+    return values

@@ -1,0 +1,378 @@
+"""The database file: schema, connections (one per thread), transactions, meta and settings.
+
+A store opens one SQLite connection per thread, lazily, each with a busy timeout; ``close``
+closes them all. A file without write permission bits (``chmod 444``) is opened read-only
+(``mode=ro``; ``immutable=1`` on read-only media where SQLite cannot create the WAL index), so
+it can be searched but not written. SQLite failures that are not about one document (locked,
+read-only, disk full, I/O) become :class:`~kbsearch.errors.StorageError` subclasses with one
+line that names the file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import stat
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from urllib.parse import quote
+
+from ..errors import (
+    DatabaseLockedError,
+    KnowledgeBaseNotFoundError,
+    ReadOnlyIndexError,
+    SchemaError,
+    StorageError,
+    StorageFullError,
+)
+from .settings import IndexSettings
+
+SCHEMA_VERSION = 2  # 2: public_fts, the public passages' own FTS5 index
+FTS_TOKENIZE = "unicode61 remove_diacritics 2"
+BUSY_TIMEOUT_S = 10.0  # how long a write waits for another writer ($KBSEARCH_BUSY_TIMEOUT)
+
+SCHEMA = f"""
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS documents (
+    id INTEGER PRIMARY KEY,
+    doc_id TEXT NOT NULL, version TEXT NOT NULL, title TEXT NOT NULL,
+    language TEXT NOT NULL, access TEXT NOT NULL,
+    effective_from TEXT, effective_to TEXT,
+    owner TEXT NOT NULL DEFAULT '', doc_type TEXT NOT NULL DEFAULT '',
+    format TEXT NOT NULL DEFAULT '', source TEXT NOT NULL DEFAULT '',
+    content_hash TEXT NOT NULL,
+    UNIQUE (doc_id, version)
+);
+CREATE TABLE IF NOT EXISTS passages (
+    id INTEGER PRIMARY KEY,
+    passage_id TEXT NOT NULL UNIQUE,
+    document INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+    doc_id TEXT NOT NULL, version TEXT NOT NULL, section TEXT NOT NULL,
+    kind TEXT NOT NULL, text TEXT NOT NULL, ordinal INTEGER NOT NULL,
+    page INTEGER, char_start INTEGER, char_end INTEGER, token_count INTEGER NOT NULL,
+    -- filter columns copied from the document so a filtered search needs no join
+    access TEXT NOT NULL, language TEXT NOT NULL,
+    effective_from TEXT, effective_to TEXT
+);
+CREATE INDEX IF NOT EXISTS passages_document ON passages(document);
+CREATE VIRTUAL TABLE IF NOT EXISTS passages_fts USING fts5(body, tokenize='{FTS_TOKENIZE}');
+CREATE VIRTUAL TABLE IF NOT EXISTS passages_fts_vocab USING fts5vocab(passages_fts, 'row');
+CREATE VIRTUAL TABLE IF NOT EXISTS passages_fts_instance
+    USING fts5vocab(passages_fts, 'instance');
+-- the public passages again, so a public search's BM25 statistics (N, avgdl, df) count only
+-- what the public may see: staff-only text cannot move a public score or explanation
+CREATE VIRTUAL TABLE IF NOT EXISTS public_fts USING fts5(body, tokenize='{FTS_TOKENIZE}');
+CREATE VIRTUAL TABLE IF NOT EXISTS public_fts_vocab USING fts5vocab(public_fts, 'row');
+CREATE VIRTUAL TABLE IF NOT EXISTS public_fts_instance USING fts5vocab(public_fts, 'instance');
+CREATE TABLE IF NOT EXISTS vectors (
+    id INTEGER PRIMARY KEY REFERENCES passages(id) ON DELETE CASCADE,
+    vector BLOB NOT NULL
+);
+CREATE TABLE IF NOT EXISTS embedding_cache (
+    embedder TEXT NOT NULL, role TEXT NOT NULL, text_hash TEXT NOT NULL, vector BLOB NOT NULL,
+    PRIMARY KEY (embedder, role, text_hash)
+) WITHOUT ROWID;
+"""
+
+
+def busy_timeout() -> float:
+    """Seconds a write waits for another writer: ``$KBSEARCH_BUSY_TIMEOUT`` or 10."""
+    raw = os.environ.get("KBSEARCH_BUSY_TIMEOUT", "")
+    try:
+        return max(0.0, float(raw)) if raw else BUSY_TIMEOUT_S
+    except ValueError:
+        return BUSY_TIMEOUT_S
+
+
+def storage_error(path: Path, exc: sqlite3.Error, timeout: float) -> StorageError | None:
+    """The one-line error for a SQLite failure that is about the file, not a document
+    (``None`` for any other failure)."""
+    name = getattr(exc, "sqlite_errorname", "")
+    if name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")):
+        return DatabaseLockedError(
+            f"{path} is locked by another writer (waited {timeout:g} s); try again when it"
+            " has finished, or raise $KBSEARCH_BUSY_TIMEOUT"
+        )
+    if name.startswith("SQLITE_READONLY"):
+        return ReadOnlyIndexError(
+            f"{path} is read-only; it can be searched, but indexing needs write access"
+            f" (chmod u+w {path})"
+        )
+    if name.startswith("SQLITE_FULL"):
+        return StorageFullError(
+            f"the disk holding {path} is full; nothing was lost: the last write was rolled"
+            " back, free some space and re-run to resume"
+        )
+    if name.startswith(("SQLITE_IOERR", "SQLITE_CANTOPEN")):
+        return StorageError(f"cannot read or write {path}: {exc}")
+    return None
+
+
+def _writable(path: Path) -> bool:
+    """False for a file without write permission bits (also for root, who could write it)."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return True
+    return bool(mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH)) and os.access(path, os.W_OK)
+
+
+class StoreBase:
+    """Connections, transactions, schema and meta of one knowledge base file.
+
+    Raises:
+        KnowledgeBaseNotFoundError: the file is missing and ``create`` is false.
+        StorageError: the path is a folder, or its folder does not exist.
+        SchemaError: the file is not a kbsearch index of this schema version.
+    """
+
+    def __init__(self, path: str | Path, *, create: bool = False) -> None:
+        self.path = Path(path)
+        if not create and not self.path.exists():
+            raise KnowledgeBaseNotFoundError(
+                f"no knowledge base at {self.path}; create it with `kbsearch index PATH "
+                f"--db {self.path}`"
+            )
+        if self.path.is_dir():
+            raise StorageError(f"{self.path} is a folder, not a database file")
+        if not self.path.parent.is_dir():
+            raise StorageError(
+                f"cannot create {self.path}: the folder {self.path.parent} does not exist"
+                " (create it first)"
+            )
+        self.read_only = self.path.exists() and not _writable(self.path)
+        self.timeout = busy_timeout()
+        self._local = threading.local()
+        self._connections: list[sqlite3.Connection] = []
+        self._lock = threading.Lock()
+        self._closed = False
+        self._immutable = False
+        self._settings: tuple[int, IndexSettings | None] = (-1, None)
+        try:
+            self._check_schema(create)  # before any PRAGMA writes to someone else's file
+            if not self.read_only:
+                self.connection.execute("PRAGMA journal_mode=WAL")
+        except sqlite3.DatabaseError as exc:
+            self.close()
+            error = storage_error(self.path, exc, self.timeout)
+            if error is not None:
+                raise error from exc
+            raise SchemaError(f"{self.path} is not a kbsearch index: {exc}") from exc
+        except SchemaError:
+            self.close()
+            raise
+
+    # -- connections --------------------------------------------------------------------------
+
+    @property
+    def connection(self) -> sqlite3.Connection:
+        """This thread's connection, opened on first use.
+
+        Raises:
+            StorageError: the store is closed, or the file cannot be opened.
+        """
+        connection: sqlite3.Connection | None = getattr(self._local, "connection", None)
+        if connection is None:
+            connection = self._open()
+            self._local.connection = connection
+        return connection
+
+    def _open(self) -> sqlite3.Connection:
+        with self._lock:
+            if self._closed:
+                raise StorageError(f"{self.path} is closed")
+            try:
+                connection = self._connect()
+            except (OSError, sqlite3.Error) as exc:
+                raise StorageError(f"cannot open a database at {self.path}: {exc}") from exc
+            self._connections.append(connection)
+        connection.row_factory = sqlite3.Row
+        if not self.read_only:
+            connection.execute("PRAGMA synchronous=NORMAL")
+        connection.execute("PRAGMA foreign_keys=ON")
+        return connection
+
+    def _connect(self) -> sqlite3.Connection:
+        if not self.read_only:
+            return self._sqlite(str(self.path))
+        uri = f"file:{quote(str(self.path.resolve()))}"
+        if not self._immutable:
+            connection = self._sqlite(f"{uri}?mode=ro", uri=True)
+            try:  # read-only media: SQLite cannot create the WAL index, nobody can write
+                connection.execute("SELECT count(*) FROM sqlite_master").fetchone()
+                return connection
+            except sqlite3.OperationalError:
+                connection.close()
+                self._immutable = True
+        return self._sqlite(f"{uri}?immutable=1", uri=True)
+
+    def _sqlite(self, target: str, uri: bool = False) -> sqlite3.Connection:
+        return sqlite3.connect(
+            target, timeout=self.timeout, isolation_level=None, check_same_thread=False, uri=uri
+        )
+
+    def close(self) -> None:
+        """Close every thread's connection; the store cannot be used afterwards."""
+        with self._lock:
+            self._closed = True
+            connections, self._connections = self._connections, []
+        for connection in connections:
+            connection.close()
+        self._local = threading.local()
+
+    def _check_schema(self, create: bool) -> None:
+        self.connection.execute("PRAGMA schema_version")  # fails on a file that is not SQLite
+        tables = {
+            row[0]
+            for row in self.connection.execute("SELECT name FROM sqlite_master WHERE type='table'")
+        }
+        if "meta" in tables:
+            found = self.get_meta("schema_version")
+            if found != str(SCHEMA_VERSION):
+                raise SchemaError(
+                    f"{self.path} has schema version {found}, this kbsearch reads "
+                    f"{SCHEMA_VERSION}; move it aside and rebuild it with `kbsearch index`"
+                )
+            return
+        if tables:
+            raise SchemaError(f"{self.path} is not a kbsearch index (it holds other tables)")
+        if not create:
+            raise SchemaError(
+                f"{self.path} is not a kbsearch index (it is empty); create it with "
+                f"`kbsearch index PATH --db {self.path}`"
+            )
+        with self.transaction():
+            if self.get_meta_if_table("schema_version") is not None:
+                return  # another process created it between our look and our lock
+            for statement in SCHEMA.split(";\n"):
+                if statement.strip():
+                    self.connection.execute(statement)
+            self.set_meta("schema_version", str(SCHEMA_VERSION))
+            self.set_meta("generation", "0")
+
+    def get_meta_if_table(self, key: str) -> str | None:
+        exists = self.connection.execute(
+            "SELECT 1 FROM sqlite_master WHERE type='table' AND name='meta'"
+        ).fetchone()
+        return self.get_meta(key) if exists else None
+
+    # -- transactions -------------------------------------------------------------------------
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """``BEGIN IMMEDIATE`` ... ``COMMIT`` on this thread's connection; rolled back on any
+        exception. Waits up to :attr:`timeout` seconds for another writer.
+
+        Raises:
+            ReadOnlyIndexError, DatabaseLockedError, StorageFullError, StorageError: the file
+                cannot be written (nothing of this transaction is kept).
+        """
+        if self.read_only:
+            raise ReadOnlyIndexError(
+                f"{self.path} is read-only; it can be searched, but indexing needs write access"
+                f" (chmod u+w {self.path})"
+            )
+        connection = self.connection
+        try:
+            connection.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:
+            raise self._translate(exc) from exc
+        try:
+            yield connection
+            connection.execute("COMMIT")
+        except BaseException as exc:
+            if connection.in_transaction:
+                connection.execute("ROLLBACK")
+            if isinstance(exc, sqlite3.OperationalError):
+                raise self._translate(exc) from exc
+            raise
+
+    @contextmanager
+    def read_transaction(self) -> Iterator[sqlite3.Connection]:
+        """One read transaction (``BEGIN`` ... ``COMMIT``): every read inside it sees the
+        same committed state, whatever other connections write meanwhile (WAL)."""
+        connection = self.connection
+        connection.execute("BEGIN")
+        try:
+            yield connection
+        finally:
+            if connection.in_transaction:
+                connection.execute("COMMIT")
+
+    def _translate(self, exc: sqlite3.OperationalError) -> Exception:
+        return storage_error(self.path, exc, self.timeout) or exc
+
+    # -- meta and settings --------------------------------------------------------------------
+
+    def get_meta(self, key: str) -> str | None:
+        row = self.connection.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def set_meta(self, key: str, value: str) -> None:
+        self.connection.execute(
+            "INSERT INTO meta(key, value) VALUES (?, ?) "
+            "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            (key, value),
+        )
+
+    def generation(self) -> int:
+        """A counter bumped by every write; readers cache by it."""
+        return int(self.get_meta("generation") or 0)
+
+    def bump_generation(self) -> None:
+        self.connection.execute(
+            "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'"
+        )
+
+    def read_settings(self) -> IndexSettings | None:
+        """The recorded settings, read now (``None`` before the first document)."""
+        raw = self.get_meta("settings")
+        return IndexSettings.from_dict(json.loads(raw)) if raw else None
+
+    def index_settings(self) -> IndexSettings | None:
+        """The recorded settings, read once per generation (``None`` before the first
+        document)."""
+        generation = self.generation()
+        cached_generation, cached = self._settings
+        if cached_generation != generation:
+            cached = self.read_settings()
+            self._settings = (generation, cached)
+        return cached
+
+    def settings(self) -> dict[str, object]:
+        """The recorded settings in their stored form (``{}`` before the first document)."""
+        recorded = self.index_settings()
+        return recorded.to_dict() if recorded else {}
+
+    def write_settings(self, settings: IndexSettings | None) -> None:
+        """Record (or with ``None`` forget) the settings; call inside a transaction that
+        bumps the generation."""
+        if settings is None:
+            self.connection.execute("DELETE FROM meta WHERE key = 'settings'")
+        else:
+            self.set_meta("settings", json.dumps(settings.to_dict(), sort_keys=True))
+
+    def set_settings(self, settings: IndexSettings | dict[str, object]) -> None:
+        """Record the settings and bump the generation; call inside a transaction."""
+        if not isinstance(settings, IndexSettings):
+            settings = IndexSettings.from_dict(settings)
+        self.write_settings(settings)
+        self.bump_generation()
+
+    def backup(self, destination: str | Path) -> None:
+        """Write a consistent copy with SQLite's online backup API (readers continue).
+
+        Raises:
+            StorageError: the destination cannot be written (missing folder, not a database).
+        """
+        try:
+            target = sqlite3.connect(destination)
+            try:
+                self.connection.backup(target)
+            finally:
+                target.close()
+        except (OSError, sqlite3.Error) as exc:
+            raise StorageError(f"cannot write a backup to {destination}: {exc}") from exc

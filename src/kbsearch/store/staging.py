@@ -1,0 +1,115 @@
+"""Re-embedding without risk: build the new index in a copy, replace the old one when complete.
+
+The copy (``DB.reembed`` beside the index, made with SQLite's online backup API, emptied of
+documents and settings, the embedding cache kept) receives the whole re-embed. Only when the
+caller commits does the backup API copy it back over the index, in one write transaction:
+readers see the old index or the new one, never a mix. A re-embed that fails or is killed
+leaves the old index as it was; its stale copy is removed by the next re-embed.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..errors import StorageError
+
+if TYPE_CHECKING:
+    from . import Store
+
+STAGING_SUFFIX = ".reembed"
+
+
+def staging_path(path: Path) -> Path:
+    return path.with_name(path.name + STAGING_SUFFIX)
+
+
+def remove_database(path: Path) -> None:
+    """Delete a database file with its WAL and shared-memory files (missing ones ignored)."""
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{path}{suffix}").unlink(missing_ok=True)
+
+
+class Staging:
+    """A cleared copy of a store; :meth:`commit` makes it the index."""
+
+    def __init__(self, store: Store, copy: Store) -> None:
+        self.store = store
+        self.copy = copy
+        self.committed = False
+
+    def commit(self) -> None:
+        """Replace the index's content with the copy's, in one write transaction.
+
+        Raises:
+            StorageError: the index cannot be written (it is then unchanged).
+        """
+        with self.copy.transaction():  # newer than anything readers have cached
+            self.copy.set_meta("generation", str(self.store.generation() + 1))
+        try:
+            self.copy.connection.backup(self.store.connection)
+        except sqlite3.Error as exc:
+            raise StorageError(
+                f"cannot replace {self.store.path} with the re-embedded copy: {exc}"
+            ) from exc
+        self.committed = True
+
+
+@contextmanager
+def staged_copy(store: Store) -> Iterator[Staging]:
+    """A cleared copy of ``store`` to rebuild into (see the module docstring); removed on
+    exit, committed or not.
+
+    Raises:
+        StorageError: the copy cannot be written (disk full, read-only folder).
+    """
+    from . import Store
+
+    path = staging_path(store.path)
+    remove_database(path)  # a stale copy from a killed re-embed
+    try:
+        target = sqlite3.connect(path)
+        try:
+            store.connection.backup(target)
+        finally:
+            target.close()
+    except (OSError, sqlite3.Error) as exc:
+        remove_database(path)
+        raise StorageError(f"cannot write the re-embedding copy {path}: {exc}") from exc
+    copy = Store(path)
+    try:
+        copy.clear()
+        yield Staging(store, copy)
+    finally:
+        copy.close()
+        remove_database(path)
+
+
+def discard_if_empty(path: Path) -> bool:
+    """Delete the database at ``path`` if it holds no document and no settings (a first
+    run that failed before writing anything); keep it otherwise. True when deleted."""
+    try:
+        connection = sqlite3.connect(path, timeout=1.0, isolation_level=None)
+    except sqlite3.Error:
+        return False
+    try:
+        connection.execute("BEGIN IMMEDIATE")  # no other writer while we look and delete
+        tables = {r[0] for r in connection.execute("SELECT name FROM sqlite_master")}
+        if not {"documents", "meta"} <= tables:
+            if tables:
+                return False  # not ours
+            remove_database(path)
+            return True
+        documents = connection.execute("SELECT count(*) FROM documents").fetchone()[0]
+        settings = connection.execute("SELECT count(*) FROM meta WHERE key = 'settings'")
+        if documents or settings.fetchone()[0]:
+            return False
+        remove_database(path)
+        return True
+    except sqlite3.Error:
+        return False
+    finally:
+        connection.close()

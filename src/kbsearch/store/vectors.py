@@ -1,0 +1,81 @@
+"""Passage vectors and the embedding cache (vectors by text hash, kept across re-embeds)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from .columns import COLUMNS, column_arrays
+from .schema import StoreBase
+
+
+@dataclass(frozen=True)
+class VectorTable:
+    """Every stored vector with the columns dense filtering needs, aligned by row.
+
+    ``vectors`` has shape ``(n, dim)`` (float32); ``effective_from``/``effective_to`` are
+    ISO date strings, ``""`` for an open bound.
+    """
+
+    row_ids: np.ndarray
+    passage_ids: np.ndarray
+    vectors: np.ndarray
+    access: np.ndarray
+    language: np.ndarray
+    doc_id: np.ndarray
+    effective_from: np.ndarray
+    effective_to: np.ndarray
+
+
+class VectorStore(StoreBase):
+    """Passage vectors (written with their passages) and the embedding cache."""
+
+    def vector_table(self, dim: int) -> VectorTable:
+        """Every stored vector with its passage's filter columns, ordered by row id. Call it
+        inside a read transaction (:meth:`Store.read_snapshot`) to pair it with a
+        generation."""
+        cursor = self.connection.cursor()
+        cursor.row_factory = None
+        rows = cursor.execute(
+            f"SELECT {COLUMNS}, v.vector FROM vectors v JOIN passages p ON p.id = v.id"
+            " ORDER BY p.id"
+        ).fetchall()
+        vectors = np.frombuffer(b"".join(r[7] for r in rows), dtype=np.float32)
+        return VectorTable(vectors=vectors.reshape(len(rows), dim), **column_arrays(rows))
+
+    def count_vectors(self) -> int:
+        return int(self.connection.execute("SELECT count(*) FROM vectors").fetchone()[0])
+
+    def cached_vectors(self, embedder: str, role: str, hashes: Sequence[str]) -> dict[str, bytes]:
+        """``{text hash: float32 bytes}`` of the cached vectors among ``hashes``."""
+        out: dict[str, bytes] = {}
+        unique = list(dict.fromkeys(hashes))
+        for start in range(0, len(unique), 500):
+            chunk = unique[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            rows = self.connection.execute(
+                "SELECT text_hash, vector FROM embedding_cache WHERE embedder = ? AND role = ?"
+                f" AND text_hash IN ({marks})",
+                [embedder, role, *chunk],
+            )
+            out.update({r[0]: bytes(r[1]) for r in rows})
+        return out
+
+    def cache_vectors(self, embedder: str, role: str, items: Mapping[str, np.ndarray]) -> None:
+        """Store vectors by text hash; committed at once so finished work survives a crash.
+
+        Raises:
+            StorageError: the file cannot be written (read-only, locked, disk full); the
+                cache is unchanged.
+        """
+        with self.transaction() as con:
+            con.executemany(
+                "INSERT OR REPLACE INTO embedding_cache(embedder, role, text_hash, vector)"
+                " VALUES (?, ?, ?, ?)",
+                [
+                    (embedder, role, h, np.ascontiguousarray(v, dtype=np.float32).tobytes())
+                    for h, v in items.items()
+                ],
+            )
