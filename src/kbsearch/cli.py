@@ -188,6 +188,11 @@ def index(
                 err=True,
             )
         sys.exit(130)
+    except KeyboardInterrupt:  # before any document: loading the embedder, listing files
+        if new_file:
+            discard_if_empty(Path(db))
+        click.echo("interrupted: nothing was written", err=True)
+        sys.exit(130)
     except KbsearchError:
         if new_file:  # a run that failed before indexing anything leaves no empty database
             discard_if_empty(Path(db))

@@ -8,14 +8,17 @@ import signal
 import sqlite3
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from support import many_files, slow_index_command
+from support import FakeEmbedder, many_files, slow_index_command
 
 import kbsearch
+import kbsearch.knowledge_base
 from kbsearch.cli import cli
 from kbsearch.records import Filters
+from kbsearch.store.vectors import VectorStore
 
 ENV = dict(os.environ, PYTHONPATH=str(Path(kbsearch.__file__).parents[1]))
 
@@ -161,26 +164,47 @@ def test_locked_database_is_one_line_after_the_timeout(
     assert consistent(db, vectors=False) == 2
 
 
-def test_prune_keeps_documents_under_an_unreadable_folder(
+def fake_embedders(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(kbsearch.knowledge_base, "load_embedder", lambda spec: FakeEmbedder())
+    monkeypatch.setattr(kbsearch.knowledge_base, "resolve_spec", lambda spec: "fake:bow")
+
+
+def full_disk(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every embedding-cache write finds the disk full (SQLite's page limit at the file's
+    current size)."""
+    cache = VectorStore.cache_vectors
+
+    def full(self: VectorStore, *args: Any) -> None:
+        pages = self.connection.execute("PRAGMA page_count").fetchone()[0]
+        self.connection.execute(f"PRAGMA max_page_count = {pages}")
+        cache(self, *args)
+
+    monkeypatch.setattr(VectorStore, "cache_vectors", full)
+
+
+def test_full_disk_on_a_new_index_is_one_line_and_leaves_no_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    docs, db = tmp_path / "docs", tmp_path / "kb.db"
-    many_files(docs / "open", 2, prefix="open")
-    many_files(docs / "closed", 2, prefix="closed")
-    assert run("index", str(docs), "--db", str(db), "--embedder", "none")[0] == 0
-    scandir = os.scandir
-
-    def denied(path: object = ".") -> object:  # as for a folder of mode 000 (root reads it)
-        if Path(str(path)).name == "closed":
-            raise PermissionError(13, "Permission denied", str(path))
-        return scandir(path)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(os, "scandir", denied)
-    code, out, err = run("index", str(docs), "--db", str(db), "--prune")
-    monkeypatch.undo()
-    assert code == 1 and "removed 0" in out and "unchanged 2" in out
+    docs, db = many_files(tmp_path / "docs", 40), tmp_path / "kb.db"  # 40 vectors: > 1 page
+    fake_embedders(monkeypatch)
+    full_disk(monkeypatch)
+    code, _, err = run("index", str(docs), "--db", str(db))
+    assert code == 1
     assert err.strip().splitlines() == [
-        f"failed: {docs / 'closed'}: cannot list this folder (Permission denied);"
-        " what was indexed from it is kept"
+        f"error: the disk holding {db} is full; nothing was lost: the last write was rolled"
+        " back, free some space and re-run to resume"
     ]
-    assert consistent(db, vectors=False) == 4
+    assert not db.exists() and not Path(f"{db}-wal").exists()
+
+
+def test_full_disk_on_an_index_keeps_every_document(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    docs, db = many_files(tmp_path / "docs", 3), tmp_path / "kb.db"
+    fake_embedders(monkeypatch)
+    assert run("index", str(docs), "--db", str(db))[0] == 0
+    many_files(tmp_path / "docs", 40, prefix="more")
+    full_disk(monkeypatch)
+    code, _, err = run("index", str(docs), "--db", str(db))
+    assert code == 1 and "is full; nothing was lost" in err and len(err.splitlines()) == 1
+    assert consistent(db) == 3
