@@ -39,10 +39,6 @@ class SettingsConflictError(StorageError):
     """Another run recorded different index settings (another embedder...) meanwhile."""
 
 
-class IncompleteIndexError(StorageError):
-    """The index was left incomplete (an interrupted re-embed) and refuses to answer."""
-
-
 class IndexingInterrupted(KeyboardInterrupt):
     """Ctrl-C during indexing; ``report`` counts what was written before it (kept)."""
 
