@@ -136,13 +136,6 @@ def validate_search_args(
     return float(pair[0]), float(pair[1])
 
 
-SEARCH_ATTEMPTS = 5  # searches run again when a concurrent write removed a hit's passage
-
-
-class _IndexChanged(Exception):
-    """A ranked passage was removed by another writer before its row was read."""
-
-
 class KnowledgeBase:
     """One knowledge base file: its store, analyzer, embedder and in-memory vectors.
 
@@ -463,14 +456,10 @@ class KnowledgeBase:
         """
         filters = validate_filters(Filters() if filters is None else filters)
         weights = validate_search_args(k, route, depth, rrf_k, weights)
-        for _ in range(SEARCH_ATTEMPTS):
-            try:
-                return self._search(query, k, route, filters, rrf_k, depth, weights, explain)
-            except _IndexChanged:  # another process rewrote a hit meanwhile: search again
-                continue
-        raise StorageError(
-            f"{self.store.path} changed under {SEARCH_ATTEMPTS} searches in a row; try again"
-        )
+        # one read transaction: the ranking and the hits' rows come from the same state,
+        # whatever another process writes meanwhile
+        with self.store.read_transaction():
+            return self._search(query, k, route, filters, rrf_k, depth, weights, explain)
 
     def _search(
         self,
@@ -507,8 +496,8 @@ class KnowledgeBase:
         self, ranked: list[tuple[str, float]], routes: dict[str, dict[str, RouteHit]]
     ) -> list[Hit]:
         rows = self.store.passage_rows(pid for pid, _ in ranked)
-        if len(rows) < len(ranked):
-            raise _IndexChanged
+        if len(rows) < len(ranked):  # never inside search's read transaction
+            raise StorageError(f"{self.store.path} changed during the search; search again")
         hits = []
         for rank, (pid, score) in enumerate(ranked, start=1):
             p = rows[pid].passage

@@ -293,8 +293,12 @@ class StoreBase:
     @contextmanager
     def read_transaction(self) -> Iterator[sqlite3.Connection]:
         """One read transaction (``BEGIN`` ... ``COMMIT``): every read inside it sees the
-        same committed state, whatever other connections write meanwhile (WAL)."""
+        same committed state, whatever other connections write meanwhile (WAL). Inside a
+        transaction already open on this thread, it joins that one."""
         connection = self.connection
+        if connection.in_transaction:
+            yield connection
+            return
         connection.execute("BEGIN")
         try:
             yield connection
