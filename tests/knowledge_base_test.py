@@ -155,7 +155,7 @@ def test_duplicate_doc_version_in_inventory_is_refused(tmp_path: Path, docs: Pat
 
 @pytest.mark.parametrize(
     "kwargs",
-    [{"k": 0}, {"k": -3}, {"route": "sparse"}, {"filters": Filters(audience="admin")}],
+    [{"k": 0}, {"k": -3}, {"route": "sparse"}, {"filters": "staff"}],
 )
 def test_bad_arguments(kb: KnowledgeBase, kwargs: dict[str, object]) -> None:
     with pytest.raises(InvalidArgumentError):
@@ -260,9 +260,9 @@ def test_filters_take_iso_strings(kb: KnowledgeBase, as_of: object, version: str
 
 
 @pytest.mark.parametrize("as_of", ["2026-02-30", "01/04/2026", "2026-4-1", 20260401, ""])
-def test_bad_dates_raise(kb: KnowledgeBase, as_of: object) -> None:
+def test_bad_dates_raise(as_of: object) -> None:
     with pytest.raises(InvalidArgumentError, match="date"):
-        kb.search("return", route="lexical", filters=Filters(as_of=as_of))  # type: ignore[arg-type]
+        Filters(as_of=as_of)  # type: ignore[arg-type]
 
 
 def test_doc_filter_list_or_string(kb: KnowledgeBase) -> None:

@@ -8,15 +8,14 @@ import json
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from datetime import date
 from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 
 from .errors import InvalidArgumentError, KbsearchError
-from .fusion import DEFAULT_RRF_K
 from .records import ROUTES, Filters, Hit
+from .search.fusion import DEFAULT_RRF_K
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -33,17 +32,6 @@ def fail_cleanly(func: F) -> F:
             sys.exit(1)
 
     return wrapper  # type: ignore[return-value]
-
-
-def parse_date(value: str | None) -> date | None:
-    """``YYYY-MM-DD`` or ``None``.
-
-    Raises:
-        InvalidArgumentError: any other form, or a day that does not exist.
-    """
-    from .knowledge_base import parse_day
-
-    return parse_day(value)
 
 
 def parse_weights(value: str) -> tuple[float, float]:
@@ -97,9 +85,13 @@ def fusion_options(func: F) -> F:
 def make_filters(
     audience: str, as_of: str | None, lang: str | None, doc_ids: tuple[str, ...]
 ) -> Filters:
-    """Filters from CLI options; ``--doc`` repeats and also takes comma lists."""
+    """Filters from CLI options; ``--doc`` repeats and also takes comma lists.
+
+    Raises:
+        InvalidArgumentError: see :class:`kbsearch.filters.Filters`.
+    """
     ids = tuple(d.strip() for value in doc_ids for d in value.split(",") if d.strip())
-    return Filters(audience=audience, as_of=parse_date(as_of), language=lang, doc_ids=ids or None)
+    return Filters(audience=audience, as_of=as_of, language=lang, doc_ids=ids if doc_ids else None)
 
 
 @contextmanager

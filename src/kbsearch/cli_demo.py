@@ -8,8 +8,8 @@ from pathlib import Path
 import click
 
 from .cli import fail_cleanly, snippet
-from .fusion import DEFAULT_RRF_K
 from .records import ROUTES
+from .search.fusion import DEFAULT_RRF_K
 
 
 @click.command("demo")

@@ -31,9 +31,9 @@ from kbsearch.evaluation.report import write_report
 from kbsearch.evaluation.runner import EvaluationResult, evaluate
 from kbsearch.evaluation.significance import TESTS
 from kbsearch.evaluation.trec import read_trec_run, write_trec_qrels, write_trec_run
-from kbsearch.fusion import DEFAULT_RRF_K
 from kbsearch.knowledge_base import KnowledgeBase
 from kbsearch.records import ROUTES, Filters, Hit
+from kbsearch.search.fusion import DEFAULT_RRF_K
 
 COMPARE_MEASURES = ("nDCG@10", "MRR@10", "R@10", "R@100")
 KIND_MEASURES = ("R@5", "R@100", "MRR@10", "nDCG@10")

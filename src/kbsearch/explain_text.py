@@ -1,8 +1,8 @@
-"""Plain-text rendering of an :class:`~kbsearch.explain.Explanation` for the CLI."""
+"""Plain-text rendering of an :class:`~kbsearch.search.explain.Explanation` for the CLI."""
 
 from __future__ import annotations
 
-from .explain import Explanation, RoutePosition
+from .search.explain import Explanation, RoutePosition
 
 
 def _pos(p: RoutePosition) -> str:

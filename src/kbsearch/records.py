@@ -10,10 +10,12 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Literal
 
+from .filters import Filters as Filters  # re-exported: the filters have their own module
+
 Access = str  # "public" | "staff"; more labels may come
 PassageKind = Literal["text", "table"]
 Route = Literal["lexical", "dense", "hybrid"]
-ROUTES: tuple[str, ...] = ("lexical", "dense", "hybrid")
+ROUTES: tuple[str, ...] = ("lexical", "dense", "hybrid")  # kbsearch.search.routes checks it
 
 
 @dataclass(frozen=True)
@@ -116,18 +118,3 @@ class Hit:
     score: float
     text: str
     routes: Mapping[str, RouteHit] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class Filters:
-    """Restrictions applied before the top k in every route.
-
-    ``audience``: ``public`` sees only ``access = public`` passages; ``staff`` sees all.
-    ``as_of``: only the document versions in force that day (``None`` = today).
-    ``language``: ISO 639-1 code or ``None``. ``doc_ids``: restrict to these documents.
-    """
-
-    audience: str = "public"
-    as_of: date | None = None
-    language: str | None = None
-    doc_ids: tuple[str, ...] | None = None

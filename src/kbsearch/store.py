@@ -21,7 +21,8 @@ from typing import Any
 import numpy as np
 
 from .errors import KnowledgeBaseNotFoundError, SchemaError, StorageError
-from .records import Document, Filters, Passage
+from .filters import Filters, to_sql
+from .records import Document, Passage
 
 SCHEMA_VERSION = 2  # 2: public_fts, the public passages' own FTS5 index
 FTS_TOKENIZE = "unicode61 remove_diacritics 2"
@@ -143,26 +144,8 @@ class PassageColumns:
 
 
 def filter_sql(filters: Filters, alias: str = "p") -> tuple[str, list[object]]:
-    """Compile filters into a SQL condition on the passages table (with its parameters).
-
-    The caller validates the audience; ``as_of`` defaults to today.
-    """
-    clauses: list[str] = []
-    params: list[object] = []
-    if filters.audience != "staff":
-        clauses.append(f"{alias}.access = 'public'")
-    day = (filters.as_of or date.today()).isoformat()
-    clauses.append(f"({alias}.effective_from IS NULL OR {alias}.effective_from <= ?)")
-    clauses.append(f"({alias}.effective_to IS NULL OR ? <= {alias}.effective_to)")
-    params += [day, day]
-    if filters.language:
-        clauses.append(f"{alias}.language = ?")
-        params.append(filters.language)
-    if filters.doc_ids is not None:
-        marks = ",".join("?" * len(filters.doc_ids)) or "NULL"
-        clauses.append(f"{alias}.doc_id IN ({marks})")
-        params += list(filters.doc_ids)
-    return " AND ".join(clauses), params
+    """The filters as a SQL condition on the passages table (:func:`kbsearch.filters.to_sql`)."""
+    return to_sql(filters, alias)
 
 
 def _iso(day: date | None) -> str | None:
@@ -434,8 +417,10 @@ class Store:
                 out[r["passage_id"]] = PassageRow(r["id"], _passage(r), r["access"], r["language"])
         return out
 
-    def languages(self) -> list[str]:
-        rows = self.connection.execute("SELECT DISTINCT language FROM documents ORDER BY 1")
+    def languages(self, audience: str = "staff") -> list[str]:
+        """The languages of the documents ``audience`` may see, sorted."""
+        where = "" if audience == "staff" else " WHERE access = 'public'"
+        rows = self.connection.execute(f"SELECT DISTINCT language FROM documents{where} ORDER BY 1")
         return [r[0] for r in rows]
 
     def passages_of(self, document_row: int) -> list[Passage]:

@@ -18,7 +18,8 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from kbsearch.errors import EvaluationError
+from kbsearch.errors import EvaluationError, InvalidArgumentError
+from kbsearch.filters import parse_day
 
 MATCH_RULES: tuple[str, ...] = ("document", "passage", "section")
 
@@ -127,13 +128,11 @@ def parse_date(value: object, where: str) -> date | None:
     Raises:
         EvaluationError: the value is not an ISO date.
     """
-    if value is None or value == "":
-        return None
-    if not isinstance(value, str):
+    if value is not None and not isinstance(value, str):
         raise EvaluationError(f"{where}: date must be a YYYY-MM-DD string, got {value!r}")
     try:
-        return date.fromisoformat(value)
-    except ValueError as err:
+        return None if value == "" else parse_day(value)
+    except InvalidArgumentError as err:
         raise EvaluationError(f"{where}: bad date {value!r} (expected YYYY-MM-DD)") from err
 
 

@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 import numpy as np
 from threadpoolctl import ThreadpoolController
 
-from .filtering import FilterColumns, top_k
-from .records import Filters
-from .store import Store, VectorTable
+from ..filters import FilterColumns, Filters
+from ..store import Store, VectorTable
+from .topk import top_k
 
 _CONTROLLER: ThreadpoolController | None = None
 PARALLEL_ROWS = 50_000
@@ -50,7 +50,10 @@ class DenseIndex:
 
     @classmethod
     def load(cls, store: Store, dim: int) -> DenseIndex:
-        return cls(store.vector_table(dim), store.generation())
+        """The store's vectors, the generation read first: call it inside one read
+        transaction so that the vectors are those of that generation."""
+        generation = store.generation()
+        return cls(store.vector_table(dim), generation)
 
     def mask(self, filters: Filters) -> np.ndarray:
         """Boolean mask of rows passing ``filters`` (the same rules as the SQL filter)."""
@@ -78,3 +81,10 @@ class DenseIndex:
         if len(candidates) == 0:
             return []
         return top_k(candidates, scores[candidates], self.table.passage_ids, k)
+
+    def similarity(self, query: np.ndarray, row_id: int) -> float | None:
+        """Cosine of ``query`` with the vector of passage row ``row_id`` (``None``: none)."""
+        at = np.flatnonzero(self.table.row_ids == row_id)
+        if not len(at):
+            return None
+        return float(self.table.vectors[at[0]] @ np.asarray(query, dtype=np.float32))
