@@ -267,12 +267,21 @@ def search(
 @db_option
 @filter_options
 @fusion_options
+@click.option("--k", "k", default=5, show_default=True, type=int, help="Hits of the search.")
+@click.option(
+    "--route",
+    type=click.Choice(ROUTES),
+    default=None,
+    help="The search's route [default: hybrid; lexical without vectors].",
+)
 @click.option("--json", "as_json", is_flag=True)
 @fail_cleanly
 def explain(
     query: str,
     passage_id: str,
     db: str,
+    k: int,
+    route: str | None,
     audience: str,
     as_of: str | None,
     lang: str | None,
@@ -282,7 +291,8 @@ def explain(
     weights: str,
     as_json: bool,
 ) -> None:
-    """Explain why PASSAGE_ID ranks where it does for QUERY."""
+    """Explain why PASSAGE_ID ranks where it does for QUERY (the same run as `search
+    --explain` with the same options)."""
     from .explain_text import render_explanation
 
     filters = make_filters(audience, as_of, lang, doc_ids)
@@ -290,6 +300,8 @@ def explain(
         result = kb.explain(
             query,
             passage_id,
+            k=k,
+            route=route,
             filters=filters,
             rrf_k=rrf_k,
             depth=depth,
