@@ -26,13 +26,13 @@ from .errors import (
     EmbedderMismatchError,
     InvalidArgumentError,
     PassageNotFoundError,
-    QueryError,
 )
 from .filters import AUDIENCES, Audience, Filters
 from .indexing import Indexer, IndexReport, Settings, expand_paths, load_inventory
 from .records import Hit, Passage
 from .search import DEFAULT_DEPTH, HYBRID, Pipeline, RouteContext, SearchRequest, make_routes
 from .search.dense import DenseIndex
+from .search.encoder import QueryEncoder
 from .search.explain import Explanation, explain_from_trace
 from .search.fusion import DEFAULT_RRF_K
 from .search.lexical.impact import ImpactIndex
@@ -55,10 +55,10 @@ class KnowledgeBase:
         self._requested = embedder
         self._embedder: Embedder | None = embedder if isinstance(embedder, Embedder) else None
         self._spec: str | None = None  # the spec the loaded embedder came from
-        self._query_cache: dict[str, np.ndarray] = {}
-        self._lock = threading.RLock()  # loading the embedder, encoding queries
+        self._lock = threading.Lock()  # loading the embedder
         self.backend = SqliteBackend(store)
-        context = RouteContext(self.backend, lambda: self.analyzer, _Encoder(self))
+        self.encoder = QueryEncoder(self.embedder, lambda: bool(self.settings), store.path)
+        context = RouteContext(self.backend, lambda: self.analyzer, self.encoder)
         self.routes = make_routes(context)
         self.pipeline = Pipeline(self.backend, self.routes)
 
@@ -235,38 +235,12 @@ class KnowledgeBase:
     # -- search --------------------------------------------------------------------------------
 
     def query_vector(self, query: str) -> np.ndarray:
-        """The query's vector (cached per process, queries only).
-
-        Raises:
-            QueryError: the query is empty or over the embedder's token limit.
-            InvalidArgumentError: the index has no vectors.
-        """
-        embedder = self.embedder()
-        if embedder is None:
-            raise InvalidArgumentError(
-                f"{self.store.path} has no vectors (built with --embedder none): search it with"
-                " --route lexical, or re-embed it with --reembed --embedder SPEC"
-            )
-        query_words(query)
-        key = f"{embedder.name}\x00{query}"
-        found = self._query_cache.get(key)
-        if found is None:
-            with self._lock:  # embedders are not assumed to be thread-safe
-                count = embedder.token_count(query, "query")
-                if count > embedder.max_tokens:
-                    raise QueryError(
-                        f"query of {count} tokens exceeds the embedder's limit of "
-                        f"{embedder.max_tokens} tokens"
-                    )
-                found = embedder.encode_queries([query])[0]
-            if len(self._query_cache) > 1024:
-                self._query_cache = {}
-            self._query_cache[key] = found
-        return found
+        """The query's vector (:meth:`kbsearch.search.encoder.QueryEncoder.vector`)."""
+        return self.encoder.vector(query)
 
     def clear_query_cache(self) -> None:
         """Forget cached query vectors (so a timed search includes query encoding)."""
-        self._query_cache = {}
+        self.encoder.clear()
 
     def dense_index(self) -> DenseIndex:
         """The in-memory dense matrix of the current generation."""
@@ -396,22 +370,6 @@ class KnowledgeBase:
     def backup(self, destination: str | Path) -> None:
         """Write a consistent copy of the knowledge base (SQLite online backup API)."""
         self.store.backup(destination)
-
-
-class _Encoder:
-    """The knowledge base's query encoder, as the dense route sees it."""
-
-    def __init__(self, kb: KnowledgeBase) -> None:
-        self.kb = kb
-
-    def available(self) -> bool:
-        return self.kb.embedder() is not None
-
-    def indexed(self) -> bool:
-        return bool(self.kb.settings)
-
-    def vector(self, query: str) -> np.ndarray:
-        return self.kb.query_vector(query)
 
 
 def open_kb(

@@ -117,7 +117,18 @@ def test_explain_lexical_only_index(db: str) -> None:
 def test_lexical_explain_without_vectors_and_explain_agree(db: str) -> None:
     """`search --route lexical --explain` works on an index without vectors, and `explain`
     with the same k and depth gives each hit the rank `search` gave it (k > depth)."""
-    options = ["--db", db, "--route", "lexical", "--k", "4", "--depth", "1", "--as-of", "2026-06-01"]
+    options = [
+        "--db",
+        db,
+        "--route",
+        "lexical",
+        "--k",
+        "4",
+        "--depth",
+        "1",
+        "--as-of",
+        "2026-06-01",
+    ]
     code, out, err = run("search", "parcel days items", *options, "--explain", "--json")
     assert code == 0, err
     hits = json.loads(out)["hits"]
