@@ -45,9 +45,10 @@ NO_EMBEDDER = "none"
 class KnowledgeBase:
     """One knowledge base file: the facade over its backend and search pipeline.
 
-    Use :func:`open_kb` to make one. Searches (``search``, ``explain``, ``get_passage``) may
-    run from many threads at once: they share one read-only snapshot per index generation
-    (:mod:`kbsearch.backends.sqlite`). Index from one thread at a time.
+    Use :func:`open_kb` to make one. Searches share one read-only snapshot per index
+    generation (:mod:`kbsearch.backends.sqlite`), built once under a lock; they may run from
+    many threads once the store opens one SQLite connection per thread (the store package).
+    Index from one thread at a time.
     """
 
     def __init__(self, store: Store, embedder: Embedder | str | None = None) -> None:
