@@ -73,6 +73,11 @@ class Backend(Protocol):
         """Remove a document version with its passages, lexical rows and vectors."""
         ...
 
+    def languages(self, audience: str) -> list[str]:
+        """The languages of the passages ``audience`` may see, sorted (a language filter
+        must name one of them)."""
+        ...
+
     def lexical_statistics(self, audience: str) -> LexicalStatistics:
         """The statistics of the lexical index ``audience`` searches."""
         ...

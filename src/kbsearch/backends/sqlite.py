@@ -137,6 +137,10 @@ class SqliteBackend:
 
     # -- reads ----------------------------------------------------------------------------
 
+    def languages(self, audience: str) -> list[str]:
+        key = ("languages", fts_table(audience))
+        return self._part(key, lambda: self.store.languages(audience))
+
     def lexical_statistics(self, audience: str) -> ImpactIndex:
         return self.impact_index(audience)
 

@@ -138,8 +138,7 @@ class Pipeline:
         """
         query, filters = request.query, request.filters
         query_words(query)  # every route validates the query the same way
-        stats = self.backend.lexical_statistics(str(filters.audience))
-        check_language(filters, stats.languages)
+        check_language(filters, self.backend.languages(str(filters.audience)))
         names = self.plan(request)
         fusing = request.route == HYBRID or request.explain
         depth = max(request.depth, request.k) if fusing else request.k
