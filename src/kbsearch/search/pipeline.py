@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from ..analysis import query_words
 from ..backends.base import Backend
-from ..errors import InvalidArgumentError
+from ..errors import InvalidArgumentError, StorageError
 from ..filters import Filters, check_language
 from ..records import Hit, RouteHit
 from .fusion import DEFAULT_RRF_K, reciprocal_rank_fusion
@@ -26,6 +26,11 @@ from .trace import StageTrace, Trace
 
 MAX_K = 100_000  # hits a search may ask for (k and depth)
 DEFAULT_DEPTH = 100
+ATTEMPTS = 5  # runs of one search when another writer removes a hit's passage meanwhile
+
+
+class _IndexChanged(Exception):
+    """A ranked passage was removed by another writer before its row was read."""
 
 
 def _whole(value: object, name: str) -> int:
@@ -130,12 +135,22 @@ class Pipeline:
         ]
 
     def run(self, request: SearchRequest) -> SearchResult:
-        """The top ``k`` hits and the trace.
+        """The top ``k`` hits and the trace. A run whose hit was removed by another writer
+        before its passage was read runs again (on the new snapshot).
 
         Raises:
             QueryError, InvalidArgumentError (also: a language the audience's passages do not
             have), EmbedderMismatchError, EmbedderUnavailableError.
+            StorageError: the index changed under ``ATTEMPTS`` runs in a row.
         """
+        for _ in range(ATTEMPTS):
+            try:
+                return self._run(request)
+            except _IndexChanged:
+                continue
+        raise StorageError(f"the index changed under {ATTEMPTS} searches in a row; try again")
+
+    def _run(self, request: SearchRequest) -> SearchResult:
         query, filters = request.query, request.filters
         query_words(query)  # every route validates the query the same way
         check_language(filters, self.backend.languages(str(filters.audience)))
@@ -186,6 +201,8 @@ class Pipeline:
                 for i, (pid, s) in enumerate(trace.routes[trace.route], start=1)
             }
         rows = self.backend.passages(pid for pid, _ in top)
+        if len(rows) < len(top):
+            raise _IndexChanged
         hits = []
         for rank, (pid, score) in enumerate(top, start=1):
             p = rows[pid].passage
