@@ -11,8 +11,8 @@ import click
 
 from .errors import InvalidArgumentError, StorageError
 from .indexing import IndexReport
-from .knowledge_base import MAX_K
 from .records import Filters
+from .search.pipeline import MAX_K
 
 if TYPE_CHECKING:
     from .knowledge_base import KnowledgeBase
