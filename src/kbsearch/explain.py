@@ -7,18 +7,37 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 
-from .analysis import fold_diacritics
+from .analysis import Analyzer, fold_diacritics
+from .dense import DenseIndex
+from .embedders import Embedder
 from .fusion import Contribution, reciprocal_rank_fusion
 from .lexical import BM25Explanation, explain_bm25, query_languages
 from .records import Filters
-from .store import PassageRow
+from .store import PassageRow, Store
 
-if TYPE_CHECKING:
-    from .knowledge_base import KnowledgeBase
+
+class Searcher(Protocol):
+    """What an explanation reads from a knowledge base (:class:`KnowledgeBase` is one); a
+    protocol, so that this module does not import the facade that imports it."""
+
+    store: Store
+
+    @property
+    def analyzer(self) -> Analyzer: ...
+
+    def ranking(
+        self, route: str, query: str, filters: Filters, depth: int
+    ) -> list[tuple[str, float]]: ...
+
+    def embedder(self) -> Embedder | None: ...
+
+    def dense_index(self) -> DenseIndex: ...
+
+    def query_vector(self, query: str) -> np.ndarray: ...
 
 
 @dataclass(frozen=True)
@@ -47,7 +66,8 @@ class Explanation:
         """Sum of the RRF contributions (equals ``fused.score`` when the passage is fused)."""
         return math.fsum(c.value for c in self.rrf.values())
 
-    def as_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready fields, with the BM25 sum and ``rrf_total``."""
         out = asdict(self)
         out["bm25"]["score"] = self.bm25.score
         out["rrf_total"] = self.rrf_total
@@ -62,7 +82,7 @@ def _position(ranking: Sequence[tuple[str, float]], passage_id: str) -> RoutePos
 
 
 def explain_passage(
-    kb: KnowledgeBase,
+    kb: Searcher,
     query: str,
     row: PassageRow,
     filters: Filters,

@@ -33,14 +33,24 @@ from .errors import (
 from .explain import Explanation, explain_passage
 from .fusion import DEFAULT_RRF_K, reciprocal_rank_fusion
 from .impact import ImpactIndex
-from .indexing import Indexer, IndexReport, Settings, expand_paths, load_inventory
-from .records import ROUTES, Filters, Hit, Passage, RouteHit
+from .indexing import (
+    Indexer,
+    IndexReport,
+    Settings,
+    expand_paths,
+    load_inventory,
+)
+from .records import DEFAULT_AUDIENCE, ROUTES, Filters, Hit, Passage, RouteHit
 from .store import Store, StoredDocument, fts_table
 
 AUDIENCES = ("public", "staff")
 ISO_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
 NO_EMBEDDER = "none"
-DEFAULT_DEPTH = 100
+# Search defaults: the CLI's and the HTTP API's defaults are these (a test checks the README).
+DEFAULT_K = 5  # hits returned
+DEFAULT_ROUTE = "hybrid"
+DEFAULT_DEPTH = 100  # hits each route hands to fusion
+DEFAULT_WEIGHTS = (1.0, 1.0)  # RRF weights of the lexical and dense routes
 
 
 def parse_day(value: object) -> date | None:
@@ -103,7 +113,7 @@ def _whole(value: object, name: str) -> int:
 
 
 def validate_search_args(
-    k: int, route: str, depth: int, rrf_k: float, weights: Sequence[float] = (1.0, 1.0)
+    k: int, route: str, depth: int, rrf_k: float, weights: Sequence[float] = DEFAULT_WEIGHTS
 ) -> tuple[float, float]:
     """Check the search arguments; return the weights as two floats.
 
@@ -119,6 +129,15 @@ def validate_search_args(
         raise InvalidArgumentError(f"RRF k must be a finite number >= 0, got {rrf_k!r}")
     if rrf_k < 0:
         raise InvalidArgumentError(f"RRF k must be a finite number >= 0, got {rrf_k!r}")
+    return validate_weights(weights)
+
+
+def validate_weights(weights: object) -> tuple[float, float]:
+    """The RRF weights (lexical, dense) as two floats.
+
+    Raises:
+        InvalidArgumentError: not two finite numbers >= 0 with one of them positive.
+    """
     pair = tuple(weights) if isinstance(weights, Sequence) and not isinstance(weights, str) else ()
     if len(pair) != 2 or not all(
         isinstance(w, int | float) and not isinstance(w, bool) and math.isfinite(w) and w >= 0
@@ -130,6 +149,22 @@ def validate_search_args(
     if not any(pair):
         raise InvalidArgumentError("at least one route weight must be positive")
     return float(pair[0]), float(pair[1])
+
+
+def parse_weights(text: str) -> tuple[float, float]:
+    """RRF weights from their text form ``"lexical,dense"`` (``"1,1"``, ``"0.5, 2"``), checked
+    as :func:`validate_weights` does; the one parser of the CLI and the HTTP API.
+
+    Raises:
+        InvalidArgumentError: not two comma-separated numbers, or as :func:`validate_weights`.
+    """
+    try:
+        parts = tuple(float(x) for x in str(text).split(","))
+    except ValueError:
+        parts = ()
+    if len(parts) != 2:
+        raise InvalidArgumentError(f"weights are two numbers 'lexical,dense', got {text!r}")
+    return validate_weights(parts)
 
 
 class KnowledgeBase:
@@ -382,12 +417,12 @@ class KnowledgeBase:
         self,
         query: str,
         *,
-        k: int = 5,
-        route: str = "hybrid",
+        k: int = DEFAULT_K,
+        route: str = DEFAULT_ROUTE,
         filters: Filters | None = None,
         rrf_k: float = DEFAULT_RRF_K,
         depth: int = DEFAULT_DEPTH,
-        weights: Sequence[float] = (1.0, 1.0),
+        weights: Sequence[float] = DEFAULT_WEIGHTS,
         explain: bool = False,
     ) -> list[Hit]:
         """The top ``k`` passages for ``query`` in one route, best first (rank from 1).
@@ -441,7 +476,7 @@ class KnowledgeBase:
         filters: Filters | None = None,
         rrf_k: float = DEFAULT_RRF_K,
         depth: int = DEFAULT_DEPTH,
-        weights: Sequence[float] = (1.0, 1.0),
+        weights: Sequence[float] = DEFAULT_WEIGHTS,
     ) -> Explanation:
         """Why ``passage_id`` ranks where it does for ``query`` (see :mod:`kbsearch.explain`).
 
@@ -460,7 +495,7 @@ class KnowledgeBase:
 
     # -- reading -------------------------------------------------------------------------------
 
-    def get_passage(self, passage_id: str, audience: str = "public") -> Passage:
+    def get_passage(self, passage_id: str, audience: str = DEFAULT_AUDIENCE) -> Passage:
         """One passage by id, if ``audience`` may see it (any version).
 
         Raises:
