@@ -147,19 +147,20 @@ def compare_route(route: str, current: Path, reference: Path, tolerance: float) 
         a, b = ref.get(qid, []), now.get(qid, [])
         diff.hits += len(b)
         differs = len(a) != len(b)
-        for (pid_a, score_a), (pid_b, score_b) in zip(a, b, strict=False):
-            if pid_a != pid_b:
-                diff.id_or_order_differences += 1
-                differs = True
+        where = f"{len(a)} vs {len(b)} hits" if differs else ""
+        for rank, ((pid_a, score_a), (pid_b, score_b)) in enumerate(zip(a, b, strict=False), 1):
             gap = abs(score_a - score_b)
-            if not (gap <= tolerance or (math.isnan(score_a) and math.isnan(score_b))):
-                diff.score_differences += 1
-                differs = True
+            wrong_id = pid_a != pid_b
+            wrong_score = not (gap <= tolerance or (math.isnan(score_a) and math.isnan(score_b)))
+            diff.id_or_order_differences += wrong_id
+            diff.score_differences += wrong_score
             diff.max_score_difference = max(diff.max_score_difference, gap)
+            if (wrong_id or wrong_score) and not where:
+                where = f"rank {rank}: {pid_a} {score_a!r} -> {pid_b} {score_b!r}"
+            differs = differs or wrong_id or wrong_score
         if differs:
             diff.queries_differing += 1
-            if not diff.first:
-                diff.first = f"{qid}: {a[:3]} -> {b[:3]} ({len(a)} vs {len(b)} hits)"
+            diff.first = diff.first or f"{qid} {where}"
     return diff
 
 
