@@ -4,7 +4,6 @@ command line, the Python API and the README cannot drift apart (a test checks al
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any, TypeVar
 
 import click
@@ -113,7 +112,3 @@ def make_filters(
     """
     ids = tuple(d.strip() for value in doc_ids for d in value.split(",") if d.strip())
     return Filters(audience=audience, as_of=parse_day(as_of), language=lang, doc_ids=ids or None)
-
-
-def path_type(**kwargs: Any) -> click.Path:
-    return click.Path(path_type=Path, **kwargs)
