@@ -114,15 +114,29 @@ def test_update_and_prune_remove_old_words_and_vectors(kb: KnowledgeBase, docs: 
     assert kb.store.count_vectors() == kb.store.count_passages()
 
 
+class SimulatedWriteFailure(Exception):
+    """Raised half-way through a document's write (a full disk, a killed process...)."""
+
+
+class FailingVectors:
+    """Vectors whose second row cannot be read: the write fails after its first passage."""
+
+    def __getitem__(self, i: int) -> np.ndarray:
+        if i >= 1:
+            raise SimulatedWriteFailure(f"row {i}")
+        return np.zeros(32)
+
+
 def test_failed_write_keeps_previous_version(kb: KnowledgeBase) -> None:
     store = kb.store
     before = kb.search("lost parcel", route="lexical", filters=Filters(as_of=DAY))
     docs = {d.document.doc_id: d for d in store.documents()}
     doc = docs["delivery"].document
     passages = store.passages_of(docs["delivery"].row_id)
+    assert len(passages) >= 2  # so that the failure comes after a passage was written
     new = [p.__class__(**{**p.__dict__, "text": "replaced words"}) for p in passages]
-    with pytest.raises(Exception):  # noqa: B017 - the vectors are one row short
-        store.write_document(doc, new, ["replaced words"] * len(new), np.zeros((1, 32)))
+    with pytest.raises(SimulatedWriteFailure):
+        store.write_document(doc, new, ["replaced words"] * len(new), FailingVectors())  # type: ignore[arg-type]
     assert kb.search("lost parcel", route="lexical", filters=Filters(as_of=DAY)) == before
     assert kb.search("replaced", route="lexical", filters=Filters(as_of=DAY)) == []
 

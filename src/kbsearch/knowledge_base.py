@@ -29,13 +29,22 @@ from .errors import (
 )
 from .filters import AUDIENCES, Audience, Filters
 from .indexing import Indexer, IndexReport, Settings, expand_paths, load_inventory
-from .records import Hit, Passage
-from .search import DEFAULT_DEPTH, HYBRID, Pipeline, RouteContext, SearchRequest, make_routes
+from .records import DEFAULT_AUDIENCE, Hit, Passage
+from .search import HYBRID, Pipeline, RouteContext, SearchRequest, make_routes
 from .search.dense import DenseIndex
 from .search.encoder import QueryEncoder
 from .search.explain import Explanation, explain_from_trace
 from .search.fusion import DEFAULT_RRF_K
 from .search.lexical.impact import ImpactIndex
+from .search.pipeline import (
+    DEFAULT_DEPTH,
+    DEFAULT_K,
+    DEFAULT_ROUTE,
+    DEFAULT_WEIGHTS,
+    MAX_K,
+    parse_weights,
+    validate_weights,
+)
 from .search.routes import LexicalRoute
 from .store import Store, StoredDocument
 
@@ -269,12 +278,12 @@ class KnowledgeBase:
         self,
         query: str,
         *,
-        k: int = 5,
-        route: str = HYBRID,
+        k: int = DEFAULT_K,
+        route: str = DEFAULT_ROUTE,
         filters: Filters | None = None,
         rrf_k: float = DEFAULT_RRF_K,
         depth: int = DEFAULT_DEPTH,
-        weights: Sequence[float] = (1.0, 1.0),
+        weights: Sequence[float] = DEFAULT_WEIGHTS,
         explain: bool = False,
     ) -> list[Hit]:
         """The top ``k`` passages for ``query`` in one route, best first (rank from 1).
@@ -302,7 +311,7 @@ class KnowledgeBase:
         filters: Filters | None = None,
         rrf_k: float = DEFAULT_RRF_K,
         depth: int = DEFAULT_DEPTH,
-        weights: Sequence[float] = (1.0, 1.0),
+        weights: Sequence[float] = DEFAULT_WEIGHTS,
     ) -> Explanation:
         """Why ``passage_id`` ranks where it does for ``query``: read from the trace of the
         same pipeline run as ``search(..., explain=True)`` with these arguments (``route``:
@@ -334,7 +343,7 @@ class KnowledgeBase:
 
     # -- reading -------------------------------------------------------------------------------
 
-    def get_passage(self, passage_id: str, audience: str = "public") -> Passage:
+    def get_passage(self, passage_id: str, audience: str = DEFAULT_AUDIENCE) -> Passage:
         """One passage by id, if ``audience`` may see it (any version).
 
         Raises:
@@ -391,4 +400,14 @@ def open_kb(
     return KnowledgeBase(Store(path, create=create), embedder)
 
 
-__all__ = ["KnowledgeBase", "open_kb"]
+__all__ = [
+    "DEFAULT_DEPTH",
+    "DEFAULT_K",
+    "DEFAULT_ROUTE",
+    "DEFAULT_WEIGHTS",
+    "MAX_K",
+    "KnowledgeBase",
+    "open_kb",
+    "parse_weights",
+    "validate_weights",
+]

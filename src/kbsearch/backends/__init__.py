@@ -1,6 +1,6 @@
-"""Where the passages live: the :class:`~kbsearch.backends.base.Backend` protocol the search
+"""Where the passages live: the :class:`~kbsearch.search.backend.Backend` protocol the search
 pipeline talks to, and its implementations (``sqlite``: the embedded default)."""
 
-from .base import Backend, LexicalStatistics
+from kbsearch.search.backend import Backend, LexicalStatistics
 
 __all__ = ["Backend", "LexicalStatistics"]

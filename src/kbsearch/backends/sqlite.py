@@ -56,7 +56,7 @@ class Snapshot:
 
 
 class SqliteBackend:
-    """:class:`kbsearch.backends.base.Backend` over a :class:`~kbsearch.store.Store`."""
+    """:class:`kbsearch.search.backend.Backend` over a :class:`~kbsearch.store.Store`."""
 
     def __init__(self, store: Store) -> None:
         self.store = store

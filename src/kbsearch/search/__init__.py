@@ -1,7 +1,7 @@
 """The search pipeline: routes (a registry), fusion, stages, and a trace explanations read.
 
 See :mod:`kbsearch.search.pipeline` for the flow; :mod:`kbsearch.search.routes` for adding a
-route, :mod:`kbsearch.search.stages` for a stage, :mod:`kbsearch.backends.base` for a backend.
+route, :mod:`kbsearch.search.stages` for a stage, :mod:`kbsearch.search.backend` for a backend.
 """
 
 from .pipeline import DEFAULT_DEPTH, MAX_K, Pipeline, SearchRequest, SearchResult

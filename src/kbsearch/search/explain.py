@@ -45,7 +45,7 @@ class Explanation:
         """Sum of the RRF contributions (equals ``fused.score`` when the passage is fused)."""
         return math.fsum(c.value for c in self.rrf.values())
 
-    def as_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
         out["bm25"]["score"] = self.bm25.score
         out["rrf_total"] = self.rrf_total

@@ -15,17 +15,21 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ..analysis import query_words
-from ..backends.base import Backend
 from ..errors import InvalidArgumentError, StorageError
 from ..filters import Filters, check_language
 from ..records import Hit, RouteHit
+from .backend import Backend
 from .fusion import DEFAULT_RRF_K, reciprocal_rank_fusion
 from .routes import HYBRID, Route, route_names
 from .stages import Stage
 from .trace import StageTrace, Trace
 
 MAX_K = 100_000  # hits a search may ask for (k and depth)
-DEFAULT_DEPTH = 100
+# Search defaults: the CLI's and the HTTP API's defaults are these (a test checks the README).
+DEFAULT_K = 5  # hits returned
+DEFAULT_ROUTE = HYBRID
+DEFAULT_DEPTH = 100  # hits each route hands to fusion
+DEFAULT_WEIGHTS = (1.0, 1.0)  # RRF weights of the lexical and dense routes
 ATTEMPTS = 5  # runs of one search when another writer removes a hit's passage meanwhile
 
 
@@ -56,12 +60,12 @@ class SearchRequest:
     """
 
     query: str
-    k: int = 5
-    route: str = HYBRID
+    k: int = DEFAULT_K
+    route: str = DEFAULT_ROUTE
     filters: Filters = Filters()
     rrf_k: float = DEFAULT_RRF_K
     depth: int = DEFAULT_DEPTH
-    weights: tuple[float, ...] = (1.0, 1.0)
+    weights: tuple[float, ...] = DEFAULT_WEIGHTS
     explain: bool = False
 
     def __post_init__(self) -> None:
@@ -103,6 +107,29 @@ def _weights(weights: object, count: int) -> tuple[float, ...]:
     if not any(values):
         raise InvalidArgumentError("at least one route weight must be positive")
     return tuple(float(w) for w in values)
+
+
+def validate_weights(weights: object) -> tuple[float, ...]:
+    """The RRF weights, one per registered route (lexical, dense), as floats.
+
+    Raises:
+        InvalidArgumentError: not one finite number >= 0 per route with one of them positive.
+    """
+    return _weights(weights, len(route_names()) - 1)
+
+
+def parse_weights(text: str) -> tuple[float, ...]:
+    """RRF weights from their text form ``"lexical,dense"`` (``"1,1"``, ``"0.5, 2"``), checked
+    as :func:`validate_weights` does; the one parser of the CLI and the HTTP API.
+
+    Raises:
+        InvalidArgumentError: not comma-separated numbers, or as :func:`validate_weights`.
+    """
+    try:
+        parts = tuple(float(x) for x in str(text).split(","))
+    except ValueError:
+        raise InvalidArgumentError(f"weights are numbers 'lexical,dense', got {text!r}") from None
+    return validate_weights(parts)
 
 
 @dataclass(frozen=True)

@@ -15,8 +15,8 @@ from typing import Protocol
 import numpy as np
 
 from ..analysis import Analyzer
-from ..backends.base import Backend
 from ..filters import Filters
+from .backend import Backend
 from .lexical.terms import QueryTerms, prepare_terms, query_languages
 
 HYBRID = "hybrid"

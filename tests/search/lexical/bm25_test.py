@@ -61,7 +61,9 @@ def test_query_words_split_codes_and_punctuation() -> None:
 )
 def test_operator_words_are_plain_words(tmp_path: Path, query: str) -> None:
     store = seed_store(tmp_path / "kb.db", Analyzer("plain"))
-    lexical_search(store, Analyzer("plain"), query, Filters(), 5)  # no FTS5 syntax error
+    hits = lexical_search(store, Analyzer("plain"), query, Filters(), 5)  # no FTS5 syntax error
+    plain = lexical_search(store, Analyzer("plain"), " ".join(query_words(query)), Filters(), 5)
+    assert hits == plain  # the same as the query's words with the operators' symbols dropped
 
 
 def test_match_expression_quotes_every_term() -> None:

@@ -22,9 +22,9 @@ from ..filters import Filters
 from ..records import Document, Passage
 
 if TYPE_CHECKING:
-    from ..search.lexical.bm25 import BM25Explanation
-    from ..search.lexical.terms import QueryTerms
     from ..store import PassageRow
+    from .lexical.bm25 import BM25Explanation
+    from .lexical.terms import QueryTerms
 
 Ranking = list[tuple[str, float]]  # (passage_id, score), best first
 
