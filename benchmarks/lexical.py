@@ -31,8 +31,8 @@ from _common import load_beir, percentile, summary, time_each  # noqa: E402
 
 from kbsearch.analysis import Analyzer, words  # noqa: E402
 from kbsearch.knowledge_base import KnowledgeBase  # noqa: E402
-from kbsearch.lexical import lexical_search  # noqa: E402
 from kbsearch.records import Document, Filters, Passage  # noqa: E402
+from kbsearch.search.lexical.sql import lexical_search  # noqa: E402
 from kbsearch.store import Store  # noqa: E402
 
 

@@ -22,7 +22,6 @@ from kbsearch.errors import (
     StorageError,
 )
 from kbsearch.knowledge_base import KnowledgeBase
-from kbsearch.records import Filters
 
 DAY = date(2026, 6, 1)
 
@@ -86,7 +85,6 @@ def test_queries_that_are_not_text(lexical_kb: KnowledgeBase, query: object) -> 
         {"weights": (0, 0)},
         {"weights": (1, float("nan"))},
         {"filters": {"audience": "public"}},
-        {"filters": Filters(language=1)},  # type: ignore[arg-type]
     ],
 )
 def test_bad_arguments_are_invalid_argument_errors(

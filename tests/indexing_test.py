@@ -299,5 +299,5 @@ def test_unsupported_files_are_listed_and_empty_folders_refused(tmp_path: Path) 
 def test_report_as_json_lists_warnings(tmp_path: Path) -> None:
     docs = write_files(tmp_path / "docs", {"a.md": "# A\n\nAlpha.\n", "t.md": "# T\n"})
     with _open(tmp_path) as kb:
-        payload = json.loads(json.dumps(kb.index([docs]).as_dict()))
+        payload = json.loads(json.dumps(kb.index([docs]).to_dict()))
     assert payload["warnings"][0]["reason"] == "has only a title; nothing indexed"

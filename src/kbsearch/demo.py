@@ -14,6 +14,8 @@ from typing import Any
 
 from .records import Filters
 
+DEMO_K = 5  # the cutoff of the demo's evaluation (hit@5...): its question set is small
+
 
 def examples_dir() -> Path:
     """The installed demo collection (inventory.csv, documents, questions.jsonl)."""

@@ -69,7 +69,8 @@ class IndexReport:
     def ok(self) -> bool:
         return not self.failed
 
-    def as_dict(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
+        """JSON-ready counts; ``failed`` as ``[{source, reason}]``."""
         out = asdict(self)
         out["failed"] = [{"source": s, "reason": r} for s, r in self.failed]
         out["warnings"] = [{"source": s, "reason": r} for s, r in self.warnings]

@@ -11,135 +11,56 @@ The CLI and the evaluation runner are thin layers over these calls.
 
 from __future__ import annotations
 
-import math
-import re
+import threading
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, replace
-from datetime import date, datetime
+from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
 from .analysis import Analyzer, is_text, query_words
-from .dense import DenseIndex
+from .backends.sqlite import SqliteBackend
 from .embedders import Embedder, load_embedder, resolve_spec
 from .errors import (
     EmbedderMismatchError,
     IndexingInterrupted,
     InvalidArgumentError,
     PassageNotFoundError,
-    QueryError,
     ReadOnlyIndexError,
-    StorageError,
 )
-from .explain import Explanation, explain_passage
-from .fusion import DEFAULT_RRF_K, reciprocal_rank_fusion
-from .impact import ImpactIndex
+from .filters import AUDIENCES, Audience, Filters
 from .indexing import Indexer, IndexReport, Settings, expand_paths, load_inventory
-from .records import ROUTES, Filters, Hit, Passage, RouteHit
-from .store import IndexSettings, Store, StoredDocument, fts_table
+from .records import DEFAULT_AUDIENCE, Hit, Passage
+from .search import HYBRID, Pipeline, RouteContext, SearchRequest, make_routes
+from .search.dense import DenseIndex
+from .search.encoder import QueryEncoder
+from .search.explain import Explanation, explain_from_trace
+from .search.fusion import DEFAULT_RRF_K
+from .search.lexical.impact import ImpactIndex
+from .search.pipeline import (
+    DEFAULT_DEPTH,
+    DEFAULT_K,
+    DEFAULT_ROUTE,
+    DEFAULT_WEIGHTS,
+    MAX_K,
+    parse_weights,
+    validate_weights,
+)
+from .search.routes import LexicalRoute
+from .store import IndexSettings, Store, StoredDocument
 from .store.staging import staged_copy
 
-AUDIENCES = ("public", "staff")
-ISO_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
 NO_EMBEDDER = "none"
-DEFAULT_DEPTH = 100
-
-
-def parse_day(value: object) -> date | None:
-    """A ``date`` from a ``date``, a ``datetime`` or an ISO ``YYYY-MM-DD`` string.
-
-    Raises:
-        InvalidArgumentError: anything else, or an impossible date such as 2026-02-30.
-    """
-    if value is None or (isinstance(value, date) and not isinstance(value, datetime)):
-        return value
-    if isinstance(value, datetime):
-        return value.date()
-    if isinstance(value, str) and ISO_DAY.fullmatch(value):
-        try:
-            return date.fromisoformat(value)
-        except ValueError:
-            raise InvalidArgumentError(f"invalid date {value!r}: no such day") from None
-    raise InvalidArgumentError(f"malformed date {value!r}: expected YYYY-MM-DD")
-
-
-def validate_filters(filters: Filters) -> Filters:
-    """The filters with ``as_of`` as a date and ``doc_ids`` as a tuple.
-
-    Raises:
-        InvalidArgumentError: unknown audience, malformed date, empty language or doc id.
-    """
-    if not isinstance(filters, Filters):
-        raise InvalidArgumentError(
-            f"filters must be a kbsearch.Filters, got {type(filters).__name__}"
-        )
-    if filters.audience not in AUDIENCES:
-        raise InvalidArgumentError(
-            f"unknown audience {filters.audience!r}; choose one of {', '.join(AUDIENCES)}"
-        )
-    if filters.language is not None and (
-        not isinstance(filters.language, str) or not filters.language.strip()
-    ):
-        raise InvalidArgumentError(
-            f"language filter must be a code such as 'en', got {filters.language!r}"
-        )
-    doc_ids = filters.doc_ids
-    if isinstance(doc_ids, str):
-        doc_ids = (doc_ids,)
-    if doc_ids is not None:
-        doc_ids = tuple(str(d) for d in doc_ids)
-        if not doc_ids or not all(d.strip() for d in doc_ids):
-            raise InvalidArgumentError("document filter is empty")
-    return replace(filters, as_of=parse_day(filters.as_of), doc_ids=doc_ids)
-
-
-MAX_K = 100_000  # hits a search may ask for (k and depth)
-
-
-def _whole(value: object, name: str) -> int:
-    if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= MAX_K:
-        raise InvalidArgumentError(
-            f"{name} must be a whole number from 1 to {MAX_K}, got {value!r}"
-        )
-    return value
-
-
-def validate_search_args(
-    k: int, route: str, depth: int, rrf_k: float, weights: Sequence[float] = (1.0, 1.0)
-) -> tuple[float, float]:
-    """Check the search arguments; return the weights as two floats.
-
-    Raises:
-        InvalidArgumentError: k or depth not in 1..MAX_K, unknown route, RRF k not a finite
-            number >= 0, weights not two finite numbers >= 0 with one of them positive.
-    """
-    _whole(k, "k")
-    _whole(depth, "depth")
-    if route not in ROUTES:
-        raise InvalidArgumentError(f"unknown route {route!r}; choose one of {', '.join(ROUTES)}")
-    if isinstance(rrf_k, bool) or not isinstance(rrf_k, int | float) or not math.isfinite(rrf_k):
-        raise InvalidArgumentError(f"RRF k must be a finite number >= 0, got {rrf_k!r}")
-    if rrf_k < 0:
-        raise InvalidArgumentError(f"RRF k must be a finite number >= 0, got {rrf_k!r}")
-    pair = tuple(weights) if isinstance(weights, Sequence) and not isinstance(weights, str) else ()
-    if len(pair) != 2 or not all(
-        isinstance(w, int | float) and not isinstance(w, bool) and math.isfinite(w) and w >= 0
-        for w in pair
-    ):
-        raise InvalidArgumentError(
-            f"weights are two finite numbers >= 0 (lexical, dense), got {weights!r}"
-        )
-    if not any(pair):
-        raise InvalidArgumentError("at least one route weight must be positive")
-    return float(pair[0]), float(pair[1])
 
 
 class KnowledgeBase:
-    """One knowledge base file: its store, analyzer, embedder and in-memory vectors.
+    """One knowledge base file: the facade over its backend and search pipeline.
 
-    Use :func:`open_kb` to make one. Not thread-safe: one per thread.
+    Use :func:`open_kb` to make one. Searches share one read-only snapshot per index
+    generation (:mod:`kbsearch.backends.sqlite`), built once under a lock; they may run from
+    many threads once the store opens one SQLite connection per thread (the store package).
+    Index from one thread at a time.
     """
 
     def __init__(self, store: Store, embedder: Embedder | str | None = None) -> None:
@@ -147,9 +68,12 @@ class KnowledgeBase:
         self._requested = embedder
         self._embedder: Embedder | None = embedder if isinstance(embedder, Embedder) else None
         self._spec: str | None = None  # the spec the loaded embedder came from
-        self._dense: DenseIndex | None = None
-        self._impact: dict[str, ImpactIndex] = {}  # FTS5 table -> its in-memory index
-        self._query_cache: dict[str, np.ndarray] = {}
+        self._lock = threading.Lock()  # loading the embedder
+        self.backend = SqliteBackend(store)
+        self.encoder = QueryEncoder(self.embedder, lambda: bool(self.settings), store.path)
+        context = RouteContext(self.backend, lambda: self.analyzer, self.encoder)
+        self.routes = make_routes(context)
+        self.pipeline = Pipeline(self.backend, self.routes)
 
     # -- lifecycle ----------------------------------------------------------------------------
 
@@ -187,6 +111,10 @@ class KnowledgeBase:
                 with.
             EmbedderUnavailableError: it cannot be loaded.
         """
+        with self._lock:
+            return self._embedder_checked()
+
+    def _embedder_checked(self) -> Embedder | None:
         settings = self.settings
         recorded = settings.get("embedder")
         requested = self._requested_spec()
@@ -285,21 +213,15 @@ class KnowledgeBase:
             "default_access": default_access,
             "lang": lang,
         }
+        if reembed:  # the search snapshot follows the generation the staged copy bumps
+            return self._reembed(paths, settings, record, embedder, progress, options)
+        indexer = Indexer(
+            self.store, Analyzer(settings.analyzer), embedder, settings, progress, record
+        )
         try:
-            if reembed:
-                report = self._reembed(paths, settings, record, embedder, progress, options)
-            else:
-                indexer = Indexer(
-                    self.store, Analyzer(settings.analyzer), embedder, settings, progress, record
-                )
-                try:
-                    report = indexer.run(paths, prune=prune, **options)
-                except KeyboardInterrupt as exc:
-                    raise IndexingInterrupted(indexer.report) from exc
-        finally:
-            self._dense = None
-            self._impact.clear()
-        return report
+            return indexer.run(paths, prune=prune, **options)
+        except KeyboardInterrupt as exc:
+            raise IndexingInterrupted(indexer.report) from exc
 
     def _reembed(
         self,
@@ -373,177 +295,119 @@ class KnowledgeBase:
     # -- search --------------------------------------------------------------------------------
 
     def query_vector(self, query: str) -> np.ndarray:
-        """The query's vector (cached per process, queries only).
-
-        Raises:
-            QueryError: the query is empty or over the embedder's token limit.
-        """
-        embedder = self.embedder()
-        if embedder is None:
-            raise InvalidArgumentError(
-                f"{self.store.path} has no vectors (built with --embedder none): search it with"
-                " --route lexical, or re-embed it with --reembed --embedder SPEC"
-            )
-        query_words(query)
-        key = f"{embedder.name}\x00{query}"
-        if key not in self._query_cache:
-            count = embedder.token_count(query, "query")
-            if count > embedder.max_tokens:
-                raise QueryError(
-                    f"query of {count} tokens exceeds the embedder's limit of "
-                    f"{embedder.max_tokens} tokens"
-                )
-            if len(self._query_cache) > 1024:
-                self._query_cache.clear()
-            self._query_cache[key] = embedder.encode_queries([query])[0]
-        return self._query_cache[key]
+        """The query's vector (:meth:`kbsearch.search.encoder.QueryEncoder.vector`)."""
+        return self.encoder.vector(query)
 
     def clear_query_cache(self) -> None:
         """Forget cached query vectors (so a timed search includes query encoding)."""
-        self._query_cache.clear()
+        self.encoder.clear()
 
     def dense_index(self) -> DenseIndex:
+        """The in-memory dense matrix of the current generation."""
         embedder = self.embedder()
         dim = embedder.dim if embedder else int(self.settings.get("dim", 0))
-        if self._dense is None or self._dense.generation != self.store.generation():
-            self._dense = DenseIndex.load(self.store, dim)
-        return self._dense
+        return self.backend.dense_index(dim)
 
     def impact_index(self, audience: str) -> ImpactIndex:
-        """The in-memory lexical index of the audience's FTS5 table, built on first use and
-        rebuilt after any write (store generation); building reads the whole table."""
-        table = fts_table(audience)
-        cached = self._impact.get(table)
-        if cached is None or cached.generation != self.store.generation():
-            self._impact[table] = cached = ImpactIndex.load(self.store, audience)
-        return cached
+        """The in-memory lexical index of the audience's FTS5 table (current generation)."""
+        return self.backend.impact_index(audience)
 
     def ranking(
         self, route: str, query: str, filters: Filters, depth: int
     ) -> list[tuple[str, float]]:
-        """One route's top ``depth`` ``(passage_id, score)``, filters applied first.
-
-        Every route validates the query the same way (:func:`kbsearch.analysis.query_words`).
-        """
+        """One route's top ``depth`` ``(passage_id, score)``, filters applied first."""
         query_words(query)
-        if route == "lexical":
-            index = self.impact_index(filters.audience)
-            return index.search(self.store, self.analyzer, query, filters, depth)
-        if not self.settings:  # never indexed: empty in every route
-            return []
-        return self.dense_index().search(self.query_vector(query), filters, depth)
+        if route not in self.routes:
+            raise InvalidArgumentError(f"unknown route {route!r}")
+        return self.routes[route].candidates(query, filters, depth)
+
+    def _request(self, query: str, filters: Filters | None, **options: Any) -> SearchRequest:
+        return SearchRequest(query, filters=Filters() if filters is None else filters, **options)
 
     def search(
         self,
         query: str,
         *,
-        k: int = 5,
-        route: str = "hybrid",
+        k: int = DEFAULT_K,
+        route: str = DEFAULT_ROUTE,
         filters: Filters | None = None,
         rrf_k: float = DEFAULT_RRF_K,
         depth: int = DEFAULT_DEPTH,
-        weights: Sequence[float] = (1.0, 1.0),
+        weights: Sequence[float] = DEFAULT_WEIGHTS,
         explain: bool = False,
     ) -> list[Hit]:
         """The top ``k`` passages for ``query`` in one route, best first (rank from 1).
 
-        ``hybrid`` fuses the lexical and dense top ``depth`` with RRF (``rrf_k``, ``weights``
+        ``hybrid`` fuses every route's top ``max(depth, k)`` with RRF (``rrf_k``, ``weights``
         for lexical and dense). With ``explain`` (always for hybrid), each hit carries its
-        rank and score in each route (within ``depth``).
+        rank and score in each available route (within ``max(depth, k)``).
 
         Raises:
             QueryError, InvalidArgumentError, EmbedderMismatchError, EmbedderUnavailableError.
         """
-        filters = validate_filters(Filters() if filters is None else filters)
-        weights = validate_search_args(k, route, depth, rrf_k, weights)
-        # one read transaction: the ranking and the hits' rows come from the same state,
-        # whatever another process writes meanwhile
+        request = self._request(
+            query, filters, k=k, route=route, rrf_k=rrf_k, depth=depth,
+            weights=tuple(weights) if isinstance(weights, Sequence) else weights, explain=explain,
+        )  # fmt: skip
+        # one read transaction: the rankings and the hits' rows come from one state of the
+        # file, whatever another process writes meanwhile
         with self.store.read_transaction():
-            return self._search(query, k, route, filters, rrf_k, depth, weights, explain)
-
-    def _search(
-        self,
-        query: str,
-        k: int,
-        route: str,
-        filters: Filters,
-        rrf_k: float,
-        depth: int,
-        weights: tuple[float, float],
-        explain: bool,
-    ) -> list[Hit]:
-        if route != "hybrid" and not explain:
-            ranked = self.ranking(route, query, filters, k)
-            routes: dict[str, dict[str, RouteHit]] = {
-                pid: {route: RouteHit(i, s)} for i, (pid, s) in enumerate(ranked, start=1)
-            }
-            return self._hits(ranked, routes)
-        rankings = {r: self.ranking(r, query, filters, max(depth, k)) for r in ("lexical", "dense")}
-        fused = reciprocal_rank_fusion(
-            rankings, k=rrf_k, weights={"lexical": weights[0], "dense": weights[1]}
-        )
-        per_route = {
-            f.passage_id: {r: RouteHit(c.rank, c.score) for r, c in f.contributions.items()}
-            for f in fused
-        }
-        if route == "hybrid":
-            top = [(f.passage_id, f.score) for f in fused[:k]]
-        else:
-            top = rankings[route][:k]
-        return self._hits(top, per_route)
-
-    def _hits(
-        self, ranked: list[tuple[str, float]], routes: dict[str, dict[str, RouteHit]]
-    ) -> list[Hit]:
-        rows = self.store.passage_rows(pid for pid, _ in ranked)
-        if len(rows) < len(ranked):  # never inside search's read transaction
-            raise StorageError(f"{self.store.path} changed during the search; search again")
-        hits = []
-        for rank, (pid, score) in enumerate(ranked, start=1):
-            p = rows[pid].passage
-            hits.append(
-                Hit(rank, pid, p.doc_id, p.version, p.section, score, p.text, routes.get(pid, {}))
-            )
-        return hits
+            return self.pipeline.run(request).hits
 
     def explain(
         self,
         query: str,
         passage_id: str,
         *,
+        k: int = 5,
+        route: str | None = None,
         filters: Filters | None = None,
         rrf_k: float = DEFAULT_RRF_K,
         depth: int = DEFAULT_DEPTH,
-        weights: Sequence[float] = (1.0, 1.0),
+        weights: Sequence[float] = DEFAULT_WEIGHTS,
     ) -> Explanation:
-        """Why ``passage_id`` ranks where it does for ``query`` (see :mod:`kbsearch.explain`).
+        """Why ``passage_id`` ranks where it does for ``query``: read from the trace of the
+        same pipeline run as ``search(..., explain=True)`` with these arguments (``route``:
+        hybrid, or lexical on an index without vectors), so the two always agree.
 
         Raises:
             PassageNotFoundError: the passage does not exist or this audience may not see it
                 (one message for both, so hidden passages cannot be probed).
         """
-        filters = validate_filters(Filters() if filters is None else filters)
-        weights = validate_search_args(1, "hybrid", depth, rrf_k, weights)
+        dense = self.routes["dense"].available()
+        request = self._request(
+            query, filters, k=k, route=route or (HYBRID if dense else "lexical"), rrf_k=rrf_k,
+            depth=depth, weights=tuple(weights) if isinstance(weights, Sequence) else weights,
+            explain=True,
+        )  # fmt: skip
         if not isinstance(passage_id, str) or not is_text(passage_id):
             raise PassageNotFoundError(f"no passage {passage_id!r} for this audience and date")
-        row = self.store.passage_rows([passage_id], filters).get(passage_id)
-        if row is None:
-            raise PassageNotFoundError(f"no passage {passage_id!r} for this audience and date")
-        return explain_passage(self, query, row, filters, rrf_k=rrf_k, depth=depth, weights=weights)
+        with self.store.read_transaction():  # the passage and the run from one state
+            row = self.backend.passages([passage_id], request.filters).get(passage_id)
+            if row is None:
+                raise PassageNotFoundError(f"no passage {passage_id!r} for this audience and date")
+            trace = self.pipeline.run(request).trace
+            terms = cast(LexicalRoute, self.routes["lexical"]).terms(query, request.filters)
+            audience = str(request.filters.audience)
+            bm25 = self.backend.explain_lexical(terms, row, audience)
+            cosine = None
+            if dense and passage_id not in {pid for pid, _ in trace.routes.get("dense", ())}:
+                cosine = self.backend.dense_similarity(self.query_vector(query), row)
+        return explain_from_trace(trace, passage_id, terms.analysed, bm25, cosine, dense)
 
     # -- reading -------------------------------------------------------------------------------
 
-    def get_passage(self, passage_id: str, audience: str = "public") -> Passage:
+    def get_passage(self, passage_id: str, audience: str = DEFAULT_AUDIENCE) -> Passage:
         """One passage by id, if ``audience`` may see it (any version).
 
         Raises:
             PassageNotFoundError: missing or hidden (one message for both).
         """
-        validate_filters(Filters(audience=audience))
+        audience = Audience.parse(audience)
         if not isinstance(passage_id, str) or not is_text(passage_id):
             raise PassageNotFoundError(f"no passage {passage_id!r} for this audience")
         row = self.store.passage_rows([passage_id]).get(passage_id)
-        if row is None or (audience != "staff" and row.access != "public"):
+        if row is None or (audience != Audience.STAFF and row.access != "public"):
             raise PassageNotFoundError(f"no passage {passage_id!r} for this audience")
         return row.passage
 
@@ -590,4 +454,14 @@ def open_kb(
     return KnowledgeBase(Store(path, create=create), embedder)
 
 
-__all__ = ["KnowledgeBase", "open_kb"]
+__all__ = [
+    "DEFAULT_DEPTH",
+    "DEFAULT_K",
+    "DEFAULT_ROUTE",
+    "DEFAULT_WEIGHTS",
+    "MAX_K",
+    "KnowledgeBase",
+    "open_kb",
+    "parse_weights",
+    "validate_weights",
+]

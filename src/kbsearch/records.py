@@ -6,14 +6,17 @@ files --ingest--> ParsedDocument(blocks) --chunking--> Passage --store--> Hit
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import date
-from typing import Literal
+from typing import Any, Literal
+
+from .filters import Filters as Filters  # re-exported: the filters have their own module
 
 Access = str  # "public" | "staff"; more labels may come
 PassageKind = Literal["text", "table"]
 Route = Literal["lexical", "dense", "hybrid"]
-ROUTES: tuple[str, ...] = ("lexical", "dense", "hybrid")
+ROUTES: tuple[str, ...] = ("lexical", "dense", "hybrid")  # kbsearch.search.routes checks it
+DEFAULT_AUDIENCE = "public"  # the audience of a search that names none: the restrictive one
 
 
 @dataclass(frozen=True)
@@ -74,6 +77,13 @@ class Document:
     source: str = ""
     content_hash: str = ""
 
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready fields; dates as ``YYYY-MM-DD``, ``""`` for an open bound."""
+        out = asdict(self)
+        out["effective_from"] = str(self.effective_from or "")
+        out["effective_to"] = str(self.effective_to or "")
+        return out
+
 
 @dataclass(frozen=True)
 class Passage:
@@ -93,6 +103,10 @@ class Passage:
     start: int | None = None
     end: int | None = None
     token_count: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready fields (all of them)."""
+        return asdict(self)
 
 
 @dataclass(frozen=True)
@@ -117,17 +131,17 @@ class Hit:
     text: str
     routes: Mapping[str, RouteHit] = field(default_factory=dict)
 
-
-@dataclass(frozen=True)
-class Filters:
-    """Restrictions applied before the top k in every route.
-
-    ``audience``: ``public`` sees only ``access = public`` passages; ``staff`` sees all.
-    ``as_of``: only the document versions in force that day (``None`` = today).
-    ``language``: ISO 639-1 code or ``None``. ``doc_ids``: restrict to these documents.
-    """
-
-    audience: str = "public"
-    as_of: date | None = None
-    language: str | None = None
-    doc_ids: tuple[str, ...] | None = None
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready fields; ``routes`` (``{route: {rank, score}}``) only when known."""
+        out: dict[str, Any] = {
+            "rank": self.rank,
+            "passage_id": self.passage_id,
+            "doc_id": self.doc_id,
+            "version": self.version,
+            "section": self.section,
+            "score": self.score,
+            "text": self.text,
+        }
+        if self.routes:
+            out["routes"] = {r: asdict(h) for r, h in self.routes.items()}
+        return out

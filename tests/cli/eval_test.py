@@ -9,7 +9,7 @@ from pathlib import Path
 from click.testing import CliRunner
 from support import FIXTURES_ROOT
 
-from kbsearch.cli_eval import bench_command, compare_command, eval_command
+from kbsearch.cli import cli
 
 FIXTURES = FIXTURES_ROOT / "eval"
 LEXICAL = ["--routes", "lexical", "--embedder", "none", "--k", "2", "--depth", "5"]
@@ -19,7 +19,7 @@ def test_bench_indexes_then_evaluates_and_eval_reuses_the_index(tmp_path: Path) 
     db, runs, report = tmp_path / "kb.db", tmp_path / "runs", tmp_path / "report.html"
     args = [str(FIXTURES / "beir"), "--db", str(db), *LEXICAL, "--json"]
     result = CliRunner().invoke(
-        bench_command, [*args, "--run-dir", str(runs), "--report", str(report)]
+        cli, ["bench", *args, "--run-dir", str(runs), "--report", str(report)]
     )
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
@@ -31,34 +31,34 @@ def test_bench_indexes_then_evaluates_and_eval_reuses_the_index(tmp_path: Path) 
     assert "<svg" in report.read_text(encoding="utf-8")
     # the same numbers from `eval` on the built index
     again = CliRunner().invoke(
-        eval_command, [str(FIXTURES / "beir"), "--db", str(db), *LEXICAL, "--json"]
+        cli, ["eval", str(FIXTURES / "beir"), "--db", str(db), *LEXICAL, "--json"]
     )
     assert again.exit_code == 0, again.output
     assert json.loads(again.stdout)["routes"]["lexical"]["means"] == lexical["means"]
     # tables when not --json
-    table = CliRunner().invoke(eval_command, [str(FIXTURES / "beir"), "--db", str(db), *LEXICAL])
+    table = CliRunner().invoke(cli, ["eval", str(FIXTURES / "beir"), "--db", str(db), *LEXICAL])
     assert table.exit_code == 0 and "nDCG@10" in table.output and "p95 ms" in table.output
 
 
 def test_eval_errors_are_one_line(tmp_path: Path) -> None:
     missing = CliRunner().invoke(
-        eval_command, [str(FIXTURES / "beir"), "--db", str(tmp_path / "none.db"), *LEXICAL]
+        cli, ["eval", str(FIXTURES / "beir"), "--db", str(tmp_path / "none.db"), *LEXICAL]
     )
     assert missing.exit_code == 1 and missing.output.startswith("error: ")
     assert missing.output.count("\n") == 1
     db = tmp_path / "kb.db"
     assert (
         CliRunner()
-        .invoke(bench_command, [str(FIXTURES / "beir"), "--db", str(db), *LEXICAL])
+        .invoke(cli, ["bench", str(FIXTURES / "beir"), "--db", str(db), *LEXICAL])
         .exit_code
         == 0
     )
     kind = CliRunner().invoke(
-        eval_command, [str(FIXTURES / "beir"), "--db", str(db), *LEXICAL, "--kind", "table"]
+        cli, ["eval", str(FIXTURES / "beir"), "--db", str(db), *LEXICAL, "--kind", "table"]
     )
     assert kind.exit_code == 1 and "no question of kind" in kind.output
     bad_route = CliRunner().invoke(
-        eval_command, [str(FIXTURES / "beir"), "--db", str(db), "--routes", "sparse"]
+        cli, ["eval", str(FIXTURES / "beir"), "--db", str(db), "--routes", "sparse"]
     )
     assert bad_route.exit_code == 2
 
@@ -79,13 +79,13 @@ def test_compare_two_runs(tmp_path: Path) -> None:
     better = write_run(tmp_path / "better.trec", {f"q{i}": 1 for i in range(30)})
     same = write_run(tmp_path / "same.trec", {f"q{i}": 5 for i in range(30)})
     args = [str(base), str(better), str(same), "--qrels", str(qrels), "--resamples", "500"]
-    result = CliRunner().invoke(compare_command, [*args, "--measure", "MRR@10"])
+    result = CliRunner().invoke(cli, ["compare", *args, "--measure", "MRR@10"])
     assert result.exit_code == 0, result.output
     assert "randomization" in result.output and "500" in result.output
     assert "significant gain" in result.output
     assert "not significant" in result.output
     data = json.loads(
-        CliRunner().invoke(compare_command, [*args, "--json", "--test", "bootstrap"]).stdout
+        CliRunner().invoke(cli, ["compare", *args, "--json", "--test", "bootstrap"]).stdout
     )
     verdicts = {
         (c["other"], c["measure"]): (c["verdict"], c["p_value"]) for c in data["comparisons"]
@@ -97,11 +97,11 @@ def test_compare_two_runs(tmp_path: Path) -> None:
 
 def test_compare_needs_judgements_and_two_runs(tmp_path: Path) -> None:
     run = write_run(tmp_path / "a.trec", {"q": 1})
-    assert CliRunner().invoke(compare_command, [str(run), str(run)]).exit_code == 2
+    assert CliRunner().invoke(cli, ["compare", str(run), str(run)]).exit_code == 2
     qrels = tmp_path / "qrels.txt"
     qrels.write_text("q 0 x 1\n")
-    assert CliRunner().invoke(compare_command, [str(run), "--qrels", str(qrels)]).exit_code == 2
+    assert CliRunner().invoke(cli, ["compare", str(run), "--qrels", str(qrels)]).exit_code == 2
     dup = tmp_path / "dup.trec"
     dup.write_text("q Q0 x 1 2 t\nq Q0 x 2 1 t\n")
-    result = CliRunner().invoke(compare_command, [str(run), str(dup), "--qrels", str(qrels)])
+    result = CliRunner().invoke(cli, ["compare", str(run), str(dup), "--qrels", str(qrels)])
     assert result.exit_code == 1 and "twice" in result.output

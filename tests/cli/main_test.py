@@ -112,3 +112,35 @@ def test_explain_lexical_only_index(db: str) -> None:
     payload = json.loads(out)
     assert payload["lexical"]["rank"] == 1
     assert abs(payload["bm25"]["score"] - payload["lexical"]["score"]) < 1e-9
+
+
+def test_lexical_explain_without_vectors_and_explain_agree(db: str) -> None:
+    """`search --route lexical --explain` works on an index without vectors, and `explain`
+    with the same k and depth gives each hit the rank `search` gave it (k > depth)."""
+    options = [
+        "--db",
+        db,
+        "--route",
+        "lexical",
+        "--k",
+        "4",
+        "--depth",
+        "1",
+        "--as-of",
+        "2026-06-01",
+    ]
+    code, out, err = run("search", "parcel days items", *options, "--explain", "--json")
+    assert code == 0, err
+    hits = json.loads(out)["hits"]
+    assert len(hits) > 1
+    for hit in hits:
+        code, out, err = run("explain", "parcel days items", hit["passage_id"], *options, "--json")
+        assert code == 0, err
+        assert json.loads(out)["lexical"]["rank"] == hit["rank"]
+
+
+def test_unknown_language_lists_the_choices(db: str) -> None:
+    code, _, err = run("search", "parcel", "--db", db, "--lang", "french")
+    assert code == 1 and "unknown language 'french'; this index holds en" in err
+    code, _, err = run("search", "parcel", "--db", db, "--doc", "")
+    assert code == 1 and "document filter" in err

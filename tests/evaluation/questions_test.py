@@ -9,9 +9,9 @@ import pytest
 from support import FIXTURES_ROOT
 
 from kbsearch.errors import EvaluationError
-from kbsearch.evaluation.formats import detect_format
+from kbsearch.evaluation.formats import detect_format, load_questions
 from kbsearch.evaluation.judging import set_qrels
-from kbsearch.evaluation.questions import Relevant, load_questions
+from kbsearch.evaluation.questions import Relevant
 
 FIXTURES = FIXTURES_ROOT / "eval"
 

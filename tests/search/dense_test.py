@@ -7,8 +7,8 @@ from pathlib import Path
 
 import numpy as np
 
-from kbsearch.dense import DenseIndex
 from kbsearch.records import Document, Filters, Passage
+from kbsearch.search.dense import DenseIndex
 from kbsearch.store import Store
 
 

@@ -7,7 +7,7 @@ import math
 import pytest
 
 from kbsearch.errors import FusionError
-from kbsearch.fusion import reciprocal_rank_fusion
+from kbsearch.search.fusion import reciprocal_rank_fusion
 
 
 def ranked(ids: list[str]) -> list[tuple[str, float]]:
@@ -80,7 +80,7 @@ def test_bad_k_refused() -> None:
 
 
 def test_default_k_is_documented_choice() -> None:
-    from kbsearch.fusion import DEFAULT_RRF_K
+    from kbsearch.search.fusion import DEFAULT_RRF_K
 
     fused = reciprocal_rank_fusion({"a": ranked(["x"])})
     assert DEFAULT_RRF_K == 10 and math.isclose(fused[0].score, 1 / 11)

@@ -7,7 +7,13 @@ result.routes["hybrid"].evaluation.means["nDCG@10"]
 """
 
 from kbsearch.evaluation.compare import Comparison, MeasureComparison, compare_runs
-from kbsearch.evaluation.formats import READERS, detect_format, read_topics, read_trec_qrels
+from kbsearch.evaluation.formats import (
+    READERS,
+    detect_format,
+    load_questions,
+    read_topics,
+    read_trec_qrels,
+)
 from kbsearch.evaluation.judging import judge_hits, matches, question_qrels, set_qrels
 from kbsearch.evaluation.metrics import (
     MEASURES,
@@ -22,7 +28,6 @@ from kbsearch.evaluation.questions import (
     Question,
     QuestionSet,
     Relevant,
-    load_questions,
 )
 from kbsearch.evaluation.report import render_report, write_report
 from kbsearch.evaluation.runner import (

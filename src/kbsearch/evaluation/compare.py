@@ -13,7 +13,13 @@ from dataclasses import dataclass
 
 from kbsearch.errors import EvaluationError
 from kbsearch.evaluation.metrics import Qrels, Run, RunEvaluation, evaluate_run
-from kbsearch.evaluation.significance import ALPHA, SignificanceResult, paired_test
+from kbsearch.evaluation.significance import (
+    ALPHA,
+    RESAMPLES,
+    SEED,
+    SignificanceResult,
+    paired_test,
+)
 
 
 @dataclass(frozen=True)
@@ -88,8 +94,8 @@ def compare_runs(
     measures: Sequence[str],
     *,
     test: str = "randomization",
-    resamples: int = 10_000,
-    seed: int = 0,
+    resamples: int = RESAMPLES,
+    seed: int = SEED,
     alpha: float = ALPHA,
 ) -> Comparison:
     """Score each run and test every other run against the first one, measure by measure.

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from kbsearch.errors import EvaluationError
-from kbsearch.evaluation.questions import Question, QuestionSet, Relevant, parse_date
+from kbsearch.evaluation.questions import MATCH_RULES, Question, QuestionSet, Relevant, parse_date
 
 Reader = Callable[[Path, str, "str | None"], QuestionSet]
 
@@ -330,3 +330,35 @@ def detect_format(path: Path) -> str:
     if suffix == ".json":
         return "tutorial"
     return "trec"
+
+
+def load_questions(
+    path: str | Path,
+    split: str = "test",
+    *,
+    format: str | None = None,
+    rule: str | None = None,
+) -> QuestionSet:
+    """Read a question set, detecting its format unless ``format`` is given.
+
+    Args:
+        path: a BEIR folder, a policy JSONL file, a tutorial JSON file, or a TREC qrels file
+            (its topics file found next to it, see :mod:`kbsearch.evaluation.formats`).
+        split: the BEIR qrels split (``qrels/<split>.tsv``).
+        format: one of :data:`kbsearch.evaluation.formats.READERS` (``beir``, ``policy``,
+            ``tutorial``, ``trec``); detected when None.
+        rule: override the format's matching rule (``document``/``passage``/``section``); for
+            id-based formats ``passage`` means the ids are passage ids.
+
+    Raises:
+        EvaluationError: unknown or undetectable format, malformed input, unknown rule.
+    """
+    source = Path(path)
+    if not source.exists():
+        raise EvaluationError(f"question set not found: {source}")
+    name = format or detect_format(source)
+    if name not in READERS:
+        raise EvaluationError(f"unknown question format {name!r}; known: {', '.join(READERS)}")
+    if rule is not None and rule not in MATCH_RULES:
+        raise EvaluationError(f"unknown matching rule {rule!r}; expected {', '.join(MATCH_RULES)}")
+    return READERS[name](source, split, rule)

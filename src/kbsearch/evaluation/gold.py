@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import date
 
 from kbsearch.evaluation.questions import QuestionSet
 from kbsearch.evaluation.runner import question_filters
+from kbsearch.filters import in_force
 from kbsearch.records import Document
 
 
@@ -24,11 +24,6 @@ class Unreachable:
     qid: str
     item: str
     reason: str
-
-
-def _in_force(doc: Document, day: date) -> bool:
-    starts = doc.effective_from is None or doc.effective_from <= day
-    return starts and (doc.effective_to is None or day <= doc.effective_to)
 
 
 def unreachable_relevant(
@@ -48,7 +43,7 @@ def unreachable_relevant(
         if not q.has_relevant:
             continue
         filters = question_filters(q, questions.access_aware, use_language=False)
-        day = filters.as_of or date.today()
+        day = filters.day
         for item in q.relevant:
             if item.passage_id is not None:
                 if passage_ids is not None and item.passage_id not in passage_ids:
@@ -67,6 +62,6 @@ def unreachable_relevant(
                 continue
             if filters.audience != "staff" and all(d.access != "public" for d in candidates):
                 out.append(Unreachable(q.qid, name, "hidden from the question's audience"))
-            elif not any(_in_force(d, day) for d in candidates):
+            elif not any(in_force(d.effective_from, d.effective_to, day) for d in candidates):
                 out.append(Unreachable(q.qid, name, f"not in force on {day.isoformat()}"))
     return out

@@ -18,7 +18,8 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from kbsearch.errors import EvaluationError
+from kbsearch.errors import EvaluationError, InvalidArgumentError
+from kbsearch.filters import parse_day
 
 MATCH_RULES: tuple[str, ...] = ("document", "passage", "section")
 
@@ -127,45 +128,9 @@ def parse_date(value: object, where: str) -> date | None:
     Raises:
         EvaluationError: the value is not an ISO date.
     """
-    if value is None or value == "":
-        return None
-    if not isinstance(value, str):
+    if value is not None and not isinstance(value, str):
         raise EvaluationError(f"{where}: date must be a YYYY-MM-DD string, got {value!r}")
     try:
-        return date.fromisoformat(value)
-    except ValueError as err:
+        return None if value == "" else parse_day(value)
+    except InvalidArgumentError as err:
         raise EvaluationError(f"{where}: bad date {value!r} (expected YYYY-MM-DD)") from err
-
-
-def load_questions(
-    path: str | Path,
-    split: str = "test",
-    *,
-    format: str | None = None,
-    rule: str | None = None,
-) -> QuestionSet:
-    """Read a question set, detecting its format unless ``format`` is given.
-
-    Args:
-        path: a BEIR folder, a policy JSONL file, a tutorial JSON file, or a TREC qrels file
-            (its topics file found next to it, see :mod:`kbsearch.evaluation.formats`).
-        split: the BEIR qrels split (``qrels/<split>.tsv``).
-        format: one of :data:`kbsearch.evaluation.formats.READERS` (``beir``, ``policy``,
-            ``tutorial``, ``trec``); detected when None.
-        rule: override the format's matching rule (``document``/``passage``/``section``); for
-            id-based formats ``passage`` means the ids are passage ids.
-
-    Raises:
-        EvaluationError: unknown or undetectable format, malformed input, unknown rule.
-    """
-    from kbsearch.evaluation.formats import READERS, detect_format
-
-    source = Path(path)
-    if not source.exists():
-        raise EvaluationError(f"question set not found: {source}")
-    name = format or detect_format(source)
-    if name not in READERS:
-        raise EvaluationError(f"unknown question format {name!r}; known: {', '.join(READERS)}")
-    if rule is not None and rule not in MATCH_RULES:
-        raise EvaluationError(f"unknown matching rule {rule!r}; expected {', '.join(MATCH_RULES)}")
-    return READERS[name](source, split, rule)

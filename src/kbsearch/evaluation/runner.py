@@ -31,6 +31,10 @@ from kbsearch.records import Filters, Hit
 SearchFn = Callable[[str, int, str, Filters], Sequence[Hit]]
 
 
+DEFAULT_K = 10  # the cutoff of hit@k, R@k, P@k and "missed"
+DEFAULT_DEPTH = 100  # results asked per question
+
+
 def default_measures(k: int, depth: int) -> tuple[str, ...]:
     """hit@k, R@5, R@k, R@100 (when ``depth >= 100``), P@k, MRR@10, nDCG@10 and AP (over the
     whole retrieved list), without repeats."""
@@ -156,9 +160,9 @@ def evaluate(
     search: SearchFn,
     questions: QuestionSet,
     routes: Sequence[str],
-    k: int = 10,
+    k: int = DEFAULT_K,
     *,
-    depth: int = 100,
+    depth: int = DEFAULT_DEPTH,
     warmup: int = 3,
     measures: Sequence[str] | None = None,
     use_language: bool = False,

@@ -26,6 +26,8 @@ import numpy.typing as npt
 from kbsearch.errors import EvaluationError
 
 ALPHA = 0.05
+RESAMPLES = 10_000
+SEED = 0
 _BATCH = 500
 _TOLERANCE = 1e-12
 
@@ -169,8 +171,8 @@ def paired_test(
     a: Sequence[float],
     b: Sequence[float],
     *,
-    resamples: int = 10_000,
-    seed: int = 0,
+    resamples: int = RESAMPLES,
+    seed: int = SEED,
     alpha: float = ALPHA,
 ) -> SignificanceResult:
     """Run the test registered under ``name`` in :data:`TESTS`.

@@ -12,13 +12,13 @@ Dates are ISO ``YYYY-MM-DD`` and inclusive; an empty date is an open end. An emp
 from __future__ import annotations
 
 import csv
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path, PurePath
 
-from kbsearch.errors import InventoryError
+from kbsearch.errors import InvalidArgumentError, InventoryError
+from kbsearch.filters import parse_day
 
 COLUMNS = (
     "file",
@@ -34,7 +34,6 @@ COLUMNS = (
     "format",
 )
 DEFAULT_VERSION = "1"
-_ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 
 @dataclass(frozen=True)
@@ -61,14 +60,9 @@ def normalize_file_key(file: str) -> str:
 
 
 def _date(value: str, column: str, line: int) -> date | None:
-    value = value.strip()
-    if not value:
-        return None
     try:
-        if not _ISO_DATE.match(value):
-            raise ValueError(value)
-        return date.fromisoformat(value)
-    except ValueError as exc:
+        return parse_day(value.strip()) if value.strip() else None
+    except InvalidArgumentError as exc:
         raise InventoryError(
             f"inventory line {line}: {column} {value!r} is not a date YYYY-MM-DD"
         ) from exc

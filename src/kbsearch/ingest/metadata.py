@@ -17,6 +17,7 @@ from pathlib import Path, PurePath
 from langdetect import detector_factory
 
 from kbsearch.errors import IngestError, InvalidArgumentError
+from kbsearch.filters import parse_day
 from kbsearch.ingest.inventory import InventoryRow
 from kbsearch.language import detect_language
 from kbsearch.records import Document, ParsedDocument
@@ -97,8 +98,8 @@ def parse_date(value: object, name: str = "date") -> date | None:
     if isinstance(value, date):
         return value
     try:
-        return date.fromisoformat(str(value).strip())
-    except ValueError as exc:
+        return parse_day(str(value).strip())
+    except InvalidArgumentError as exc:
         raise IngestError(
             f"{name}: malformed date {value!r} (expected an existing day YYYY-MM-DD)"
         ) from exc

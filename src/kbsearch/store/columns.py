@@ -5,12 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import date
 from typing import Any
 
 import numpy as np
 
-from ..records import Filters
+from ..filters import Filters, to_sql
 
 
 @dataclass(frozen=True)
@@ -28,26 +27,8 @@ class PassageColumns:
 
 
 def filter_sql(filters: Filters, alias: str = "p") -> tuple[str, list[object]]:
-    """Compile filters into a SQL condition on the passages table (with its parameters).
-
-    The caller validates the audience; ``as_of`` defaults to today.
-    """
-    clauses: list[str] = []
-    params: list[object] = []
-    if filters.audience != "staff":
-        clauses.append(f"{alias}.access = 'public'")
-    day = (filters.as_of or date.today()).isoformat()
-    clauses.append(f"({alias}.effective_from IS NULL OR {alias}.effective_from <= ?)")
-    clauses.append(f"({alias}.effective_to IS NULL OR ? <= {alias}.effective_to)")
-    params += [day, day]
-    if filters.language:
-        clauses.append(f"{alias}.language = ?")
-        params.append(filters.language)
-    if filters.doc_ids is not None:
-        marks = ",".join("?" * len(filters.doc_ids)) or "NULL"
-        clauses.append(f"{alias}.doc_id IN ({marks})")
-        params += list(filters.doc_ids)
-    return " AND ".join(clauses), params
+    """The filters as a SQL condition on the passages table (:func:`kbsearch.filters.to_sql`)."""
+    return to_sql(filters, alias)
 
 
 # the filter columns of a passage row, in the order column_arrays reads them

@@ -15,7 +15,8 @@ from datetime import date
 import numpy as np
 
 from ..errors import SettingsConflictError
-from ..records import Document, Filters, Passage
+from ..filters import Filters
+from ..records import Document, Passage
 from .columns import COLUMNS, PassageColumns, column_arrays, filter_sql
 from .fts import FTS_TABLES
 from .schema import StoreBase
@@ -199,8 +200,10 @@ class DocumentStore(StoreBase):
                 out[r["passage_id"]] = PassageRow(r["id"], _passage(r), r["access"], r["language"])
         return out
 
-    def languages(self) -> list[str]:
-        rows = self.connection.execute("SELECT DISTINCT language FROM documents ORDER BY 1")
+    def languages(self, audience: str = "staff") -> list[str]:
+        """The languages of the documents ``audience`` may see, sorted."""
+        where = "" if audience == "staff" else " WHERE access = 'public'"
+        rows = self.connection.execute(f"SELECT DISTINCT language FROM documents{where} ORDER BY 1")
         return [r[0] for r in rows]
 
     def passages_of(self, document_row: int) -> list[Passage]:

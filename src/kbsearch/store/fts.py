@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import StorageError
-from ..records import Filters
+from ..filters import Filters
 from .columns import filter_sql
 from .schema import StoreBase
 

@@ -10,8 +10,9 @@ from support import SEED, seed_store
 
 from kbsearch.analysis import Analyzer, match_expression, query_words
 from kbsearch.errors import QueryError
-from kbsearch.lexical import explain_bm25, lexical_search
 from kbsearch.records import Document, Filters, Passage
+from kbsearch.search.lexical.bm25 import explain_bm25
+from kbsearch.search.lexical.sql import lexical_search, sql_terms
 from kbsearch.store import Store
 
 
@@ -35,10 +36,11 @@ def test_explanation_adds_up_to_fts5_bm25(tmp_path: Path) -> None:
     store = seed_store(tmp_path / "kb.db", Analyzer("plain"))
     hits = dict(lexical_search(store, Analyzer("plain"), "kettle refund", Filters(), 10))
     rows = store.passage_rows(hits)
+    terms = sql_terms(store, Analyzer("plain"), "kettle refund", Filters())
     for pid, score in hits.items():
-        explanation = explain_bm25(store, ["kettle", "refund"], rows[pid].row_id, "public")
+        explanation = explain_bm25(store, terms, rows[pid].row_id, "public")
         assert math.isclose(explanation.score, score, rel_tol=0, abs_tol=1e-9)
-    a = explain_bm25(store, ["kettle", "refund"], rows["A"].row_id, "public")
+    a = explain_bm25(store, terms, rows["A"].row_id, "public")
     assert a.passages == 8 and a.length == 6 and math.isclose(a.avgdl, 58 / 8)
     assert [(t.term, t.tf, t.document_frequency) for t in a.terms] == [
         ("kettle", 2, 2),
@@ -59,7 +61,9 @@ def test_query_words_split_codes_and_punctuation() -> None:
 )
 def test_operator_words_are_plain_words(tmp_path: Path, query: str) -> None:
     store = seed_store(tmp_path / "kb.db", Analyzer("plain"))
-    lexical_search(store, Analyzer("plain"), query, Filters(), 5)  # no FTS5 syntax error
+    hits = lexical_search(store, Analyzer("plain"), query, Filters(), 5)  # no FTS5 syntax error
+    plain = lexical_search(store, Analyzer("plain"), " ".join(query_words(query)), Filters(), 5)
+    assert hits == plain  # the same as the query's words with the operators' symbols dropped
 
 
 def test_match_expression_quotes_every_term() -> None:
@@ -103,7 +107,7 @@ def test_worked_example_keeps_its_scores_with_vectors(tmp_path: Path) -> None:
     """The dense route's vectors live beside the FTS5 index without moving BM25 scores."""
     import numpy as np
 
-    from kbsearch.dense import DenseIndex
+    from kbsearch.search.dense import DenseIndex
 
     store = Store(tmp_path / "kb.db", create=True)
     rng = np.random.default_rng(0)

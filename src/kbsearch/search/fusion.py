@@ -19,7 +19,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from .errors import FusionError
+from ..errors import FusionError
 
 DEFAULT_RRF_K = 10.0
 PAPER_RRF_K = 60.0

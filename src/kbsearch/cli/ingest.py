@@ -5,17 +5,13 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import click
 
-from .errors import InvalidArgumentError, StorageError
-from .indexing import IndexReport
-from .knowledge_base import MAX_K
-from .records import Filters
-
-if TYPE_CHECKING:
-    from .knowledge_base import KnowledgeBase
+from kbsearch.errors import InvalidArgumentError, StorageError
+from kbsearch.indexing import IndexReport
+from kbsearch.knowledge_base import MAX_K, KnowledgeBase
+from kbsearch.records import Filters
 
 
 def print_index_report(report: IndexReport, verbose: bool) -> None:
@@ -86,7 +82,7 @@ def write_starter_inventory(folder: str, output: str | None, force: bool) -> Non
     Raises:
         InvalidArgumentError: the target exists and ``force`` is not set.
     """
-    from .ingest.starter import starter_inventory
+    from kbsearch.ingest.starter import starter_inventory
 
     target = Path(output) if output else Path(folder) / "inventory.csv"
     if target.exists() and not force:

@@ -1,5 +1,5 @@
 """``kbsearch eval``, ``kbsearch compare`` and ``kbsearch bench``: thin click wrappers over
-:mod:`kbsearch.evaluation`. Library errors (KbsearchError) become one line on stderr, exit 1.
+:mod:`kbsearch.workflows` and :mod:`kbsearch.evaluation`.
 
 Compare works on TREC run files (what ``eval --run-dir`` writes, or any other system's), so the
 same command compares routes of one index, two indexes, or two settings::
@@ -13,59 +13,32 @@ from __future__ import annotations
 
 import json
 import math
-import sys
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import click
 from rich.console import Console
 from rich.table import Table
 
-from kbsearch.errors import EvaluationError, KbsearchError
 from kbsearch.evaluation.compare import Comparison, compare_runs
-from kbsearch.evaluation.formats import READERS, read_trec_qrels
+from kbsearch.evaluation.formats import READERS, load_questions, read_trec_qrels
+from kbsearch.evaluation.gold import Unreachable
 from kbsearch.evaluation.judging import set_qrels
-from kbsearch.evaluation.questions import MATCH_RULES, QuestionSet, load_questions
+from kbsearch.evaluation.questions import MATCH_RULES, QuestionSet
 from kbsearch.evaluation.report import write_report
-from kbsearch.evaluation.runner import EvaluationResult, evaluate
-from kbsearch.evaluation.significance import TESTS
+from kbsearch.evaluation.runner import DEFAULT_K, EvaluationResult
+from kbsearch.evaluation.significance import ALPHA, RESAMPLES, SEED, TESTS
 from kbsearch.evaluation.trec import read_trec_run, write_trec_qrels, write_trec_run
-from kbsearch.fusion import DEFAULT_RRF_K
-from kbsearch.knowledge_base import KnowledgeBase
-from kbsearch.records import ROUTES, Filters, Hit
+from kbsearch.knowledge_base import DEFAULT_DEPTH, DEFAULT_WEIGHTS, open_kb
+from kbsearch.progress import progress_bar
+from kbsearch.records import ROUTES
+from kbsearch.search.fusion import DEFAULT_RRF_K
+from kbsearch.workflows import evaluate_kb, index_corpus, unreachable
+
+from .options import ROUTE_LIST, WEIGHTS, weights_text
 
 COMPARE_MEASURES = ("nDCG@10", "MRR@10", "R@10", "R@100")
 KIND_MEASURES = ("R@5", "R@100", "MRR@10", "nDCG@10")
-
-
-@contextmanager
-def _errors() -> Iterator[None]:
-    """A KbsearchError becomes ``error: <message>`` on stderr and exit code 1, as in every
-    other command."""
-    try:
-        yield
-    except KbsearchError as err:
-        click.echo(f"error: {err}", err=True)
-        sys.exit(1)
-
-
-def _routes(value: str) -> tuple[str, ...]:
-    routes = tuple(dict.fromkeys(r.strip() for r in value.split(",") if r.strip()))
-    unknown = [r for r in routes if r not in ROUTES]
-    if not routes or unknown:
-        raise click.BadParameter(f"routes are a comma list of {', '.join(ROUTES)}")
-    return routes
-
-
-def _weights(value: str) -> tuple[float, float]:
-    try:
-        parts = tuple(float(x) for x in value.split(","))
-    except ValueError as err:
-        raise click.BadParameter("weights are two numbers: lexical,dense") from err
-    if len(parts) != 2 or not all(math.isfinite(p) and p >= 0 for p in parts):
-        raise click.BadParameter("weights are two finite numbers >= 0: lexical,dense")
-    return parts[0], parts[1]
 
 
 def wide_console(stderr: bool = False) -> Console:
@@ -130,52 +103,34 @@ def _write_outputs(
         console.print(f"report written to {report}")
 
 
-def _run(
+def run_evaluation(
     questions: QuestionSet,
     db: Path,
-    routes: tuple[str, ...],
+    routes: Sequence[str],
     k: int,
-    depth: int,
-    rrf_k: float,
-    weights: tuple[float, float],
-    embedder: str | None,
-    index_corpus: bool = False,
+    *,
+    depth: int = DEFAULT_DEPTH,
+    rrf_k: float = DEFAULT_RRF_K,
+    weights: Sequence[float] = DEFAULT_WEIGHTS,
+    embedder: str | None = None,
+    index_corpus_first: bool = False,
     analyzer: str | None = None,
 ) -> EvaluationResult:
-    from kbsearch.knowledge_base import open_kb
-
-    with open_kb(db, create=index_corpus, embedder=embedder) as kb:
-        if index_corpus and kb.stats()["documents"] == 0:
-            if questions.corpus is None:
-                raise EvaluationError(f"{questions.source} has no corpus.jsonl to index")
-            from kbsearch.progress import progress_bar
-
-            click.echo(f"indexing {questions.corpus} into {db} ...", err=True)
+    """Open DB (with ``index_corpus_first``: create it and index the question set's corpus
+    when it holds no document), warn about unreachable relevant items, evaluate."""
+    with open_kb(db, create=index_corpus_first, embedder=embedder) as kb:
+        if index_corpus_first:
             with progress_bar("embedding") as bar:
-                report = kb.index(
-                    [questions.corpus], default_access="public", analyzer=analyzer, progress=bar
-                )
-            click.echo(f"indexed: {json.dumps(report.as_dict())}", err=True)
-
-        def search(text: str, n: int, route: str, filters: Filters) -> Sequence[Hit]:
-            kb.clear_query_cache()  # every timed search pays for its query encoding
-            return kb.search(
-                text, k=n, route=route, filters=filters, rrf_k=rrf_k, depth=depth, weights=weights
-            )
-
-        report_unreachable(questions, kb)
-        return evaluate(search, questions, routes, k, depth=depth)
+                report = index_corpus(kb, questions, analyzer=analyzer, progress=bar)
+            if report is not None:
+                click.echo(f"indexed {questions.corpus} into {db}: "
+                           f"{json.dumps(report.to_dict())}", err=True)  # fmt: skip
+        warn_unreachable(unreachable(kb, questions))
+        return evaluate_kb(kb, questions, routes, k, depth=depth, rrf_k=rrf_k, weights=weights)
 
 
-def report_unreachable(questions: QuestionSet, kb: KnowledgeBase, show: int = 10) -> None:
-    """Warn on stderr about relevant items no search can return (a typo in the question file
-    looks exactly like a retrieval failure otherwise)."""
-    from kbsearch.evaluation.gold import unreachable_relevant
-
-    documents = [d.document for d in kb.documents()]
-    named = {i.passage_id for q in questions.questions for i in q.relevant if i.passage_id}
-    passage_ids = set(kb.store.passage_rows(named)) if named else set()
-    found = unreachable_relevant(questions, documents, passage_ids)
+def warn_unreachable(found: Sequence[Unreachable], show: int = 10) -> None:
+    """Warn on stderr about relevant items no search can return."""
     if not found:
         return
     questions_hit = len({u.qid for u in found})
@@ -193,15 +148,23 @@ def report_unreachable(questions: QuestionSet, kb: KnowledgeBase, show: int = 10
 def _common(func: Callable[..., None]) -> Callable[..., None]:
     options = [
         click.option("--db", "db", required=True, type=click.Path(path_type=Path)),
-        click.option("--routes", default="lexical,dense,hybrid", show_default=True),
-        click.option("--k", "k", default=10, show_default=True, type=click.IntRange(min=1)),
+        click.option("--routes", default=",".join(ROUTES), show_default=True, type=ROUTE_LIST),
+        click.option("--k", "k", default=DEFAULT_K, show_default=True, type=click.IntRange(min=1)),
         click.option("--split", default="test", show_default=True, help="BEIR qrels split."),
         click.option("--json", "as_json", is_flag=True, help="Print the results as JSON."),
         click.option("--run-dir", type=click.Path(file_okay=False, path_type=Path)),
         click.option("--report", type=click.Path(dir_okay=False, path_type=Path)),
         click.option("--rrf-k", default=DEFAULT_RRF_K, show_default=True, type=float),
-        click.option("--depth", default=100, show_default=True, type=click.IntRange(min=1)),
-        click.option("--weights", default="1,1", show_default=True, help="lexical,dense"),
+        click.option(
+            "--depth", default=DEFAULT_DEPTH, show_default=True, type=click.IntRange(min=1)
+        ),
+        click.option(
+            "--weights",
+            default=weights_text(),
+            show_default=True,
+            type=WEIGHTS,
+            help="lexical,dense",
+        ),  # fmt: skip
         click.option("--embedder", default=None, help="Embedder spec (default: the index's)."),
     ]
     for option in reversed(options):
@@ -226,19 +189,19 @@ def _finish(
 @click.option("--kind", default=None, help="Evaluate only the questions of this kind.")
 @click.option("--format", "fmt", type=click.Choice(list(READERS)), default=None)
 @click.option("--rule", type=click.Choice(list(MATCH_RULES)), default=None)
-def eval_command(questions: Path, db: Path, routes: str, k: int, split: str, as_json: bool,
-                 run_dir: Path | None, report: Path | None, rrf_k: float, depth: int,
-                 weights: str, embedder: str | None, kind: str | None, fmt: str | None,
-                 rule: str | None) -> None:  # fmt: skip
+def eval_command(questions: Path, db: Path, routes: tuple[str, ...], k: int, split: str,
+                 as_json: bool, run_dir: Path | None, report: Path | None, rrf_k: float,
+                 depth: int, weights: tuple[float, float], embedder: str | None,
+                 kind: str | None, fmt: str | None, rule: str | None) -> None:  # fmt: skip
     """Evaluate every route of the index DB on a question set (BEIR folder, policy JSONL,
     tutorial JSON, TREC qrels + topics)."""
-    chosen, pair = _routes(routes), _weights(weights)
-    with _errors():
-        qset = load_questions(questions, split, format=fmt, rule=rule)
-        if kind is not None:
-            qset = qset.only_kind(kind)
-        result = _run(qset, db, chosen, k, depth, rrf_k, pair, embedder)
-        _finish(result, as_json, run_dir, report)
+    qset = load_questions(questions, split, format=fmt, rule=rule)
+    if kind is not None:
+        qset = qset.only_kind(kind)
+    result = run_evaluation(
+        qset, db, routes, k, depth=depth, rrf_k=rrf_k, weights=weights, embedder=embedder
+    )
+    _finish(result, as_json, run_dir, report)
 
 
 @click.command("bench")
@@ -250,17 +213,17 @@ def eval_command(questions: Path, db: Path, routes: str, k: int, split: str, as_
     default=None,
     help="Lexical analyzer when the index is created (default stem).",
 )
-def bench_command(dataset: Path, db: Path, routes: str, k: int, split: str, as_json: bool,
-                  run_dir: Path | None, report: Path | None, rrf_k: float, depth: int,
-                  weights: str, embedder: str | None, analyzer: str | None) -> None:  # fmt: skip
+def bench_command(dataset: Path, db: Path, routes: tuple[str, ...], k: int, split: str,
+                  as_json: bool, run_dir: Path | None, report: Path | None, rrf_k: float,
+                  depth: int, weights: tuple[float, float], embedder: str | None,
+                  analyzer: str | None) -> None:  # fmt: skip
     """Index the BEIR folder DATASET into DB when DB holds no document, then evaluate it."""
-    chosen, pair = _routes(routes), _weights(weights)
-    with _errors():
-        qset = load_questions(dataset, split, format="beir")
-        result = _run(
-            qset, db, chosen, k, depth, rrf_k, pair, embedder, index_corpus=True, analyzer=analyzer
-        )
-        _finish(result, as_json, run_dir, report)
+    qset = load_questions(dataset, split, format="beir")
+    result = run_evaluation(
+        qset, db, routes, k, depth=depth, rrf_k=rrf_k, weights=weights, embedder=embedder,
+        index_corpus_first=True, analyzer=analyzer,
+    )  # fmt: skip
+    _finish(result, as_json, run_dir, report)
 
 
 def print_comparison(comparison: Comparison, console: Console, show: int) -> None:
@@ -323,11 +286,11 @@ def _labels(paths: Sequence[Path]) -> list[str]:
 @click.option("--split", default="test", show_default=True)
 @click.option("--measure", "measures", multiple=True, help="Repeatable; default nDCG@10 ...")
 @click.option("--test", "test", type=click.Choice(list(TESTS)), default="randomization")
-@click.option("--resamples", default=10_000, show_default=True, type=click.IntRange(min=1))
-@click.option("--seed", default=0, show_default=True, type=int)
+@click.option("--resamples", default=RESAMPLES, show_default=True, type=click.IntRange(min=1))
+@click.option("--seed", default=SEED, show_default=True, type=int)
 @click.option(
     "--alpha",
-    default=0.05,
+    default=ALPHA,
     show_default=True,
     type=click.FloatRange(0, 1, min_open=True, max_open=True),
 )
@@ -343,16 +306,15 @@ def compare_command(runs: tuple[Path, ...], qrels: Path | None, questions: Path 
     if (qrels is None) == (questions is None):
         raise click.UsageError("give exactly one of --qrels or --questions")
     labels = _labels(runs)
-    with _errors():
-        if qrels is not None:
-            judged = read_trec_qrels(qrels)
-        elif questions is not None:
-            judged = set_qrels(load_questions(questions, split))
-        loaded = {label: read_trec_run(path) for label, path in zip(labels, runs, strict=True)}
-        comparison = compare_runs(
-            judged, loaded, measures or COMPARE_MEASURES,
-            test=test, resamples=resamples, seed=seed, alpha=alpha,
-        )  # fmt: skip
+    if qrels is not None:
+        judged = read_trec_qrels(qrels)
+    elif questions is not None:
+        judged = set_qrels(load_questions(questions, split))
+    loaded = {label: read_trec_run(path) for label, path in zip(labels, runs, strict=True)}
+    comparison = compare_runs(
+        judged, loaded, measures or COMPARE_MEASURES,
+        test=test, resamples=resamples, seed=seed, alpha=alpha,
+    )  # fmt: skip
     if as_json:
         click.echo(json.dumps(comparison.to_dict(), ensure_ascii=False, indent=2))
     else:

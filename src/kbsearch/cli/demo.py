@@ -7,9 +7,19 @@ from pathlib import Path
 
 import click
 
-from .cli import fail_cleanly, snippet
-from .fusion import DEFAULT_RRF_K
-from .records import ROUTES
+from kbsearch.demo import DEMO_K, default_demo_dir, demo_files, example_searches, examples_dir
+from kbsearch.evaluation.formats import load_questions
+from kbsearch.evaluation.report import write_report
+from kbsearch.knowledge_base import open_kb
+from kbsearch.progress import progress_bar
+from kbsearch.records import ROUTES
+from kbsearch.workflows import index_files
+
+from .eval import print_result, run_evaluation, wide_console
+from .index import report_line
+from .search import snippet
+
+EXAMPLE_HITS = 3  # hits shown per example search
 
 
 @click.command("demo")
@@ -27,18 +37,13 @@ from .records import ROUTES
     help="Routes to show and evaluate (repeatable; default all three).",
 )
 @click.option("--embedder", default=None, help="Embedder spec for a new demo index.")
-@click.option("--k", "k", default=5, show_default=True, type=click.IntRange(min=1))
-@fail_cleanly
+@click.option(
+    "--k", "k", default=DEMO_K, show_default=True, type=click.IntRange(min=1),
+    help="Cutoff of the evaluation (hit@k, R@k).",
+)  # fmt: skip
 def demo_command(directory: Path | None, routes: tuple[str, ...], embedder: str | None,
                  k: int) -> None:  # fmt: skip
     """Index the bundled help centre, search it, and measure it."""
-    from .cli_eval import _run, print_result, wide_console
-    from .demo import default_demo_dir, demo_files, example_searches, examples_dir
-    from .evaluation.questions import load_questions
-    from .evaluation.report import write_report
-    from .knowledge_base import open_kb
-    from .progress import progress_bar
-
     console = wide_console()
     chosen = routes or ROUTES
     folder = directory or default_demo_dir()
@@ -46,13 +51,12 @@ def demo_command(directory: Path | None, routes: tuple[str, ...], embedder: str 
     db = folder / "helpcentre.db"
     examples = examples_dir()
     console.print(f"[bold]kbsearch demo[/bold]: the help centre in {examples}")
-    with open_kb(db, create=True, embedder=embedder) as kb, progress_bar("embedding") as bar:
-        report = kb.index(demo_files(examples), inventory=examples / "inventory.csv", progress=bar)
-    console.print(
-        f"index {db}: added {report.added}, updated {report.updated}, unchanged "
-        f"{report.unchanged}, removed {report.removed}, failed {len(report.failed)} "
-        f"({report.passages} passages written, {report.embedded} embedded)"
-    )
+    with progress_bar("embedding") as bar:
+        report = index_files(
+            db, demo_files(examples), embedder=embedder, progress=bar,
+            inventory=examples / "inventory.csv",
+        )  # fmt: skip
+    console.print(f"index {db}: {report_line(report)}")
     for source, reason in report.failed:
         console.print(f"[red]failed[/red] {source}: {reason}", markup=True)
 
@@ -61,7 +65,7 @@ def demo_command(directory: Path | None, routes: tuple[str, ...], embedder: str 
             console.rule(f"{example.title}: {example.query!r}")
             for label, filters in example.variants:
                 for route in chosen:
-                    hits = kb.search(example.query, k=3, route=route, filters=filters)
+                    hits = kb.search(example.query, k=EXAMPLE_HITS, route=route, filters=filters)
                     console.print(f"[bold]{label}[/bold] · {route}")
                     if not hits:
                         console.print("   no results")
@@ -73,7 +77,7 @@ def demo_command(directory: Path | None, routes: tuple[str, ...], embedder: str 
 
     console.rule("evaluation on the demo question set")
     questions = load_questions(examples / "questions.jsonl")
-    result = _run(questions, db, tuple(chosen), k, 100, DEFAULT_RRF_K, (1.0, 1.0), None)
+    result = run_evaluation(questions, db, chosen, k)
     print_result(result, console, show_missed=5)
     report_path = folder / "report.html"
     write_report(report_path, result)

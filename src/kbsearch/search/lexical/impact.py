@@ -5,13 +5,14 @@ fts5vocab tables, its ``N`` and total tokens from FTS5's own averages record) an
 every term and every passage holding it, that term's BM25 contribution ("impact", Anh & Moffat,
 "Pruned query evaluation using pre-computed impacts", SIGIR 2006) with FTS5's ``bm25()``
 formula, k1 = 1.2, b = 0.75 (SQLite FTS5 documentation, section 5.1.1; see
-:mod:`kbsearch.lexical`), evaluated in the same operation order as SQLite's ``fts5_aux.c``:
+:mod:`kbsearch.search.lexical.bm25`), evaluated in the same operation order as SQLite's
+``fts5_aux.c``:
 
     impact(t, D) = IDF(t) * ((f(t, D) * (k1 + 1)) / (f(t, D) + k1 * (1 - b + b * |D| / avgdl)))
 
 A query adds its kept terms' impacts in query-term order, as ``bm25()`` adds its phrases, so
 the scores equal FTS5's bit for bit and the ranking (ties by passage id) is the same as
-:meth:`kbsearch.store.Store.lexical_search`, which stays the reference (``explain``, tests).
+:mod:`kbsearch.search.lexical.sql`, which stays the reference (tests).
 
 Building reads the whole table (O(tokens) time; about 12 bytes per posting kept); it happens
 on the first lexical query after a write, never at open. A query term that is not ASCII and not
@@ -26,12 +27,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .analysis import Analyzer, fold_diacritics, match_expression
-from .errors import InvalidArgumentError, StorageError
-from .filtering import FilterColumns, top_k
-from .lexical import K1, B, fts5_idf
-from .records import Filters
-from .store import IndexSnapshot, Store, fts_table
+from ...analysis import Analyzer
+from ...errors import InvalidArgumentError, StorageError
+from ...filters import FilterColumns, Filters
+from ...store import Store, fts_table
+from ..topk import top_k
+from .bm25 import K1, B, fts5_idf
+from .sql import search_sql
+from .terms import QueryTerms, prepare_terms, query_languages
 
 
 @dataclass
@@ -54,32 +57,24 @@ class ImpactIndex:
     impacts: np.ndarray
     passage_ids: np.ndarray
     columns: FilterColumns
-    languages: list[str]
+    languages: list[str]  # of the passages this table holds (its audience's)
 
     @classmethod
     def load(cls, store: Store, audience: str) -> ImpactIndex:
-        """Build the index of ``fts_table(audience)`` from one consistent read of ``store``
-        (:meth:`~kbsearch.store.Store.read_snapshot`; reads every posting).
+        """Build the index of ``fts_table(audience)`` from ``store`` (reads every posting).
+
+        Call it inside one read transaction (with the generation read in it too) so that
+        every part comes from the same state of the file.
 
         Raises:
             StorageError: the FTS5 postings and the passages table disagree.
         """
-        return cls.from_snapshot(store.read_snapshot((audience,), vectors=False), audience)
-
-    @classmethod
-    def from_snapshot(cls, snapshot: IndexSnapshot, audience: str) -> ImpactIndex:
-        """Build the index of ``fts_table(audience)`` from a snapshot that read it.
-
-        Raises:
-            StorageError: the FTS5 postings and the passages table disagree.
-        """
-        generation = snapshot.generation
+        generation = store.generation()
         table = fts_table(audience)
-        fts = snapshot.fts["staff" if audience == "staff" else "public"]
-        passages, total_tokens = fts.rows, fts.tokens
+        passages, total_tokens = store.fts_statistics(audience)
         avgdl = total_tokens / passages if passages else 0.0
-        post = fts.postings
-        rows = snapshot.columns
+        post = store.fts_postings(audience)
+        rows = store.filter_columns()
         n_terms, n_rows = len(post.terms), len(rows.row_ids)
         term = np.repeat(np.arange(n_terms, dtype=np.int64), post.instances)
         position = np.searchsorted(rows.row_ids, post.docs)
@@ -103,6 +98,9 @@ class ImpactIndex:
         )
         norm = (1 - B) + B * length / avgdl if avgdl else np.ones(n_rows)
         impacts = idf[p_term] * ((tf * (K1 + 1.0)) / (tf + K1 * norm[p_position]))
+        columns = FilterColumns(
+            rows.access, rows.language, rows.doc_id, rows.effective_from, rows.effective_to
+        )
         return cls(
             table=table,
             generation=generation,
@@ -114,24 +112,14 @@ class ImpactIndex:
             positions=p_position.astype(np.int32),
             impacts=impacts,
             passage_ids=rows.passage_ids,
-            columns=FilterColumns(
-                rows.access, rows.language, rows.doc_id, rows.effective_from, rows.effective_to
-            ),
-            languages=list(snapshot.languages),
+            columns=columns,
+            languages=columns.languages(audience),
         )
 
     def nbytes(self) -> int:
         """Bytes held by the numeric arrays (the vocabulary and ids not counted)."""
         arrays = [self.indptr, self.positions, self.impacts, self.document_frequency]
         return sum(a.nbytes for a in arrays)
-
-    def split_terms(self, terms: Sequence[str]) -> tuple[list[str], list[str]]:
-        """``(kept, ignored)`` exactly as :func:`kbsearch.lexical.split_terms`: terms whose
-        IDF is clamped are ignored unless every term is."""
-        clamped = [t for t in terms if fts5_idf(self.passages, self.frequency(t)) <= 1e-6]
-        if len(clamped) == len(terms):
-            return list(terms), []
-        return [t for t in terms if t not in clamped], clamped
 
     def frequency(self, term: str) -> int:
         """Rows holding ``term`` (0 when absent)."""
@@ -149,40 +137,63 @@ class ImpactIndex:
                 out[self.positions[start:end]] += self.impacts[start:end]
         return out
 
-    def search_terms(
-        self, terms: Sequence[str], filters: Filters, k: int
-    ) -> list[tuple[str, float]]:
-        """Top ``k`` ``(passage_id, bm25)`` of the rows matching any of ``terms`` that pass
-        ``filters``, best first, ties by passage id (as ``Store.lexical_search``).
-
-        Raises:
-            InvalidArgumentError: ``filters.audience`` searches another FTS5 table.
-        """
-        if fts_table(filters.audience) != self.table:
-            raise InvalidArgumentError(
-                f"audience {filters.audience!r} does not search {self.table}; load its own index"
-            )
-        if k <= 0 or self.passages == 0:
-            return []
-        scores = self.scores(terms)
-        candidates = np.flatnonzero(scores > 0)
-        candidates = candidates[self.columns.mask(filters)[candidates]]
-        return top_k(candidates, scores[candidates], self.passage_ids, k)
-
-    def search(
-        self, store: Store, analyzer: Analyzer, query: str, filters: Filters, k: int
-    ) -> list[tuple[str, float]]:
-        """The lexical route: :func:`kbsearch.lexical.lexical_search`'s results, from memory.
-
-        ``store`` must be the one the index was loaded from (at the same generation); it is
-        used only for the SQL fallback (module docstring).
+    def terms(self, analyzer: Analyzer, query: str, filters: Filters) -> QueryTerms:
+        """The query's terms with this table's statistics (as :func:`sql_terms` gives them).
 
         Raises:
             QueryError: empty / punctuation-only / over-long query.
         """
-        languages = [filters.language] if filters.language else self.languages
-        terms = [fold_diacritics(t) for t in analyzer.query_terms(query, languages)]
-        kept, _ = self.split_terms(terms)
-        if any(not t.isascii() and t not in self.vocabulary for t in kept):
-            return store.lexical_search(match_expression(kept), filters, k)
-        return self.search_terms(kept, filters, k)
+        languages = query_languages(filters, self.languages)
+        return prepare_terms(analyzer, query, languages, self.passages, self.frequency)
+
+    def _top(self, scores: np.ndarray, filters: Filters, k: int) -> list[tuple[str, float]]:
+        candidates = np.flatnonzero(scores > 0)
+        candidates = candidates[self.columns.mask(filters)[candidates]]
+        return top_k(candidates, scores[candidates], self.passage_ids, k)
+
+    def search_terms(
+        self, terms: QueryTerms | Sequence[str], filters: Filters, k: int
+    ) -> list[tuple[str, float]]:
+        """Top ``k`` ``(passage_id, bm25)`` of the rows matching the kept terms that pass
+        ``filters``, then (while fewer than ``k``) of those holding only clamped terms; best
+        first, ties by passage id, as :func:`kbsearch.search.lexical.sql.search_sql`. A plain
+        list of terms is searched as kept terms.
+
+        Raises:
+            InvalidArgumentError: ``filters.audience`` searches another FTS5 table.
+        """
+        if fts_table(str(filters.audience)) != self.table:
+            raise InvalidArgumentError(
+                f"audience {filters.audience!r} does not search {self.table}; load its own index"
+            )
+        if not isinstance(terms, QueryTerms):
+            terms = QueryTerms(tuple(terms), tuple(terms), ())
+        if k <= 0 or self.passages == 0 or not terms.kept:
+            return []
+        scores = self.scores(terms.kept)
+        hits = self._top(scores, filters, k)
+        if len(hits) < k and terms.clamped:
+            extra = self.scores(terms.clamped)
+            extra[scores > 0] = 0.0  # those hold a kept term: already in hits
+            hits += self._top(extra, filters, k - len(hits))
+        return hits
+
+    def exact(self, terms: QueryTerms) -> bool:
+        """False when a term is not ASCII and not in the vocabulary: FTS5 may tokenize it
+        differently (case folding, separators), so the SQL path must answer."""
+        return all(t.isascii() or t in self.vocabulary for t in (*terms.kept, *terms.clamped))
+
+    def search(
+        self, store: Store, analyzer: Analyzer, query: str, filters: Filters, k: int
+    ) -> list[tuple[str, float]]:
+        """The lexical route: :func:`kbsearch.search.lexical.sql.lexical_search`'s results,
+        from memory. ``store`` must be the one the index was loaded from (at the same
+        generation); it is used only for the SQL fallback (:meth:`exact`).
+
+        Raises:
+            QueryError: empty / punctuation-only / over-long query.
+        """
+        terms = self.terms(analyzer, query, filters)
+        if not self.exact(terms):
+            return search_sql(store, terms, filters, k)
+        return self.search_terms(terms, filters, k)

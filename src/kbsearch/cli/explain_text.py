@@ -1,8 +1,8 @@
-"""Plain-text rendering of an :class:`~kbsearch.explain.Explanation` for the CLI."""
+"""Plain-text rendering of a :class:`~kbsearch.search.explain.Explanation` (`kbsearch explain`)."""
 
 from __future__ import annotations
 
-from .explain import Explanation, RoutePosition
+from kbsearch.search.explain import Explanation, RoutePosition
 
 
 def _pos(p: RoutePosition) -> str:

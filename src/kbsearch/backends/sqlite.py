@@ -1,0 +1,170 @@
+"""The embedded backend: one SQLite file (:class:`kbsearch.store.Store`) with in-memory
+read-only snapshots for the routes.
+
+A :class:`Snapshot` belongs to one index generation and holds what the in-memory routes read:
+the impact index of each audience's FTS5 table (:mod:`kbsearch.search.lexical.impact`) and the
+dense matrix (:mod:`kbsearch.search.dense`), each with its filter columns. Each part is built
+once, under the snapshot's lock, from reads inside one read transaction that also checks the
+generation, so a part can never mix two states of the file; threads share the parts read-only.
+A write bumps the generation, and the next search builds a new snapshot.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import TypeVar
+
+import numpy as np
+
+from ..errors import StorageError
+from ..filters import Filters
+from ..records import Document, Passage
+from ..search.dense import DenseIndex
+from ..search.lexical.bm25 import BM25Explanation, explain_bm25
+from ..search.lexical.impact import ImpactIndex
+from ..search.lexical.sql import search_sql
+from ..search.lexical.terms import QueryTerms
+from ..store import PassageRow, Store, fts_table
+
+T = TypeVar("T")
+_RETRIES = 5
+
+
+class StaleSnapshot(Exception):
+    """The file moved to another generation while a snapshot part was being built."""
+
+
+class Snapshot:
+    """The read-only parts of one index generation, built on first use (module docstring)."""
+
+    def __init__(self, generation: int) -> None:
+        self.generation = generation
+        self._parts: dict[object, object] = {}
+        self._lock = threading.Lock()
+
+    def part(self, key: object, build: Callable[[], T]) -> T:
+        """The part named ``key``, built once by ``build`` (other threads wait for it)."""
+        found = self._parts.get(key)
+        if found is None:
+            with self._lock:
+                found = self._parts.get(key)
+                if found is None:
+                    found = self._parts[key] = build()
+        return found  # type: ignore[return-value]
+
+
+class SqliteBackend:
+    """:class:`kbsearch.search.backend.Backend` over a :class:`~kbsearch.store.Store`."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self._snapshot: Snapshot | None = None
+        self._lock = threading.Lock()
+
+    # -- writes ---------------------------------------------------------------------------
+
+    def generation(self) -> int:
+        return self.store.generation()
+
+    def write_document(
+        self,
+        document: Document,
+        passages: Sequence[Passage],
+        bodies: Sequence[str],
+        vectors: np.ndarray | None,
+    ) -> None:
+        self.store.write_document(document, passages, bodies, vectors)
+
+    def delete_document(self, doc_id: str, version: str) -> None:
+        self.store.delete_document(doc_id, version)
+
+    # -- snapshots ------------------------------------------------------------------------
+
+    def snapshot(self) -> Snapshot:
+        """The snapshot of the file's current generation (a new one after any write)."""
+        generation = self.store.generation()
+        current = self._snapshot
+        if current is None or current.generation != generation:
+            with self._lock:
+                current = self._snapshot
+                if current is None or current.generation != generation:
+                    current = self._snapshot = Snapshot(generation)
+        return current
+
+    @contextmanager
+    def _read(self) -> Iterator[None]:
+        """One read transaction (``BEGIN`` ... ``COMMIT``) on this thread's connection."""
+        reader = getattr(self.store, "read_transaction", None)
+        if reader is not None:
+            with reader():
+                yield
+            return
+        connection = self.store.connection
+        connection.execute("BEGIN")
+        try:
+            yield
+        finally:
+            if connection.in_transaction:
+                connection.execute("COMMIT")
+
+    def _part(self, key: object, load: Callable[[], T]) -> T:
+        """A snapshot part, loaded in one read transaction at the snapshot's generation."""
+        for _ in range(_RETRIES):
+            snapshot = self.snapshot()
+
+            def build(expected: int = snapshot.generation) -> T:
+                with self._read():
+                    if self.store.generation() != expected:
+                        raise StaleSnapshot
+                    return load()
+
+            try:
+                return snapshot.part(key, build)
+            except StaleSnapshot:
+                continue
+        raise StorageError(f"{self.store.path} kept changing while a search read it; retry")
+
+    def impact_index(self, audience: str) -> ImpactIndex:
+        """The in-memory lexical index of the audience's FTS5 table."""
+        table = fts_table(audience)
+        return self._part(("impact", table), lambda: ImpactIndex.load(self.store, audience))
+
+    def dense_index(self, dim: int) -> DenseIndex:
+        """The in-memory dense matrix (``dim`` columns) with its filter columns."""
+        return self._part(("dense", dim), lambda: DenseIndex.load(self.store, dim))
+
+    # -- reads ----------------------------------------------------------------------------
+
+    def languages(self, audience: str) -> list[str]:
+        key = ("languages", fts_table(audience))
+        return self._part(key, lambda: self.store.languages(audience))
+
+    def lexical_statistics(self, audience: str) -> ImpactIndex:
+        return self.impact_index(audience)
+
+    def lexical_candidates(
+        self, terms: QueryTerms, filters: Filters, depth: int
+    ) -> list[tuple[str, float]]:
+        index = self.impact_index(str(filters.audience))
+        if not index.exact(terms):
+            return search_sql(self.store, terms, filters, depth)
+        return index.search_terms(terms, filters, depth)
+
+    def dense_candidates(
+        self, vector: np.ndarray, filters: Filters, depth: int
+    ) -> list[tuple[str, float]]:
+        return self.dense_index(len(vector)).search(vector, filters, depth)
+
+    def passages(
+        self, passage_ids: Iterable[str], filters: Filters | None = None
+    ) -> dict[str, PassageRow]:
+        return self.store.passage_rows(passage_ids, filters)
+
+    def explain_lexical(self, terms: QueryTerms, row: PassageRow, audience: str) -> BM25Explanation:
+        with self._read():
+            return explain_bm25(self.store, terms, row.row_id, audience)
+
+    def dense_similarity(self, vector: np.ndarray, row: PassageRow) -> float | None:
+        return self.dense_index(len(vector)).similarity(vector, row.row_id)

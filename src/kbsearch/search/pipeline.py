@@ -1,0 +1,241 @@
+"""The search pipeline: routes -> fusion -> stages -> hits, with a trace of every step.
+
+    query, filters --> each route's candidates (top depth, filters applied first)
+                   --> fusion (RRF over the routes' lists; hybrid only, or to explain)
+                   --> stages (rerank, abstain; none by default)
+                   --> top k hits  +  Trace (read by kbsearch.search.explain)
+
+One run serves ``search``, ``search --explain`` and ``explain``, so they always agree.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from ..analysis import query_words
+from ..errors import InvalidArgumentError, StorageError
+from ..filters import Filters, check_language
+from ..records import Hit, RouteHit
+from .backend import Backend
+from .fusion import DEFAULT_RRF_K, reciprocal_rank_fusion
+from .routes import HYBRID, Route, route_names
+from .stages import Stage
+from .trace import StageTrace, Trace
+
+MAX_K = 100_000  # hits a search may ask for (k and depth)
+# Search defaults: the CLI's and the HTTP API's defaults are these (a test checks the README).
+DEFAULT_K = 5  # hits returned
+DEFAULT_ROUTE = HYBRID
+DEFAULT_DEPTH = 100  # hits each route hands to fusion
+DEFAULT_WEIGHTS = (1.0, 1.0)  # RRF weights of the lexical and dense routes
+ATTEMPTS = 5  # runs of one search when another writer removes a hit's passage meanwhile
+
+
+class _IndexChanged(Exception):
+    """A ranked passage was removed by another writer before its row was read."""
+
+
+def _whole(value: object, name: str) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= MAX_K:
+        raise InvalidArgumentError(
+            f"{name} must be a whole number from 1 to {MAX_K}, got {value!r}"
+        )
+    return value
+
+
+@dataclass(frozen=True)
+class SearchRequest:
+    """One search, validated when built.
+
+    ``route``: a registered route or ``hybrid``; ``depth``: how many candidates each route
+    gives fusion (``max(depth, k)`` are taken); ``weights``: one per registered route, in
+    registry order; ``explain``: fuse every available route too, so each hit carries its rank
+    in each.
+
+    Raises:
+        InvalidArgumentError: k or depth not in 1..MAX_K, unknown route, RRF k not a finite
+            number >= 0, weights not finite numbers >= 0 (one per route, one positive).
+    """
+
+    query: str
+    k: int = DEFAULT_K
+    route: str = DEFAULT_ROUTE
+    filters: Filters = Filters()
+    rrf_k: float = DEFAULT_RRF_K
+    depth: int = DEFAULT_DEPTH
+    weights: tuple[float, ...] = DEFAULT_WEIGHTS
+    explain: bool = False
+
+    def __post_init__(self) -> None:
+        _whole(self.k, "k")
+        _whole(self.depth, "depth")
+        names = route_names()
+        if self.route not in names:
+            raise InvalidArgumentError(
+                f"unknown route {self.route!r}; choose one of {', '.join(names)}"
+            )
+        if not isinstance(self.filters, Filters):
+            raise InvalidArgumentError(
+                f"filters must be a kbsearch.Filters, got {type(self.filters).__name__}"
+            )
+        rrf_k = self.rrf_k
+        if (
+            isinstance(rrf_k, bool)
+            or not isinstance(rrf_k, int | float)
+            or not math.isfinite(rrf_k)
+        ):
+            raise InvalidArgumentError(f"RRF k must be a finite number >= 0, got {rrf_k!r}")
+        if rrf_k < 0:
+            raise InvalidArgumentError(f"RRF k must be a finite number >= 0, got {rrf_k!r}")
+        object.__setattr__(self, "weights", _weights(self.weights, len(names) - 1))
+
+
+def _weights(weights: object, count: int) -> tuple[float, ...]:
+    values = (
+        tuple(weights) if isinstance(weights, Sequence) and not isinstance(weights, str) else ()
+    )
+    if len(values) != count or not all(
+        isinstance(w, int | float) and not isinstance(w, bool) and math.isfinite(w) and w >= 0
+        for w in values
+    ):
+        names = ", ".join(route_names()[:-1])
+        raise InvalidArgumentError(
+            f"weights are {count} finite numbers >= 0 ({names}), got {weights!r}"
+        )
+    if not any(values):
+        raise InvalidArgumentError("at least one route weight must be positive")
+    return tuple(float(w) for w in values)
+
+
+def validate_weights(weights: object) -> tuple[float, ...]:
+    """The RRF weights, one per registered route (lexical, dense), as floats.
+
+    Raises:
+        InvalidArgumentError: not one finite number >= 0 per route with one of them positive.
+    """
+    return _weights(weights, len(route_names()) - 1)
+
+
+def parse_weights(text: str) -> tuple[float, ...]:
+    """RRF weights from their text form ``"lexical,dense"`` (``"1,1"``, ``"0.5, 2"``), checked
+    as :func:`validate_weights` does; the one parser of the CLI and the HTTP API.
+
+    Raises:
+        InvalidArgumentError: not comma-separated numbers, or as :func:`validate_weights`.
+    """
+    try:
+        parts = tuple(float(x) for x in str(text).split(","))
+    except ValueError:
+        raise InvalidArgumentError(f"weights are numbers 'lexical,dense', got {text!r}") from None
+    return validate_weights(parts)
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    hits: list[Hit]
+    trace: Trace
+
+
+class Pipeline:
+    """Runs a :class:`SearchRequest` over ``routes`` (registry order) and ``stages``."""
+
+    def __init__(
+        self, backend: Backend, routes: Mapping[str, Route], stages: Sequence[Stage] = ()
+    ) -> None:
+        self.backend = backend
+        self.routes = dict(routes)
+        self.stages = tuple(stages)
+
+    def plan(self, request: SearchRequest) -> list[str]:
+        """The routes a request runs: all for hybrid; the one asked for, plus every other
+        available route when explaining."""
+        if request.route == HYBRID:
+            return list(self.routes)
+        if not request.explain:
+            return [request.route]
+        return [
+            name
+            for name, route in self.routes.items()
+            if name == request.route or route.available()
+        ]
+
+    def run(self, request: SearchRequest) -> SearchResult:
+        """The top ``k`` hits and the trace. A run whose hit was removed by another writer
+        before its passage was read runs again (on the new snapshot).
+
+        Raises:
+            QueryError, InvalidArgumentError (also: a language the audience's passages do not
+            have), EmbedderMismatchError, EmbedderUnavailableError.
+            StorageError: the index changed under ``ATTEMPTS`` runs in a row.
+        """
+        for _ in range(ATTEMPTS):
+            try:
+                return self._run(request)
+            except _IndexChanged:
+                continue
+        raise StorageError(f"the index changed under {ATTEMPTS} searches in a row; try again")
+
+    def _run(self, request: SearchRequest) -> SearchResult:
+        query, filters = request.query, request.filters
+        query_words(query)  # every route validates the query the same way
+        check_language(filters, self.backend.languages(str(filters.audience)))
+        names = self.plan(request)
+        fusing = request.route == HYBRID or request.explain
+        depth = max(request.depth, request.k) if fusing else request.k
+        lists = {name: self.routes[name].candidates(query, filters, depth) for name in names}
+        weights = dict(zip(self.routes, request.weights, strict=True))
+        fused = None
+        if fusing:
+            chosen = {name: weights[name] for name in names}
+            fused = reciprocal_rank_fusion(lists, k=request.rrf_k, weights=chosen)
+        if request.route == HYBRID and fused is not None:
+            ranked: list[tuple[str, float]] = [(f.passage_id, f.score) for f in fused]
+        else:
+            ranked = list(lists[request.route])
+        start = tuple(ranked)
+        stages = []
+        for stage in self.stages:
+            output = stage.apply(query, ranked, filters)
+            stages.append(StageTrace(stage.name, tuple(ranked), tuple(output)))
+            ranked = output
+        trace = Trace(
+            query=query,
+            route=request.route,
+            k=request.k,
+            depth=depth,
+            filters=filters,
+            rrf_k=request.rrf_k,
+            weights=weights,
+            routes={name: tuple(ranking) for name, ranking in lists.items()},
+            fused=None if fused is None else tuple(fused),
+            ranked=start,
+            stages=tuple(stages),
+        )
+        return SearchResult(self._hits(trace), trace)
+
+    def _hits(self, trace: Trace) -> list[Hit]:
+        top = trace.final[: trace.k]
+        if trace.fused is not None:
+            per_route = {
+                f.passage_id: {r: RouteHit(c.rank, c.score) for r, c in f.contributions.items()}
+                for f in trace.fused
+            }
+        else:
+            per_route = {
+                pid: {trace.route: RouteHit(i, s)}
+                for i, (pid, s) in enumerate(trace.routes[trace.route], start=1)
+            }
+        rows = self.backend.passages(pid for pid, _ in top)
+        if len(rows) < len(top):
+            raise _IndexChanged
+        hits = []
+        for rank, (pid, score) in enumerate(top, start=1):
+            p = rows[pid].passage
+            hits.append(
+                Hit(
+                    rank, pid, p.doc_id, p.version, p.section, score, p.text, per_route.get(pid, {})
+                )
+            )
+        return hits

@@ -1,0 +1,48 @@
+"""What one pipeline run did, kept so explanations are read, never recomputed."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from ..filters import Filters
+from .fusion import Fused
+
+Ranking = tuple[tuple[str, float], ...]  # (passage_id, score), best first
+
+
+@dataclass(frozen=True)
+class StageTrace:
+    """One stage's input and output lists."""
+
+    name: str
+    input: Ranking
+    output: Ranking
+
+
+@dataclass(frozen=True)
+class Trace:
+    """A run of :class:`kbsearch.search.pipeline.Pipeline`.
+
+    ``routes``: each route's ranked list (its top ``depth``, filters applied) with its scores;
+    ``fused``: every fused passage with its RRF contributions (``None`` when one route ran
+    alone); ``ranked``: the list the stages started from; ``stages``: each stage's input and
+    output; the hits are the top ``k`` of the last output.
+    """
+
+    query: str
+    route: str
+    k: int
+    depth: int
+    filters: Filters
+    rrf_k: float
+    weights: Mapping[str, float]
+    routes: Mapping[str, Ranking]
+    fused: tuple[Fused, ...] | None = None
+    ranked: Ranking = ()
+    stages: tuple[StageTrace, ...] = field(default=())
+
+    @property
+    def final(self) -> Ranking:
+        """The list the hits were cut from (after every stage)."""
+        return self.stages[-1].output if self.stages else self.ranked

@@ -1,0 +1,148 @@
+"""The tasks that the CLI and the HTTP service run on top of the facade, so that neither holds
+logic of its own: index into a file (a new file is removed again when its first run fails),
+back up with the overwrite checks, and evaluate a knowledge base on a question set (index a
+benchmark corpus, the timed search function, the relevant items no search can return).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from .errors import EvaluationError, InvalidArgumentError, KbsearchError
+from .evaluation.gold import Unreachable, unreachable_relevant
+from .evaluation.questions import QuestionSet
+from .evaluation.runner import DEFAULT_K, EvaluationResult, SearchFn, evaluate
+from .indexing import IndexReport
+from .knowledge_base import (
+    DEFAULT_DEPTH,
+    DEFAULT_WEIGHTS,
+    KnowledgeBase,
+    open_kb,
+)
+from .records import Filters, Hit
+from .search import HYBRID, SearchRequest
+from .search.fusion import DEFAULT_RRF_K
+from .store.staging import discard_if_empty
+
+Progress = Callable[[int, int], None]
+
+
+def index_files(
+    db: str | Path,
+    paths: Sequence[str | Path],
+    *,
+    embedder: str | None = None,
+    progress: Progress | None = None,
+    **options: object,
+) -> IndexReport:
+    """Index ``paths`` into the knowledge base file ``db``, creating it when missing.
+
+    ``options`` are :meth:`KnowledgeBase.index`'s (``inventory``, ``default_access``,
+    ``prune``, ``lang``, ``reembed``, ``analyzer``, ``passage_budget``). A run that creates
+    ``db`` and fails (or is interrupted) before writing anything leaves no file behind; one
+    that wrote documents keeps them.
+
+    Raises:
+        KbsearchError: as :func:`open_kb` and :meth:`KnowledgeBase.index`.
+        IndexingInterrupted: Ctrl-C during indexing; its ``report`` counts what was written.
+        KeyboardInterrupt: Ctrl-C before any document (loading the embedder, listing files).
+    """
+    new_file = not Path(db).exists()
+    try:
+        with open_kb(db, create=True, embedder=embedder) as kb:
+            return kb.index(paths, progress=progress, **options)  # type: ignore[arg-type]
+    except (KbsearchError, KeyboardInterrupt):
+        if new_file:
+            discard_if_empty(Path(db))
+        raise
+
+
+def backup(db: str | Path, destination: str | Path, *, force: bool = False) -> None:
+    """Write a consistent copy of ``db`` to ``destination`` (SQLite's online backup).
+
+    Raises:
+        InvalidArgumentError: ``destination`` is ``db`` itself, or exists and not ``force``.
+        KbsearchError: as :func:`open_kb` and :meth:`KnowledgeBase.backup`.
+    """
+    if Path(destination).resolve() == Path(db).resolve():
+        raise InvalidArgumentError("backup destination is the database itself")
+    if Path(destination).exists() and not force:
+        raise InvalidArgumentError(f"{destination} exists; pass --force to overwrite it")
+    with open_kb(db) as kb:
+        kb.backup(destination)
+
+
+def index_corpus(
+    kb: KnowledgeBase,
+    questions: QuestionSet,
+    *,
+    analyzer: str | None = None,
+    progress: Progress | None = None,
+) -> IndexReport | None:
+    """Index the question set's corpus (a BEIR ``corpus.jsonl``, documents ``public``) when
+    the knowledge base holds no document; ``None`` when it already holds some.
+
+    Raises:
+        EvaluationError: the knowledge base is empty and the question set has no corpus.
+    """
+    if kb.stats()["documents"]:
+        return None
+    if questions.corpus is None:
+        raise EvaluationError(f"{questions.source} has no corpus.jsonl to index")
+    return kb.index(
+        [questions.corpus], default_access="public", analyzer=analyzer, progress=progress
+    )
+
+
+def search_function(
+    kb: KnowledgeBase,
+    *,
+    rrf_k: float = DEFAULT_RRF_K,
+    depth: int = DEFAULT_DEPTH,
+    weights: Sequence[float] = DEFAULT_WEIGHTS,
+) -> SearchFn:
+    """``search(text, n, route, filters) -> hits`` for :func:`kbsearch.evaluation.evaluate`;
+    each call encodes its query again (no query cache), so timed searches include it."""
+
+    def search(text: str, n: int, route: str, filters: Filters) -> Sequence[Hit]:
+        kb.clear_query_cache()
+        return kb.search(
+            text, k=n, route=route, filters=filters, rrf_k=rrf_k, depth=depth, weights=weights
+        )
+
+    return search
+
+
+def unreachable(kb: KnowledgeBase, questions: QuestionSet) -> list[Unreachable]:
+    """Relevant items of ``questions`` that no search of ``kb`` can return (see
+    :mod:`kbsearch.evaluation.gold`): a typo in a question file otherwise looks exactly like
+    a retrieval failure."""
+    documents = [d.document for d in kb.documents()]
+    named = {i.passage_id for q in questions.questions for i in q.relevant if i.passage_id}
+    passage_ids = set(kb.store.passage_rows(named)) if named else set()
+    return unreachable_relevant(questions, documents, passage_ids)
+
+
+def evaluate_kb(
+    kb: KnowledgeBase,
+    questions: QuestionSet,
+    routes: Sequence[str],
+    k: int = DEFAULT_K,
+    *,
+    depth: int = DEFAULT_DEPTH,
+    rrf_k: float = DEFAULT_RRF_K,
+    weights: Sequence[float] = DEFAULT_WEIGHTS,
+) -> EvaluationResult:
+    """Search every question in every route of ``kb`` and score the runs (see
+    :func:`kbsearch.evaluation.evaluate`; ``depth``, ``rrf_k`` and ``weights`` as in
+    :meth:`KnowledgeBase.search`).
+
+    Raises:
+        InvalidArgumentError: bad ``depth``, ``rrf_k`` or ``weights``.
+        EvaluationError: as :func:`kbsearch.evaluation.evaluate`.
+    """
+    # the options are checked before any search runs
+    SearchRequest("", k=k, route=HYBRID, rrf_k=rrf_k, depth=depth, weights=tuple(weights))
+    search = search_function(kb, rrf_k=rrf_k, depth=depth, weights=weights)
+    return evaluate(search, questions, routes, k, depth=depth)

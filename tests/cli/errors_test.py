@@ -1,0 +1,87 @@
+"""One error adapter for every command: a library error is one line ``error: ...`` on stderr
+and exit 1; a malformed command line is click's usage error, exit 2."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from support import FIXTURES_ROOT
+
+from kbsearch.cli import cli
+
+BEIR = str(FIXTURES_ROOT / "eval" / "beir")
+
+
+def run(args: list[str]) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, args)
+    return result.exit_code, result.stdout, result.stderr
+
+
+def library_error_cases(tmp: Path) -> dict[str, list[str]]:
+    missing = str(tmp / "missing.db")
+    bad_run = tmp / "dup.trec"
+    bad_run.write_text("q Q0 x 1 2 t\nq Q0 x 2 1 t\n")
+    qrels = tmp / "qrels.txt"
+    qrels.write_text("q 0 x 1\n")
+    return {
+        "index": ["index", str(tmp / "no-such-folder"), "--db", str(tmp / "new.db")],
+        "search": ["search", "parcel", "--db", missing],
+        "explain": ["explain", "parcel", "p@v1#x", "--db", missing],
+        "show": ["show", "p@v1#x", "--db", missing],
+        "inventory": ["inventory", "--db", missing],
+        "stats": ["stats", "--db", missing],
+        "backup": ["backup", str(tmp / "copy.db"), "--db", missing],
+        "eval": ["eval", BEIR, "--db", missing, "--routes", "lexical"],
+        "bench": ["bench", BEIR, "--db", str(tmp / "b.db"), "--embedder", "no-such-embedder"],
+        "compare": ["compare", str(qrels), str(bad_run), "--qrels", str(qrels)],
+        "demo": ["demo", "--dir", str(tmp / "demo"), "--embedder", "no-such-embedder"],
+    }
+
+
+COMMANDS = [
+    "index", "search", "explain", "show", "inventory", "stats", "backup", "eval", "bench",
+    "compare", "demo",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("name", COMMANDS)
+def test_library_error_is_one_line_and_exit_1(tmp_path: Path, name: str) -> None:
+    code, out, err = run(library_error_cases(tmp_path)[name])
+    assert code == 1, (out, err)
+    assert err.startswith("error: ") and err.count("\n") == 1, err
+    assert "Traceback" not in out + err
+
+
+def test_every_top_level_command_has_a_library_error_case() -> None:
+    assert set(COMMANDS) == set(cli.commands) - {"model"}
+
+
+def test_a_failed_first_index_leaves_no_file(tmp_path: Path) -> None:
+    code, _, _ = run(library_error_cases(tmp_path)["index"])
+    assert code == 1 and not (tmp_path / "new.db").exists()
+
+
+@pytest.mark.parametrize("name", [*COMMANDS, "model"])
+def test_unknown_option_is_a_usage_error(name: str) -> None:
+    code, _, err = run([name, "--no-such-option"])
+    assert code == 2 and "No such option" in err
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["search", "parcel"],
+        ["explain", "parcel", "p@v1#x"],
+        ["eval", BEIR],
+        ["bench", BEIR],
+    ],
+)
+@pytest.mark.parametrize("weights", ["1", "a,b", "0,0", "1,nan"])
+def test_bad_weights_are_a_usage_error_in_every_command(
+    tmp_path: Path, args: list[str], weights: str
+) -> None:
+    code, _, err = run([*args, "--db", str(tmp_path / "kb.db"), "--weights", weights])
+    assert code == 2 and "--weights" in err
+    assert not (tmp_path / "kb.db").exists()

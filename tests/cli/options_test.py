@@ -1,0 +1,116 @@
+"""The command line, the library and the README agree: every command is documented, and the
+defaults the README states are the options' defaults, which are the library's own."""
+
+from __future__ import annotations
+
+import inspect
+import re
+from pathlib import Path
+
+import click
+import pytest
+
+from kbsearch.cli import cli
+from kbsearch.evaluation import evaluate
+from kbsearch.evaluation.compare import compare_runs
+from kbsearch.indexing import DEFAULT_ACCESS
+from kbsearch.knowledge_base import DEFAULT_K, KnowledgeBase, parse_weights
+from kbsearch.records import Filters
+from kbsearch.search.fusion import DEFAULT_RRF_K
+
+README = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
+
+
+def command(*path: str) -> click.Command:
+    found: click.Command = cli
+    for name in path:
+        assert isinstance(found, click.Group)
+        found = found.commands[name]
+    return found
+
+
+def default(path: tuple[str, ...], option: str) -> object:
+    params = {p.name: p for p in command(*path).params}
+    value = params[option].default
+    if value is getattr(click.core, "UNSET", None):  # click 8.3: an option with no default
+        return None
+    return parse_weights(value) if option == "weights" else value
+
+
+def library_default(function: object, name: str) -> object:
+    return inspect.signature(function).parameters[name].default  # type: ignore[arg-type]
+
+
+def all_commands() -> list[tuple[str, ...]]:
+    out: list[tuple[str, ...]] = []
+    for name, cmd in cli.commands.items():
+        if isinstance(cmd, click.Group):
+            out += [(name, sub) for sub in cmd.commands]
+        else:
+            out.append((name,))
+    return out
+
+
+@pytest.mark.parametrize("path", all_commands(), ids=" ".join)
+def test_every_command_is_in_the_readme(path: tuple[str, ...]) -> None:
+    assert f"kbsearch {' '.join(path)}" in README
+
+
+@pytest.mark.parametrize(
+    ("path", "option", "function", "parameter"),
+    [
+        (("search",), "k", KnowledgeBase.search, "k"),
+        (("search",), "route", KnowledgeBase.search, "route"),
+        (("search",), "depth", KnowledgeBase.search, "depth"),
+        (("search",), "rrf_k", KnowledgeBase.search, "rrf_k"),
+        (("search",), "weights", KnowledgeBase.search, "weights"),
+        (("explain",), "depth", KnowledgeBase.explain, "depth"),
+        (("explain",), "rrf_k", KnowledgeBase.explain, "rrf_k"),
+        (("explain",), "weights", KnowledgeBase.explain, "weights"),
+        (("show",), "audience", KnowledgeBase.get_passage, "audience"),
+        (("index",), "default_access", KnowledgeBase.index, "default_access"),
+        (("eval",), "k", evaluate, "k"),
+        (("eval",), "depth", evaluate, "depth"),
+        (("bench",), "k", evaluate, "k"),
+        (("compare",), "resamples", compare_runs, "resamples"),
+        (("compare",), "seed", compare_runs, "seed"),
+        (("compare",), "alpha", compare_runs, "alpha"),
+        (("compare",), "test", compare_runs, "test"),
+    ],
+)
+def test_option_defaults_are_the_library_defaults(
+    path: tuple[str, ...], option: str, function: object, parameter: str
+) -> None:
+    assert default(path, option) == library_default(function, parameter)
+
+
+@pytest.mark.parametrize("path", [("search",), ("explain",)])
+def test_filter_defaults_are_the_library_defaults(path: tuple[str, ...]) -> None:
+    assert default(path, "audience") == Filters().audience
+    assert default(path, "as_of") is None and Filters().as_of is None  # today
+
+
+def test_readme_states_the_real_search_defaults() -> None:
+    stated = re.search(
+        r"Search defaults: route `(\w+)`, `--k (\d+)`, audience `(\w+)`.*?RRF `k = (\d+)` with "
+        r"weights `([\d.,]+)` over each route's top (\d+)",
+        README,
+        re.S,
+    )
+    assert stated is not None, "the README's search defaults sentence changed"
+    route, k, audience, rrf_k, weights, depth = stated.groups()
+    assert route == default(("search",), "route")
+    assert int(k) == default(("search",), "k") == DEFAULT_K
+    assert audience == default(("search",), "audience")
+    assert float(rrf_k) == default(("search",), "rrf_k") == DEFAULT_RRF_K
+    assert parse_weights(weights) == default(("search",), "weights")
+    assert int(depth) == default(("search",), "depth")
+
+
+def test_readme_states_the_real_index_and_eval_defaults() -> None:
+    access = re.search(r"gets `--default-access` \(`(\w+)` for a new index", README)
+    assert access is not None and access.group(1) == DEFAULT_ACCESS
+    evaluation = re.search(r"`eval` and `bench` defaults: `--k (\d+)`[^`]*`--depth (\d+)`", README)
+    assert evaluation is not None
+    assert int(evaluation.group(1)) == default(("eval",), "k") == default(("bench",), "k")
+    assert int(evaluation.group(2)) == default(("eval",), "depth")

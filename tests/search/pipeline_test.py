@@ -1,0 +1,197 @@
+"""The pipeline: one run gives the hits and the trace explanations read, so search,
+search --explain and explain agree for any k, depth and weights; routes come from a registry;
+stages are applied after fusion and traced; public searches use public statistics only."""
+
+from __future__ import annotations
+
+import math
+import threading
+from datetime import date
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from support import FILES, FakeEmbedder, write_files
+
+import kbsearch
+from kbsearch.backends.sqlite import Snapshot
+from kbsearch.errors import InvalidArgumentError
+from kbsearch.filters import Filters
+from kbsearch.knowledge_base import KnowledgeBase
+from kbsearch.records import ROUTES
+from kbsearch.search import Pipeline, SearchRequest, route_names
+
+DAY = date(2026, 6, 1)
+QUERIES = ["lost parcel refund", "return window days", "late parcel goodwill", "items 30"]
+
+
+@pytest.fixture(scope="module")
+def kb(tmp_path_factory: pytest.TempPathFactory) -> KnowledgeBase:
+    root = tmp_path_factory.mktemp("kb")
+    docs = write_files(root / "docs", FILES)
+    kb = kbsearch.open_kb(root / "kb.db", create=True, embedder=FakeEmbedder())
+    assert kb.index([docs], inventory=docs / "inventory.csv").ok
+    return kb
+
+
+def test_routes_come_from_the_registry() -> None:
+    assert ROUTES == route_names() == ("lexical", "dense", "hybrid")
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    query=st.sampled_from(QUERIES),
+    route=st.sampled_from(ROUTES),
+    k=st.integers(1, 12),
+    depth=st.integers(1, 12),
+    weights=st.tuples(st.sampled_from([0.0, 0.5, 1.0, 2.0]), st.sampled_from([0.5, 1.0, 3.0])),
+    audience=st.sampled_from(["public", "staff"]),
+)
+def test_explain_agrees_with_search(
+    kb: KnowledgeBase,
+    query: str,
+    route: str,
+    k: int,
+    depth: int,
+    weights: tuple[float, float],
+    audience: str,
+) -> None:
+    filters = Filters(audience=audience, as_of=DAY)
+    options = {"k": k, "route": route, "depth": depth, "weights": weights, "filters": filters}
+    plain = kb.search(query, **options)  # type: ignore[arg-type]
+    hits = kb.search(query, explain=True, **options)  # type: ignore[arg-type]
+    assert [(h.passage_id, h.score) for h in hits] == [(h.passage_id, h.score) for h in plain]
+    for hit in hits:
+        e = kb.explain(query, hit.passage_id, **options)  # type: ignore[arg-type]
+        for name, position in (("lexical", e.lexical), ("dense", e.dense)):
+            found = hit.routes.get(name)
+            assert position is not None
+            if found is not None:
+                assert (position.rank, position.score) == (found.rank, found.score)
+            else:
+                assert position.rank is None
+        if route == "hybrid":
+            assert (e.fused.rank, e.fused.score) == (hit.rank, hit.score)
+            assert math.isclose(e.rrf_total, hit.score, abs_tol=1e-12)
+        else:
+            assert hit.routes[route].rank == hit.rank
+        if e.lexical.score is not None:
+            assert math.isclose(e.bm25.score, e.lexical.score, abs_tol=1e-9)
+
+
+def test_lexical_explain_on_an_index_without_vectors(tmp_path: Path) -> None:
+    docs = write_files(tmp_path / "docs", FILES)
+    with kbsearch.open_kb(tmp_path / "kb.db", create=True, embedder="none") as kb:
+        kb.index([docs], inventory=docs / "inventory.csv")
+        filters = Filters(as_of=DAY)
+        hits = kb.search("lost parcel", route="lexical", explain=True, filters=filters)
+        assert hits and set(hits[0].routes) == {"lexical"}
+        e = kb.explain("lost parcel", hits[0].passage_id, filters=filters)
+        assert e.dense is None and e.lexical.rank == 1
+
+
+class Reverse:
+    """A stage that reverses the list (to see stages applied and traced)."""
+
+    name = "reverse"
+
+    def apply(self, query: str, ranked: list, filters: Filters) -> list:
+        return list(reversed(ranked))
+
+
+def test_stages_run_after_fusion_and_are_traced(kb: KnowledgeBase) -> None:
+    request = SearchRequest("lost parcel refund", k=3, filters=Filters(as_of=DAY))
+    plain = Pipeline(kb.backend, kb.routes).run(request)
+    staged = Pipeline(kb.backend, kb.routes, [Reverse()]).run(request)
+    fused = [(f.passage_id, f.score) for f in plain.trace.fused or ()]
+    assert staged.trace.stages[0].input == tuple(fused)
+    assert [h.passage_id for h in staged.hits] == [p for p, _ in reversed(fused)][:3]
+    assert set(staged.trace.routes) == {"lexical", "dense"}
+
+
+def test_language_filter_is_checked_and_normalised(kb: KnowledgeBase) -> None:
+    with pytest.raises(InvalidArgumentError, match="'french'; this index holds en"):
+        kb.search("parcel", route="lexical", filters=Filters(language="french", as_of=DAY))
+    upper = kb.search("parcel", route="lexical", filters=Filters(language="EN", as_of=DAY))
+    assert upper == kb.search("parcel", route="lexical", filters=Filters(language="en", as_of=DAY))
+
+
+def test_clamped_term_fills_a_short_list(tmp_path: Path) -> None:
+    """Issue 14.15: 6 public passages, 3 holding "warranty" (IDF clamped): the query
+    `warranty extension` returns those 3, after the passages matching kept terms."""
+    texts = {
+        f"p{i}.md": f"# Page {i}\n\n## Part\n\n{body}\n"
+        for i, body in enumerate(
+            [
+                "The warranty covers parts.",
+                "A warranty claim needs a receipt.",
+                "Our warranty lasts two years.",
+                "Direct debit is taken monthly.",
+                "Parcels arrive quickly.",
+                "Gift cards never expire.",
+            ]
+        )
+    }
+    rows = "".join(f"p{i}.md,p{i},Page {i},1,,,ops,public,en,faq,md\n" for i in range(6))
+    texts["inventory.csv"] = (
+        "file,doc_id,title,version,effective_from,effective_to,owner,access,language,"
+        "doc_type,format\n" + rows
+    )
+    docs = write_files(tmp_path / "docs", texts)
+    with kbsearch.open_kb(tmp_path / "kb.db", create=True, embedder="none") as kb:
+        kb.index([docs], inventory=docs / "inventory.csv")
+        hits = kb.search("warranty extension", route="lexical", k=5)
+        assert sorted(h.doc_id for h in hits) == ["p0", "p1", "p2"]
+        debit = kb.search("warranty debit", route="lexical", k=5)
+        assert debit[0].doc_id == "p3" and sorted(h.doc_id for h in debit[1:]) == ["p0", "p1", "p2"]
+        assert [h.doc_id for h in kb.search("warranty debit", route="lexical", k=1)] == ["p3"]
+        e = kb.explain("warranty extension", hits[0].passage_id, route="lexical", k=5)
+        assert math.isclose(e.bm25.score, hits[0].score, abs_tol=1e-12)
+
+
+def test_staff_language_does_not_stem_public_queries(tmp_path: Path) -> None:
+    """Issue 14.3: a staff-only French note adds no French stems to a public query."""
+    docs = write_files(tmp_path / "docs", FILES)
+    filters = Filters(as_of=DAY)
+    with kbsearch.open_kb(tmp_path / "kb.db", create=True, embedder="none") as kb:
+        kb.index([docs], inventory=docs / "inventory.csv")
+        before = kb.search("30s", route="lexical", filters=filters)
+        target = "delivery@v1#lost-parcel"
+        terms = kb.explain("30s", target, filters=filters).terms
+        (docs / "note.md").write_text(
+            "---\nlanguage: fr\n---\n# Note\n\n## Délais\n\nLes retours sous 30 jours.\n"
+        )
+        report = kb.index([docs], inventory=docs / "inventory.csv")
+        assert report.added == 1
+        assert kb.search("30s", route="lexical", filters=filters) == before
+        assert kb.explain("30s", target, filters=filters).terms == terms == ("30s",)
+        staff = Filters(audience="staff", as_of=DAY)
+        assert "30" in kb.explain("30s", target, filters=staff).terms
+        with pytest.raises(InvalidArgumentError, match="holds en$"):
+            kb.search("retours", route="lexical", filters=Filters(language="fr", as_of=DAY))
+
+
+def test_a_snapshot_part_is_built_once_for_all_threads() -> None:
+    snapshot = Snapshot(generation=7)
+    built: list[int] = []
+    barrier = threading.Barrier(8)
+
+    def build() -> object:
+        built.append(1)
+        return object()
+
+    results: list[object] = []
+
+    def worker() -> None:
+        barrier.wait()
+        results.append(snapshot.part("impact", build))
+
+    threads = [threading.Thread(target=worker) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(built) == 1 and len({id(r) for r in results}) == 1

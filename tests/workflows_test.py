@@ -1,0 +1,75 @@
+"""The tasks the CLI and the HTTP service share (kbsearch.workflows)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from support import FILES, FIXTURES_ROOT, write_files
+
+import kbsearch
+from kbsearch.errors import EvaluationError, IngestError, InvalidArgumentError
+from kbsearch.evaluation.formats import load_questions
+from kbsearch.workflows import backup, evaluate_kb, index_corpus, index_files, unreachable
+
+BEIR = FIXTURES_ROOT / "eval" / "beir"
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Path:
+    docs = write_files(tmp_path / "docs", FILES)
+    path = tmp_path / "kb.db"
+    report = index_files(path, [docs], embedder="none", inventory=docs / "inventory.csv")
+    assert report.added == 4 and not report.failed
+    return path
+
+
+def test_failed_first_index_removes_the_new_file(tmp_path: Path) -> None:
+    with pytest.raises(IngestError):
+        index_files(tmp_path / "new.db", [tmp_path / "missing"], embedder="none")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_failed_later_index_keeps_the_file(db: Path, tmp_path: Path) -> None:
+    with pytest.raises(IngestError):
+        index_files(db, [tmp_path / "missing"])
+    with kbsearch.open_kb(db) as kb:
+        assert kb.stats()["documents"] == 4
+
+
+def test_backup_refuses_itself_and_an_existing_file(db: Path, tmp_path: Path) -> None:
+    with pytest.raises(InvalidArgumentError, match="itself"):
+        backup(db, db)
+    copy = tmp_path / "copy.db"
+    backup(db, copy)
+    with pytest.raises(InvalidArgumentError, match="--force"):
+        backup(db, copy)
+    backup(db, copy, force=True)
+    with kbsearch.open_kb(copy) as kb:
+        assert kb.stats()["documents"] == 4
+
+
+def test_index_corpus_only_when_empty_then_evaluate(tmp_path: Path) -> None:
+    questions = load_questions(BEIR)
+    with kbsearch.open_kb(tmp_path / "b.db", create=True, embedder="none") as kb:
+        first = index_corpus(kb, questions)
+        assert first is not None and first.added > 0
+        assert index_corpus(kb, questions) is None
+        assert unreachable(kb, questions) == []
+        result = evaluate_kb(kb, questions, ["lexical"], 2, depth=5)
+    assert result.routes["lexical"].evaluation.evaluated == 2
+
+
+def test_index_corpus_needs_a_corpus(tmp_path: Path) -> None:
+    questions = load_questions(FIXTURES_ROOT / "eval" / "policy_questions.jsonl")
+    with (
+        kbsearch.open_kb(tmp_path / "p.db", create=True, embedder="none") as kb,
+        pytest.raises(EvaluationError, match="no corpus"),
+    ):
+        index_corpus(kb, questions)
+
+
+def test_evaluate_kb_checks_its_arguments_before_searching(db: Path) -> None:
+    questions = load_questions(BEIR)
+    with kbsearch.open_kb(db) as kb, pytest.raises(InvalidArgumentError, match="weight"):
+        evaluate_kb(kb, questions, ["lexical"], weights=(0, 0))
