@@ -33,6 +33,9 @@ from .filters import AUDIENCES, Audience, Filters
 from .indexing import Indexer, IndexReport, Settings, expand_paths, load_inventory
 from .records import DEFAULT_AUDIENCE, Hit, Passage
 from .search import HYBRID, Pipeline, RouteContext, SearchRequest, make_routes
+from .search.abstain import check_threshold
+from .search.abstention import AbstentionStage, Assessment
+from .search.answer import Answer, compose
 from .search.dense import DenseIndex
 from .search.encoder import QueryEncoder
 from .search.explain import Explanation, explain_from_trace
@@ -48,7 +51,7 @@ from .search.pipeline import (
     validate_weights,
 )
 from .search.routes import LexicalRoute
-from .store import IndexSettings, Store, StoredDocument
+from .store import IndexSettings, PassageRow, Store, StoredDocument
 from .store.staging import staged_copy
 
 NO_EMBEDDER = "none"
@@ -74,6 +77,7 @@ class KnowledgeBase:
         context = RouteContext(self.backend, lambda: self.analyzer, self.encoder)
         self.routes = make_routes(context)
         self.pipeline = Pipeline(self.backend, self.routes)
+        self.abstention = AbstentionStage()
 
     # -- lifecycle ----------------------------------------------------------------------------
 
@@ -353,6 +357,82 @@ class KnowledgeBase:
         # file, whatever another process writes meanwhile
         with self.store.read_transaction():
             return self.pipeline.run(request).hits
+
+    def assess(
+        self,
+        query: str,
+        *,
+        k: int = DEFAULT_K,
+        route: str = DEFAULT_ROUTE,
+        filters: Filters | None = None,
+        rrf_k: float = DEFAULT_RRF_K,
+        depth: int = DEFAULT_DEPTH,
+        weights: Sequence[float] = DEFAULT_WEIGHTS,
+        min_confidence: float | None = None,
+    ) -> Assessment:
+        """:meth:`search` with ``explain``, and the abstention stage's decision read from the
+        run's trace (:mod:`kbsearch.search.abstention`): ``answerable`` when the confidence
+        that a relevant passage is in the top ``k`` reaches ``min_confidence`` (default: the
+        shipped model's threshold). The hits are exactly ``search(..., explain=True)``'s; the
+        decision is ``None`` for an index without vectors.
+
+        Raises:
+            QueryError, InvalidArgumentError (also a ``min_confidence`` outside [0, 1]),
+            EmbedderMismatchError, EmbedderUnavailableError.
+        """
+        threshold = None if min_confidence is None else check_threshold(min_confidence)
+        request = self._request(
+            query, filters, k=k, route=route, rrf_k=rrf_k, depth=depth,
+            weights=tuple(weights) if isinstance(weights, Sequence) else weights, explain=True,
+        )  # fmt: skip
+        with self.store.read_transaction():  # the lists and the evidence from one state
+            result = self.pipeline.run(request)
+            routes = result.trace.routes
+            decision = None
+            if self.routes["dense"].available() and "dense" in routes:
+                decision = self.abstention.decide(self, query, request.filters, routes, threshold)
+        return Assessment(result.hits, decision, routes)
+
+    def ask(
+        self,
+        query: str,
+        *,
+        k: int = DEFAULT_K,
+        filters: Filters | None = None,
+        min_confidence: float | None = None,
+    ) -> Answer:
+        """The cited answer to ``query`` (the best sentence of the top hybrid passage and its
+        citation), or "the documents don't say" with the nearest ``k`` passages
+        (:mod:`kbsearch.search.answer`).
+
+        Raises:
+            InvalidArgumentError: the index has no vectors (the confidence reads both routes),
+                or a bad argument. QueryError and the embedder errors as :meth:`search`.
+        """
+        assessed = self.assess(query, k=k, filters=filters, min_confidence=min_confidence)
+        if assessed.decision is None:
+            raise InvalidArgumentError(
+                f"{self.store.path} has no vectors: answering needs both routes; re-embed it"
+                " with --reembed --embedder SPEC"
+            )
+        document = None
+        if assessed.hits:
+            top = assessed.hits[0]
+            document = next(
+                (
+                    d.document
+                    for d in self.store.documents()
+                    if (d.document.doc_id, d.document.version) == (top.doc_id, top.version)
+                ),
+                None,
+            )
+        language = filters.language if filters is not None else None
+        languages = [str(language)] if language else self.store.languages()
+        return compose(query, assessed.decision, assessed.hits, document, languages)
+
+    def passage_rows_of(self, passage_ids: Sequence[str]) -> dict[str, PassageRow]:
+        """Stored passages by id (callers pass ids a search of theirs returned)."""
+        return dict(self.backend.passages(passage_ids))
 
     def explain(
         self,

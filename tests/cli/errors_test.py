@@ -28,6 +28,7 @@ def library_error_cases(tmp: Path) -> dict[str, list[str]]:
     return {
         "index": ["index", str(tmp / "no-such-folder"), "--db", str(tmp / "new.db")],
         "search": ["search", "parcel", "--db", missing],
+        "ask": ["ask", "parcel", "--db", missing],
         "explain": ["explain", "parcel", "p@v1#x", "--db", missing],
         "show": ["show", "p@v1#x", "--db", missing],
         "inventory": ["inventory", "--db", missing],
@@ -41,7 +42,7 @@ def library_error_cases(tmp: Path) -> dict[str, list[str]]:
 
 
 COMMANDS = [
-    "index", "search", "explain", "show", "inventory", "stats", "backup", "eval", "bench",
+    "index", "search", "ask", "explain", "show", "inventory", "stats", "backup", "eval", "bench",
     "compare", "demo",
 ]  # fmt: skip
 

@@ -45,7 +45,16 @@ def test_search_json_shape(db: str) -> None:
     )
     assert code == 0
     payload = json.loads(out)
-    assert set(payload) == {"query", "route", "k", "hits"}
+    assert set(payload) == {
+        "query",
+        "route",
+        "k",
+        "answerable",
+        "confidence",
+        "min_confidence",
+        "hits",
+    }
+    assert payload["answerable"] is None  # a lexical-only index has no confidence
     hit = payload["hits"][0]
     assert {"rank", "passage_id", "doc_id", "version", "section", "score", "text"} <= set(hit)
     assert hit["passage_id"] == "delivery@v1#lost-parcel" and hit["rank"] == 1

@@ -6,6 +6,7 @@ from __future__ import annotations
 import click
 
 from .admin import backup_command, inventory_command, stats_command
+from .ask import ask_command
 from .demo import demo_command
 from .errors import Group
 from .eval import bench_command, compare_command, eval_command
@@ -16,6 +17,7 @@ from .search import explain_command, search_command, show_command
 COMMANDS: tuple[click.Command, ...] = (
     index_command,
     search_command,
+    ask_command,
     explain_command,
     show_command,
     inventory_command,

@@ -11,6 +11,7 @@ import click
 from kbsearch.knowledge_base import DEFAULT_K, DEFAULT_ROUTE, open_kb
 from kbsearch.records import ROUTES
 
+from .ask import decision_dict, decision_line, min_confidence_option
 from .explain_text import render_explanation
 from .ingest import print_no_results, staff_only_matches
 from .options import audience_option, db_option, filter_options, fusion_options, make_filters
@@ -35,26 +36,29 @@ def dumps(value: object) -> str:
 @fusion_options
 @click.option("--explain", is_flag=True, help="Show each hit's rank in each route.")
 @click.option("--embedder", help="Embedder spec (default: the one the index was built with).")
+@min_confidence_option
 @click.option("--json", "as_json", is_flag=True)
 def search_command(query: str, db: str, k: int, route: str, audience: str, as_of: str | None,
                    lang: str | None, doc_ids: tuple[str, ...], rrf_k: float, depth: int,
                    weights: tuple[float, float], explain: bool, embedder: str | None,
-                   as_json: bool) -> None:  # fmt: skip
-    """Search the knowledge base."""
+                   min_confidence: float | None, as_json: bool) -> None:  # fmt: skip
+    """Search the knowledge base, with the confidence that the top K answers the query."""
     filters = make_filters(audience, as_of, lang, doc_ids)
     with open_kb(db, embedder=embedder) as kb:
-        hits = kb.search(
+        assessed = kb.assess(
             query, k=k, route=route, filters=filters, rrf_k=rrf_k, depth=depth,
-            weights=weights, explain=explain,
+            weights=weights, min_confidence=min_confidence,
         )  # fmt: skip
+        hits, decision = assessed.hits, assessed.decision
         if not hits and not as_json:
             print_no_results(staff_only_matches(kb, query, filters))
             return
     if as_json:
-        click.echo(
-            dumps({"query": query, "route": route, "k": k, "hits": [h.to_dict() for h in hits]})
-        )
+        payload = {"query": query, "route": route, "k": k, **decision_dict(decision)}
+        click.echo(dumps(payload | {"hits": [h.to_dict() for h in hits]}))
         return
+    if decision is not None:
+        click.echo(decision_line(decision))
     for hit in hits:
         click.echo(f"{hit.rank:>2}. {hit.score:8.4f}  {hit.passage_id}")
         if explain and hit.routes:

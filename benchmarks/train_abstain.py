@@ -1,0 +1,272 @@
+"""Train and measure the abstention model (kbsearch.search.abstain) on the shared datasets.
+
+Three steps, each reproducible:
+
+  # 1. features of every searched (question, condition), from built indexes (encodes queries)
+  python benchmarks/train_abstain.py features --data ../shared/data --idx /work/idx \
+      --split dev --out benchmarks/data/abstain_dev.tsv
+  # 2. fit the model on the dev table (deterministic: the same table gives the same file)
+  python benchmarks/train_abstain.py fit benchmarks/data/abstain_dev.tsv \
+      --out src/kbsearch/search/models/abstain.json
+  # 3. measure it on the final half
+  python benchmarks/train_abstain.py features ... --split final --out /tmp/abstain_final.tsv
+  python benchmarks/train_abstain.py report /tmp/abstain_final.tsv
+  # 4. the demo question set (builds a demo index in --work when absent)
+  python benchmarks/train_abstain.py demo
+
+Conditions per question of a dataset's split (qrels/SPLIT.tsv):
+  present  searched as is (its relevant documents are in the index);
+  removed  searched with every passage of its relevant documents taken out of each route's
+           candidates before the top ``depth`` is cut (as a document filter would), then fused:
+           an in-domain question the documents do not cover;
+  other    a question of the other collection in the same language (covid_faq_en <-> scifact,
+           spf_qr_fr <-> piaf_fr), searched in this one.
+``label`` is 1 when a relevant passage is in the fused top k (5); ``first_rank`` is the rank of
+the first relevant passage in the fused list (0 when none).
+Routes as kbsearch's defaults: lexical (stemmed BM25 impact index) and dense (stored vectors,
+e5-int8) top 100 under the staff audience (BEIR sets carry no access labels), RRF k = 10.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import hashlib
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from kbsearch.evaluation.abstention import summarise, summarise_groups
+from kbsearch.evaluation.formats import load_questions
+from kbsearch.filters import Filters
+from kbsearch.knowledge_base import open_kb
+from kbsearch.language import detect_language
+from kbsearch.search.abstain import FEATURES, ConfidenceModel, features
+from kbsearch.search.abstain_fit import TrainingRow, dumps, fit
+from kbsearch.search.evidence import Background, gather, term_statistics
+from kbsearch.search.fusion import DEFAULT_RRF_K, reciprocal_rank_fusion
+from kbsearch.search.topk import top_k
+
+PARTNER = {
+    "covid_faq_en": "scifact",
+    "scifact": "covid_faq_en",
+    "spf_qr_fr": "piaf_fr",
+    "piaf_fr": "spf_qr_fr",
+}
+DEPTH = 100
+K = 5
+LABEL = "hit"
+COLUMNS = ("dataset", "qid", "condition", "covered", "label", "first_rank", "language")
+
+
+def questions(data: Path, dataset: str, split: str, limit: int) -> list:
+    """The split's questions with relevant documents, the first ``limit`` by sha256 of id."""
+    found = [
+        q for q in load_questions(data / dataset, split, format="beir").questions if q.relevant
+    ]
+    found.sort(key=lambda q: hashlib.sha256(q.qid.encode()).hexdigest())
+    return found[:limit]
+
+
+def ranked(scores, candidates, ids, depth):
+    return top_k(candidates, scores[candidates], ids, depth)
+
+
+def search_rows(kb, dataset, own, other, out, vectors):
+    impact = kb.impact_index("staff")
+    dense = kb.dense_index()
+    background = Background.of(dense.table.vectors, dense.generation)
+    filters = Filters(audience="staff")
+    dense_mask = dense.mask(filters)
+    lexical_mask = impact.columns.mask(filters)
+    languages = impact.languages
+    jobs = [(q, "present") for q in own] + [(q, "removed") for q in own]
+    jobs += [(q, "other") for q in other]
+    for q, condition in jobs:
+        relevant = {r.doc_id for r in q.relevant}
+        vector = vectors[q.text]
+        cos = dense.scores(vector)
+        stats = term_statistics(impact, kb.analyzer, q.text, languages)
+        kept, _ = impact.split_terms(list(stats.terms))
+        bm = impact.scores(kept)
+        keep_d, keep_l = dense_mask.copy(), lexical_mask & (bm > 0)
+        if condition == "removed":
+            keep_d &= ~np.isin(dense.table.doc_id, list(relevant))
+            keep_l &= ~np.isin(impact.columns.doc_id, list(relevant))
+        d_list = ranked(cos, np.flatnonzero(keep_d), dense.table.passage_ids, DEPTH)
+        l_list = ranked(bm, np.flatnonzero(keep_l), impact.passage_ids, DEPTH)
+        fused = reciprocal_rank_fusion({"lexical": l_list, "dense": d_list}, k=DEFAULT_RRF_K)
+        first = 0
+        if condition != "other":
+            docs = kb.store.passage_rows(f.passage_id for f in fused)
+            for rank, f in enumerate(fused, start=1):
+                if docs[f.passage_id].passage.doc_id in relevant:
+                    first = rank
+                    break
+        language = detect_language(q.text)
+        evidence = gather(
+            impact,
+            stats,
+            l_list,
+            d_list,
+            background.of_query(vector),
+            language,
+            lambda ids: {p: r.passage.text for p, r in kb.store.passage_rows(ids).items()},
+            kb.analyzer,
+            languages,
+        )
+        values = features(evidence)
+        owner = dataset if condition != "other" else PARTNER[dataset]
+        row = [dataset, f"{owner}/{q.qid}", condition, int(condition == "present")]
+        row += [int(0 < first <= K), first, language]
+        row += [f"{values[n]:.6g}" for n in FEATURES]
+        out.writerow(row)
+
+
+def features_command(args) -> None:
+    work = Path(args.work)
+    work.mkdir(parents=True, exist_ok=True)
+    with open(args.out, "w", newline="", encoding="utf-8") as handle:
+        out = csv.writer(handle, delimiter="\t", lineterminator="\n")
+        out.writerow(COLUMNS + FEATURES)
+        for dataset in args.datasets.split(","):
+            copy = work / f"{dataset}.db"
+            if not copy.exists():
+                shutil.copyfile(Path(args.idx) / f"{dataset}.db", copy)
+            own = questions(Path(args.data), dataset, args.split, args.max_questions)
+            other = questions(Path(args.data), PARTNER[dataset], args.split, args.max_questions)
+            with open_kb(copy) as kb:
+                embedder = kb.embedder()
+                texts = sorted({q.text for q in own + other})
+                vectors = {}
+                for i in range(0, len(texts), 32):
+                    batch = texts[i : i + 32]
+                    vectors.update(zip(batch, embedder.encode_queries(batch), strict=True))
+                search_rows(kb, dataset, own, other, out, vectors)
+            print(
+                f"{dataset}: {len(own)} questions, {len(other)} from {PARTNER[dataset]}",
+                file=sys.stderr,
+            )
+
+
+def read_table(path: str) -> list[dict]:
+    with open(path, encoding="utf-8") as handle:
+        return list(csv.DictReader(handle, delimiter="\t"))
+
+
+def training_rows(table: list[dict]) -> list[TrainingRow]:
+    return [
+        TrainingRow(
+            stratum=r["dataset"],
+            group=f"{r['dataset']}|{r['qid']}",
+            covered=r["covered"] == "1",
+            label=int(r["label"]) if LABEL == "hit" else int(r["covered"]),
+            values={n: float(r[n]) for n in FEATURES},
+        )
+        for r in table
+    ]
+
+
+def fit_command(args) -> None:
+    table = read_table(args.table)
+    model = fit(
+        training_rows(table),
+        precision=args.precision,
+        info={"trained_on": Path(args.table).name, "k": K},
+    )
+    Path(args.out).write_text(dumps(model), encoding="utf-8")
+    print(json.dumps({n: c for n, c in zip(model.names, model.coef, strict=True)}, indent=1))
+    print(f"threshold {model.threshold}")
+
+
+def report_command(args) -> None:
+    model = ConfidenceModel.load(args.model)
+    threshold = model.threshold if args.threshold is None else args.threshold
+    table = read_table(args.table)
+    result = summarise(table, model, threshold, k=K)
+    print(json.dumps(result, indent=1))
+
+
+def demo_command(args) -> None:
+    """Confidence of every demo question (public audience unless staff-only, its as_of),
+    against a demo index built in ``--work`` (with the default embedder) if absent."""
+    from kbsearch.demo import demo_files, examples_dir
+    from kbsearch.evaluation.judging import matches
+    from kbsearch.evaluation.runner import question_filters
+    from kbsearch.search.evidence import BackgroundCache, collect
+
+    model = ConfidenceModel.load(args.model)
+    threshold = model.threshold if args.threshold is None else args.threshold
+    path = Path(args.work) / "demo.db"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    qset = load_questions(examples_dir() / "questions.jsonl")
+    cache = BackgroundCache()
+    items = []
+    with open_kb(path, create=not path.exists()) as kb:
+        if not kb.settings:
+            kb.index(demo_files(), inventory=examples_dir() / "inventory.csv")
+        for q in qset.questions:
+            filters = question_filters(q, qset.access_aware, use_language=False)
+            lexical = kb.ranking("lexical", q.text, filters, DEPTH)
+            dense = kb.ranking("dense", q.text, filters, DEPTH)
+            hits = kb.search(q.text, k=K, filters=filters)
+            hit = any(matches(r, h) for r in q.relevant for h in hits)
+            values = features(collect(kb, q.text, filters, lexical, dense, cache))
+            confidence = model.confidence(values)
+            items.append(
+                {
+                    "qid": q.qid,
+                    "kind": q.kind,
+                    "language": q.language,
+                    "answerable": not q.abstain,
+                    "hit": hit,
+                    "confidence": round(confidence, 4),
+                    "answered": confidence >= threshold,
+                }
+            )
+    if args.verbose:
+        for item in items:
+            print(json.dumps(item))
+    result = summarise_groups(items, ["kind", "language"], threshold)
+    print(json.dumps(result, indent=1))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    f = sub.add_parser("features")
+    f.add_argument("--data", required=True)
+    f.add_argument("--idx", required=True)
+    f.add_argument("--split", required=True, choices=("dev", "final"))
+    f.add_argument("--out", required=True)
+    f.add_argument("--datasets", default="covid_faq_en,spf_qr_fr,piaf_fr,scifact")
+    f.add_argument("--max-questions", type=int, default=300)
+    f.add_argument("--work", default="/tmp/abstain_idx", help="where the index copies go")
+    t = sub.add_parser("fit")
+    t.add_argument("table")
+    t.add_argument("--out", required=True)
+    t.add_argument("--precision", type=float, default=0.9)
+    r = sub.add_parser("report")
+    r.add_argument("table")
+    r.add_argument("--model", default=None)
+    r.add_argument("--threshold", type=float, default=None)
+    d = sub.add_parser("demo")
+    d.add_argument("--model", default=None)
+    d.add_argument("--threshold", type=float, default=None)
+    d.add_argument("--work", default="/tmp/abstain_idx")
+    d.add_argument("--verbose", action="store_true")
+    args = parser.parse_args()
+    commands = {
+        "features": features_command,
+        "fit": fit_command,
+        "report": report_command,
+        "demo": demo_command,
+    }
+    commands[args.command](args)
+
+
+if __name__ == "__main__":
+    main()

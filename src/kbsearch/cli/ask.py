@@ -1,0 +1,72 @@
+"""``kbsearch ask``: a cited answer, or "the documents don't say" (kbsearch.search.answer);
+and the ``--min-confidence`` option and decision fields ``search`` shares with it."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import click
+
+from kbsearch.knowledge_base import DEFAULT_K, open_kb
+from kbsearch.search.abstain import Decision
+from kbsearch.search.answer import NO_ANSWER, render
+
+from .options import db_option, filter_options, make_filters
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def min_confidence_option(func: F) -> F:
+    """``--min-confidence``: answer only from this confidence on (default: the model's)."""
+    return click.option(
+        "--min-confidence",
+        type=click.FloatRange(0.0, 1.0),
+        default=None,
+        help="Answer only from this confidence on (default: the shipped model's, chosen on dev"
+        " data for 90% abstention precision).",
+    )(func)
+
+
+def decision_dict(decision: Decision | None) -> dict[str, Any]:
+    """``answerable``, ``confidence`` and ``min_confidence`` (``None`` without vectors)."""
+    if decision is None:
+        return {"answerable": None, "confidence": None, "min_confidence": None}
+    return {
+        "answerable": decision.answerable,
+        "confidence": decision.confidence,
+        "min_confidence": decision.threshold,
+    }
+
+
+def decision_line(decision: Decision) -> str:
+    """The line ``search`` prints above its hits."""
+    if decision.answerable:
+        return f"answerable (confidence {decision.confidence:.2f})"
+    return (
+        f"{NO_ANSWER} (confidence {decision.confidence:.2f}, below {decision.threshold:.2f});"
+        " the nearest passages:"
+    )
+
+
+@click.command("ask")
+@click.argument("question")
+@db_option
+@click.option("--k", "k", default=DEFAULT_K, show_default=True, type=click.IntRange(min=1),
+              help="Passages the confidence is about (and shown when abstaining).")  # fmt: skip
+@filter_options
+@min_confidence_option
+@click.option("--json", "as_json", is_flag=True)
+def ask_command(question: str, db: str, k: int, audience: str, as_of: str | None,
+                lang: str | None, doc_ids: tuple[str, ...], min_confidence: float | None,
+                as_json: bool) -> None:  # fmt: skip
+    """Answer QUESTION with the best sentence of the top passage and its citation, or say that
+    the documents don't say (with the confidence and the nearest passages)."""
+    filters = make_filters(audience, as_of, lang, doc_ids)
+    with open_kb(db) as kb:
+        answer = kb.ask(question, k=k, filters=filters, min_confidence=min_confidence)
+    if as_json:
+        click.echo(json.dumps(answer.to_dict(), indent=2, ensure_ascii=False))
+    else:
+        click.echo(render(answer))

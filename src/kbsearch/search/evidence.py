@@ -1,0 +1,229 @@
+"""Collecting the abstention stage's :class:`~kbsearch.search.abstain.Evidence` from the indexes.
+
+The route lists come from the search itself; this module adds what they do not carry: the query
+terms' IDF and presence in the lexical top passage (from the in-memory impact index, so the
+statistics are those of the audience's FTS5 table) and the query's cosine background over the
+collection (from the passage vectors' mean and covariance, computed once per index generation).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+
+from ..analysis import Analyzer, fold_diacritics, stem_words, words
+from ..filters import Filters
+from ..language import detect_language
+from ..snippets import sentence_spans
+from ..store import PassageRow
+from .abstain import SENTENCE_DEPTH, Evidence
+from .dense import DenseIndex
+from .lexical.bm25 import fts5_idf
+from .lexical.impact import ImpactIndex
+
+
+class Searcher(Protocol):
+    """What evidence is collected from: the knowledge base's indexes (kept as a protocol so
+    the search layer does not import the facade)."""
+
+    @property
+    def analyzer(self) -> Analyzer: ...
+
+    def impact_index(self, audience: str) -> ImpactIndex: ...
+
+    def dense_index(self) -> DenseIndex: ...
+
+    def query_vector(self, query: str) -> np.ndarray: ...
+
+    def passage_rows_of(self, passage_ids: Sequence[str]) -> Mapping[str, PassageRow]: ...
+
+
+@dataclass(frozen=True)
+class Background:
+    """Mean vector ``m`` (shape ``(dim,)``) and covariance ``C`` (``(dim, dim)``, float64) of
+    a collection's passage vectors, so a query's cosine over every passage has mean ``q . m``
+    and variance ``q' C q`` without scanning them (population covariance, ``1/n``)."""
+
+    generation: int
+    mean: np.ndarray
+    covariance: np.ndarray
+
+    @classmethod
+    def of(cls, vectors: np.ndarray, generation: int = 0) -> Background:
+        """From a ``(n, dim)`` matrix; an empty one gives zeros."""
+        x = np.asarray(vectors, dtype=np.float64)
+        if len(x) == 0:
+            dim = x.shape[1] if x.ndim == 2 else 0
+            return cls(generation, np.zeros(dim), np.zeros((dim, dim)))
+        mean = x.mean(axis=0)
+        centred = x - mean
+        return cls(generation, mean, centred.T @ centred / len(x))
+
+    def of_query(self, query: np.ndarray) -> tuple[float, float]:
+        """``(mean, std)`` of the query's cosine over the collection (``query`` normalised)."""
+        q = np.asarray(query, dtype=np.float64)
+        variance = float(q @ self.covariance @ q)
+        return float(q @ self.mean), float(np.sqrt(max(variance, 0.0)))
+
+
+@dataclass(frozen=True)
+class TermStatistics:
+    """The analysed query terms with FTS5's IDF and whether the index holds them."""
+
+    terms: tuple[str, ...]
+    idf: tuple[float, ...]
+    known: tuple[bool, ...]
+
+
+def term_statistics(
+    index: ImpactIndex, analyzer: Analyzer, query: str, languages: Sequence[str]
+) -> TermStatistics:
+    """Every distinct analysed term of ``query`` (stemmed in ``languages``, accents folded, as
+    the lexical route does) with its IDF in ``index`` (``ln((N + 0.5) / 0.5)`` when absent).
+
+    Raises:
+        QueryError: empty / punctuation-only / over-long query.
+    """
+    terms = tuple(dict.fromkeys(fold_diacritics(t) for t in analyzer.query_terms(query, languages)))
+    frequency = [index.frequency(t) for t in terms]
+    return TermStatistics(
+        terms,
+        tuple(fts5_idf(index.passages, df) for df in frequency),
+        tuple(df > 0 for df in frequency),
+    )
+
+
+def terms_in_row(index: ImpactIndex, terms: Sequence[str], position: int) -> tuple[bool, ...]:
+    """Whether the passage at row ``position`` of ``index`` holds each term (binary search in
+    each term's postings, which are sorted by row)."""
+    out = []
+    for term in terms:
+        i = index.vocabulary.get(term)
+        if i is None:
+            out.append(False)
+            continue
+        start, end = int(index.indptr[i]), int(index.indptr[i + 1])
+        postings = index.positions[start:end]
+        j = int(np.searchsorted(postings, position))
+        out.append(j < len(postings) and int(postings[j]) == position)
+    return tuple(out)
+
+
+def row_of(index: ImpactIndex, passage_id: str) -> int | None:
+    """Row position of ``passage_id`` in ``index`` (``None`` when absent)."""
+    found = np.flatnonzero(index.passage_ids == passage_id)
+    return int(found[0]) if len(found) else None
+
+
+def text_terms(text: str, analyzer: Analyzer, languages: Sequence[str]) -> set[str]:
+    """The terms of ``text`` as the query's are made (stemmed in ``languages`` with the
+    ``stem`` analyzer, accents folded)."""
+    found = words(text)
+    if analyzer.name == "plain":
+        return {fold_diacritics(w) for w in found}
+    return {t for lang in languages or ["en"] for t in stem_words(found, lang)}
+
+
+def sentence_coverage(
+    texts: Sequence[str], statistics: TermStatistics, analyzer: Analyzer, languages: Sequence[str]
+) -> float:
+    """The highest IDF-weighted share of the query terms found in one sentence of ``texts``
+    (sentences as :func:`kbsearch.snippets.sentence_spans` cuts them); 0 without terms."""
+    total = sum(statistics.idf)
+    if total <= 0:
+        return 0.0
+    weight = dict(zip(statistics.terms, statistics.idf, strict=True))
+    best = 0.0
+    for text in texts:
+        for start, end in sentence_spans(text):
+            present = text_terms(text[start:end], analyzer, languages)
+            best = max(best, sum(w for t, w in weight.items() if t in present) / total)
+    return best
+
+
+def gather(
+    index: ImpactIndex,
+    statistics: TermStatistics,
+    lexical: Sequence[tuple[str, float]],
+    dense: Sequence[tuple[str, float]],
+    background: tuple[float, float],
+    query_language: str,
+    texts: Callable[[Sequence[str]], Mapping[str, str]],
+    analyzer: Analyzer,
+    languages: Sequence[str],
+) -> Evidence:
+    """The evidence of one search from its two route lists (best first); ``texts`` gives the
+    text of passages by id (the first :data:`SENTENCE_DEPTH` of each list are read)."""
+    firsts = list(dict.fromkeys(p for p, _ in [*lexical[:SENTENCE_DEPTH], *dense[:SENTENCE_DEPTH]]))
+    found = texts(firsts)
+    coverage = sentence_coverage(
+        [found[p] for p in firsts if p in found], statistics, analyzer, languages
+    )
+
+    def presence(ranking: Sequence[tuple[str, float]]) -> tuple[bool, ...]:
+        row = row_of(index, ranking[0][0]) if ranking else None
+        if row is None:
+            return (False,) * len(statistics.terms)
+        return terms_in_row(index, statistics.terms, row)
+
+    return Evidence(
+        lexical=tuple((str(p), float(s)) for p, s in lexical),
+        dense=tuple((str(p), float(s)) for p, s in dense),
+        term_idf=statistics.idf,
+        term_known=statistics.known,
+        term_in_top=presence(lexical),
+        term_in_dense_top=presence(dense),
+        passages=index.passages,
+        sentence_coverage=coverage,
+        background_mean=background[0],
+        background_std=background[1],
+        query_language=query_language,
+    )
+
+
+class BackgroundCache:
+    """The :class:`Background` of an index's vectors, recomputed when its generation changes."""
+
+    def __init__(self) -> None:
+        self._background: Background | None = None
+
+    def get(self, vectors: np.ndarray, generation: int) -> Background:
+        if self._background is None or self._background.generation != generation:
+            self._background = Background.of(vectors, generation)
+        return self._background
+
+
+def collect(
+    kb: Searcher,
+    query: str,
+    filters: Filters,
+    lexical: Sequence[tuple[str, float]],
+    dense: Sequence[tuple[str, float]],
+    cache: BackgroundCache,
+) -> Evidence:
+    """The evidence of one search of ``kb`` from its two route lists (best first), with the
+    audience's lexical statistics and the query's cosine background.
+
+    Raises:
+        QueryError: the query cannot be analysed; the errors of ``kb.query_vector``.
+    """
+    index = kb.impact_index(filters.audience)
+    languages = [filters.language] if filters.language else index.languages
+    statistics = term_statistics(index, kb.analyzer, query, languages)
+    dense_index = kb.dense_index()
+    background = cache.get(dense_index.table.vectors, dense_index.generation)
+    spread = background.of_query(kb.query_vector(query))
+    return gather(
+        index,
+        statistics,
+        lexical,
+        dense,
+        spread,
+        detect_language(query),
+        lambda ids: {p: r.passage.text for p, r in kb.passage_rows_of(ids).items()},
+        kb.analyzer,
+        languages,
+    )

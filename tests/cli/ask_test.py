@@ -1,0 +1,66 @@
+"""``kbsearch ask`` and the confidence in ``kbsearch search``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from support import FILES, FakeEmbedder, write_files
+
+from kbsearch import embedders
+from kbsearch.cli import cli
+
+
+@pytest.fixture
+def db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    monkeypatch.setitem(embedders.EMBEDDERS, "fake", (lambda arg, threads: FakeEmbedder(), "test"))
+    docs = write_files(tmp_path / "docs", FILES)
+    path = str(tmp_path / "kb.db")
+    args = ["index", str(docs), "--db", path, "--inventory", str(docs / "inventory.csv")]
+    result = CliRunner().invoke(cli, [*args, "--embedder", "fake"])
+    assert result.exit_code == 0, result.output
+    return path
+
+
+def run(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(cli, list(args))
+    return result.exit_code, result.output
+
+
+def test_ask_prints_a_cited_answer(db: str) -> None:
+    code, out = run(
+        "ask",
+        "is a lost parcel refunded",
+        "--db",
+        db,
+        "--as-of",
+        "2026-06-01",
+        "--min-confidence",
+        "0",
+    )
+    assert code == 0, out
+    assert "A lost parcel is refunded in full." in out
+    assert "Source: Delivery > Lost parcel (version 1, in force 2025-01-01 to open)" in out
+
+
+def test_ask_abstains_with_nearest_passages(db: str) -> None:
+    code, out = run("ask", "student discount", "--db", db, "--min-confidence", "1", "--json")
+    assert code == 0, out
+    data = json.loads(out)
+    assert data["answer"] == "The documents don't say" and not data["answerable"]
+    assert data["nearest"] and data["citation"] is None
+
+
+def test_search_json_carries_the_decision(db: str) -> None:
+    code, out = run("search", "lost parcel", "--db", db, "--json", "--min-confidence", "0.5")
+    assert code == 0, out
+    data = json.loads(out)
+    assert isinstance(data["answerable"], bool) and 0 <= data["confidence"] <= 1
+    assert data["min_confidence"] == 0.5 and data["hits"]
+
+
+def test_bad_min_confidence_is_a_usage_error(db: str) -> None:
+    code, _ = run("ask", "x", "--db", db, "--min-confidence", "1.5")
+    assert code == 2

@@ -1,0 +1,70 @@
+"""The abstention stage through the library: it never reorders, reads the threshold, and
+``ask`` cites the top passage or says the documents don't say."""
+
+from __future__ import annotations
+
+from datetime import date
+from pathlib import Path
+
+import pytest
+from support import FILES, FakeEmbedder, write_files
+
+import kbsearch
+from kbsearch.errors import InvalidArgumentError
+from kbsearch.filters import Filters
+from kbsearch.knowledge_base import KnowledgeBase
+from kbsearch.search.answer import NO_ANSWER
+
+DAY = date(2026, 6, 1)
+QUERY = "is a lost parcel refunded in full"
+
+
+@pytest.fixture
+def kb(tmp_path: Path) -> KnowledgeBase:
+    docs = write_files(tmp_path / "docs", FILES)
+    kb = kbsearch.open_kb(tmp_path / "kb.db", create=True, embedder=FakeEmbedder())
+    kb.index([docs], inventory=docs / "inventory.csv")
+    return kb
+
+
+@pytest.mark.parametrize("route", ["hybrid", "lexical", "dense"])
+def test_assess_keeps_the_search_order(kb: KnowledgeBase, route: str) -> None:
+    filters = Filters(as_of=DAY)
+    assessed = kb.assess(QUERY, k=3, route=route, filters=filters)
+    assert assessed.hits == kb.search(QUERY, k=3, route=route, filters=filters, explain=True)
+    assert assessed.decision is not None and 0.0 <= assessed.decision.confidence <= 1.0
+
+
+def test_threshold_decides(kb: KnowledgeBase) -> None:
+    filters = Filters(as_of=DAY)
+    assert kb.assess(QUERY, filters=filters, min_confidence=0.0).decision.answerable
+    assert not kb.assess(QUERY, filters=filters, min_confidence=1.0).decision.answerable
+    with pytest.raises(InvalidArgumentError, match="minimum confidence"):
+        kb.assess(QUERY, filters=filters, min_confidence=2.0)
+
+
+def test_ask_cites_or_abstains(kb: KnowledgeBase) -> None:
+    filters = Filters(as_of=DAY)
+    answer = kb.ask(QUERY, filters=filters, min_confidence=0.0)
+    assert answer.answerable and answer.citation is not None
+    assert answer.citation.passage_id == "delivery@v1#lost-parcel"
+    assert answer.citation.title == "Delivery" and answer.citation.version == "1"
+    assert answer.text == "A lost parcel is refunded in full."
+    refused = kb.ask(QUERY, filters=filters, min_confidence=1.0)
+    assert refused.to_dict()["answer"] == NO_ANSWER and refused.nearest
+
+
+def test_public_answer_never_cites_staff_text(kb: KnowledgeBase) -> None:
+    answer = kb.ask("goodwill credit amount", filters=Filters(as_of=DAY), min_confidence=0.0)
+    assert all(h.doc_id != "goodwill" for h in answer.nearest)
+    assert answer.citation is None or answer.citation.doc_id != "goodwill"
+
+
+def test_lexical_only_index_has_no_decision(tmp_path: Path) -> None:
+    docs = write_files(tmp_path / "docs", FILES)
+    kb = kbsearch.open_kb(tmp_path / "lex.db", create=True, embedder="none")
+    kb.index([docs], inventory=docs / "inventory.csv")
+    assessed = kb.assess(QUERY, route="lexical", filters=Filters(as_of=DAY))
+    assert assessed.decision is None and assessed.hits
+    with pytest.raises(InvalidArgumentError, match="no vectors"):
+        kb.ask(QUERY, filters=Filters(as_of=DAY))
