@@ -146,3 +146,44 @@ def evaluate_kb(
     SearchRequest("", k=k, route=HYBRID, rrf_k=rrf_k, depth=depth, weights=tuple(weights))
     search = search_function(kb, rrf_k=rrf_k, depth=depth, weights=weights)
     return evaluate(search, questions, routes, k, depth=depth)
+
+
+def assess_questions(
+    kb: KnowledgeBase,
+    questions: QuestionSet,
+    k: int = DEFAULT_K,
+    *,
+    depth: int = DEFAULT_DEPTH,
+    rrf_k: float = DEFAULT_RRF_K,
+    weights: Sequence[float] = DEFAULT_WEIGHTS,
+) -> list[dict[str, object]]:
+    """The abstention stage on every question (hybrid, each under its own filters): per
+    question ``qid``, ``kind``, ``language``, ``confidence``, ``answered``, ``answerable``
+    (it has a relevant item and is not marked ``abstain``) and ``hit`` (a relevant item in the
+    top ``k``). Empty for an index without vectors (no confidence there).
+    """
+    from .evaluation.judging import judge_hits, question_qrels
+    from .evaluation.runner import question_filters
+
+    items: list[dict[str, object]] = []
+    for q in questions.questions:
+        filters = question_filters(q, questions.access_aware, use_language=False)
+        assessed = kb.assess(q.text, k=k, filters=filters, rrf_k=rrf_k, depth=depth,
+                             weights=weights)  # fmt: skip
+        if assessed.decision is None:
+            return []
+        qrels = question_qrels(q)
+        keys = judge_hits(q, assessed.hits, questions.rule)[:k]
+        items.append(
+            {
+                "qid": q.qid,
+                "kind": q.kind or "-",
+                "language": q.language or "-",
+                "confidence": assessed.decision.confidence,
+                "answered": assessed.decision.answerable,
+                "threshold": assessed.decision.threshold,
+                "answerable": q.has_relevant,
+                "hit": any(qrels.get(key, 0) >= 1 for key in keys),
+            }
+        )
+    return items

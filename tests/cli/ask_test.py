@@ -64,3 +64,22 @@ def test_search_json_carries_the_decision(db: str) -> None:
 def test_bad_min_confidence_is_a_usage_error(db: str) -> None:
     code, _ = run("ask", "x", "--db", db, "--min-confidence", "1.5")
     assert code == 2
+
+
+def test_eval_abstention_table_and_report_chart(db: str, tmp_path: Path) -> None:
+    questions = tmp_path / "questions.jsonl"
+    rows = [
+        {"id": "q1", "question": "is a lost parcel refunded", "kind": "answerable",
+         "language": "en", "as_of": "2026-06-01", "public_ok": True, "abstain": False,
+         "relevant_chunks": ["delivery@v1#lost-parcel"]},
+        {"id": "q2", "question": "do you sell hot tubs", "kind": "answerable", "language": "en",
+         "as_of": "2026-06-01", "public_ok": True, "abstain": True, "relevant_chunks": []},
+    ]  # fmt: skip
+    questions.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    report = tmp_path / "report.html"
+    code, out = run("eval", str(questions), "--db", db, "--routes", "hybrid", "--abstention",
+                    "--report", str(report))  # fmt: skip
+    assert code == 0, out
+    assert "answer or abstain" in out and "kind=answerable" in out
+    html = report.read_text()
+    assert "Answer or abstain" in html and "Risk-coverage" in html

@@ -189,10 +189,17 @@ def _finish(
 @click.option("--kind", default=None, help="Evaluate only the questions of this kind.")
 @click.option("--format", "fmt", type=click.Choice(list(READERS)), default=None)
 @click.option("--rule", type=click.Choice(list(MATCH_RULES)), default=None)
+@click.option(
+    "--abstention",
+    is_flag=True,
+    help="Also measure answer-or-abstain (AUROC, abstention precision/recall, hit@k"
+    " among answered, per kind and language; risk-coverage chart in --report).",
+)
 def eval_command(questions: Path, db: Path, routes: tuple[str, ...], k: int, split: str,
                  as_json: bool, run_dir: Path | None, report: Path | None, rrf_k: float,
                  depth: int, weights: tuple[float, float], embedder: str | None,
-                 kind: str | None, fmt: str | None, rule: str | None) -> None:  # fmt: skip
+                 kind: str | None, fmt: str | None, rule: str | None,
+                 abstention: bool) -> None:  # fmt: skip
     """Evaluate every route of the index DB on a question set (BEIR folder, policy JSONL,
     tutorial JSON, TREC qrels + topics)."""
     qset = load_questions(questions, split, format=fmt, rule=rule)
@@ -202,6 +209,44 @@ def eval_command(questions: Path, db: Path, routes: tuple[str, ...], k: int, spl
         qset, db, routes, k, depth=depth, rrf_k=rrf_k, weights=weights, embedder=embedder
     )
     _finish(result, as_json, run_dir, report)
+    if abstention:
+        _abstention(qset, db, k, depth, rrf_k, weights, embedder, as_json, report)
+
+
+def _cell(value: object) -> str:
+    if value is None:
+        return "–"
+    return f"{value:.3f}" if isinstance(value, float) else str(value)
+
+
+def _abstention(qset: QuestionSet, db: Path, k: int, depth: int, rrf_k: float,
+                weights: tuple[float, float], embedder: str | None, as_json: bool,
+                report: Path | None) -> None:  # fmt: skip
+    from kbsearch.evaluation.abstention import abstention_html, summarise_groups
+    from kbsearch.workflows import assess_questions
+
+    console = wide_console(stderr=as_json)
+    with open_kb(db, embedder=embedder) as kb:
+        items = assess_questions(kb, qset, k, depth=depth, rrf_k=rrf_k, weights=weights)
+    if not items:
+        console.print("abstention: this index has no vectors, so no confidence")
+        return
+    threshold = float(str(items[0]["threshold"]))
+    groups = summarise_groups(items, ["kind", "language"], threshold)
+    table = Table(title=f"answer or abstain (minimum confidence {threshold:.3f})")
+    columns = ["group", "questions", "unanswerable", "AUROC", "abstained", "precision",
+               "recall", "answered", "hit@k answered"]  # fmt: skip
+    for name in columns:
+        table.add_column(name, justify="left" if name == "group" else "right")
+    for name, g in groups.items():
+        values = [g["questions"], g["unanswerable"], g["auroc"], g["abstained"], g["precision"],
+                  g["recall"], g["answered_share"], g["hit_among_answered"]]  # fmt: skip
+        table.add_row(name, *(_cell(v) for v in values))
+    console.print(table)
+    if report is not None:
+        text = report.read_text(encoding="utf-8")
+        section = abstention_html(items, threshold)
+        report.write_text(text.replace("</body>", section + "</body>", 1), encoding="utf-8")
 
 
 @click.command("bench")

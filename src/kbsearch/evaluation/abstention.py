@@ -208,3 +208,35 @@ def risk_coverage_chart(curves: Mapping[str, Sequence[tuple[float, float, float]
         figure.savefig(buffer, format="svg", bbox_inches="tight")
     text = buffer.getvalue()
     return f'<div class="chart">{text[text.index("<svg") :]}</div>'
+
+
+def abstention_html(items: Sequence[Mapping[str, Any]], threshold: float) -> str:
+    """The report's abstention section: AUROC, abstention precision / recall, answered share
+    and hit@k among answered, for all questions, per kind and per language, and the
+    risk-coverage chart."""
+    from html import escape
+
+    groups = summarise_groups(items, ["kind", "language"], threshold)
+
+    def cell(value: Any) -> str:
+        return (
+            "–" if value is None else (f"{value:.3f}" if isinstance(value, float) else str(value))
+        )
+
+    header = ["group", "questions", "unanswerable", "AUROC", "abstained", "precision", "recall",
+              "answered", "hit@k answered"]  # fmt: skip
+    rows = "".join(
+        "<tr>" + "".join(f"<td>{cell(v)}</td>" for v in (
+            escape(name), g["questions"], g["unanswerable"], g["auroc"], g["abstained"],
+            g["precision"], g["recall"], g["answered_share"], g["hit_among_answered"],
+        )) + "</tr>"
+        for name, g in groups.items()
+    )  # fmt: skip
+    head = "".join(f"<th>{escape(h)}</th>" for h in header)
+    points = risk_coverage(
+        [float(i["confidence"]) for i in items], [bool(i["answerable"] and i["hit"]) for i in items]
+    )
+    return (
+        f"<h2>Answer or abstain (minimum confidence {threshold:.3f})</h2>"
+        f"<table><tr>{head}</tr>{rows}</table>" + risk_coverage_chart({"hybrid": points})
+    )
