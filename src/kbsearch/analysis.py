@@ -26,11 +26,15 @@ from functools import lru_cache
 import Stemmer  # PyStemmer
 
 from .errors import QueryError
+from .stopwords import content_words, strip_elisions
 
 MAX_QUERY_CHARS = 2048
 WORD_RE = re.compile(r"[^\W_]+")
 STEMMER_LANGUAGES = {"en": "english", "fr": "french"}
 ANALYZERS = ("plain", "stem")
+# stop words of both languages whatever the index holds: a French question about an English
+# collection still carries "comment", and the reverse (kept only when every word is one)
+STOPWORD_LANGUAGES = ("en", "fr")
 
 
 # Letters NFKC leaves alone that are spelled as two letters too (``main-d'œuvre`` and
@@ -117,16 +121,22 @@ class Analyzer:
             return fold_ligatures(text)
         return " ".join(stem_words(words(text), language))
 
-    def query_terms(self, query: str, languages: Sequence[str]) -> list[str]:
+    def query_terms(
+        self, query: str, languages: Sequence[str], stopwords: bool = True
+    ) -> list[str]:
         """Distinct search terms of ``query``, in order.
 
-        With stemming, each word is stemmed with every language in ``languages``
+        With ``stopwords`` (the default), French elisions and the English and French stop
+        words are dropped first (:mod:`kbsearch.stopwords`; a query of stop words only keeps
+        them). With stemming, each word is stemmed with every language in ``languages``
         (the index's languages, or the one a language filter names).
 
         Raises:
             QueryError: see :func:`query_words`.
         """
         found = query_words(query)
+        if stopwords:
+            found = content_words(query_words(strip_elisions(query)), STOPWORD_LANGUAGES)
         if self.name == "plain":
             return dedupe(found)
         langs = [lang for lang in languages if lang in STEMMER_LANGUAGES] or ["en"]

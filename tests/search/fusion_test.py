@@ -84,3 +84,16 @@ def test_default_k_is_documented_choice() -> None:
 
     fused = reciprocal_rank_fusion({"a": ranked(["x"])})
     assert DEFAULT_RRF_K == 10 and math.isclose(fused[0].score, 1 / 11)
+
+
+def test_ties_broken_by_evidence_then_best_rank_then_id() -> None:
+    # k=0, weights chosen so that every passage scores exactly 1.0
+    lexical = ranked(["m", "both"])  # m rank 1; both rank 2
+    dense = ranked(["a", "both", "b"])  # a rank 1, both rank 2, b rank 3
+    fused = reciprocal_rank_fusion(
+        {"lexical": lexical, "dense": dense}, k=0, weights={"lexical": 1.0, "dense": 1.0}
+    )
+    scores = {f.passage_id: f.score for f in fused}
+    assert scores == {"m": 1.0, "both": 1.0, "a": 1.0, "b": 1 / 3}
+    # "both" was found by two routes; "a" and "m" by one at rank 1 (then by id)
+    assert [f.passage_id for f in fused] == ["both", "a", "m", "b"]

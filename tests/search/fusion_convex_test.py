@@ -1,0 +1,101 @@
+"""Convex combination of normalised scores against hand-computed values."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from kbsearch.errors import FusionError
+from kbsearch.fusion_convex import Candidate, convex_fusion, normalise
+
+
+def test_minmax_zscore_tmm_by_hand() -> None:
+    values = np.array([2.0, 4.0, 6.0])
+    assert normalise(values, "minmax").tolist() == [0.0, 0.5, 1.0]
+    z = normalise(values, "zscore")
+    assert math.isclose(z[0], -math.sqrt(1.5)) and math.isclose(z[2], math.sqrt(1.5))
+    assert normalise(values, "tmm", "lexical").tolist() == [2 / 6, 4 / 6, 1.0]
+    assert normalise(np.array([0.0, 0.5]), "tmm", "dense").tolist() == [2 / 3, 1.0]
+    assert normalise(np.array([3.0, 3.0]), "minmax").tolist() == [0.0, 0.0]
+    assert normalise(np.array([3.0, 3.0]), "zscore").tolist() == [0.0, 0.0]
+
+
+def test_unknown_normalisation_or_route() -> None:
+    with pytest.raises(FusionError, match="unknown normalisation"):
+        normalise(np.array([1.0]), "rank")
+    with pytest.raises(FusionError, match="theoretical minimum"):
+        normalise(np.array([1.0]), "tmm", "colbert")
+
+
+def test_hand_computed_fusion() -> None:
+    candidates = [
+        Candidate("a", {"lexical": 10.0, "dense": 0.80}, {"lexical": 1, "dense": 3}),
+        Candidate("b", {"lexical": 5.0, "dense": 0.90}, {"lexical": 2, "dense": 1}),
+        Candidate("c", {"lexical": 0.0, "dense": 0.85}, {"dense": 2}),
+    ]
+    fused = convex_fusion(candidates, {"lexical": 0.4, "dense": 0.6})
+    # lexical minmax: a 1, b 0.5, c 0; dense minmax: a 0, b 1, c 0.5
+    scores = {f.passage_id: f.score for f in fused}
+    assert math.isclose(scores["a"], 0.4)
+    assert math.isclose(scores["b"], 0.4 * 0.5 + 0.6)
+    assert math.isclose(scores["c"], 0.3)
+    assert [f.passage_id for f in fused] == ["b", "a", "c"]
+    assert math.isclose(fused[0].parts["lexical"], 0.2) and fused[0].ranks == {
+        "lexical": 2,
+        "dense": 1,
+    }
+
+
+def test_missing_route_score_is_the_lowest_of_that_route() -> None:
+    candidates = [
+        Candidate("a", {"lexical": 4.0, "dense": 0.5}, {"lexical": 1, "dense": 2}),
+        Candidate("b", {"dense": 0.9}, {"dense": 1}),
+        Candidate("c", {"lexical": 2.0, "dense": 0.7}, {"lexical": 2}),
+    ]
+    scores = {f.passage_id: f.score for f in convex_fusion(candidates, {"lexical": 1, "dense": 0})}
+    assert scores == {"a": 1.0, "b": 0.0, "c": 0.0}
+
+
+def test_ties_broken_by_evidence_not_id() -> None:
+    # equal fused scores: "z" was found by both routes, "m" by one at rank 1, "a" by one at rank 2
+    candidates = [
+        Candidate("a", {"lexical": 1.0, "dense": 1.0}, {"dense": 2}),
+        Candidate("m", {"lexical": 1.0, "dense": 1.0}, {"lexical": 1}),
+        Candidate("z", {"lexical": 1.0, "dense": 1.0}, {"lexical": 3, "dense": 3}),
+        Candidate("b", {"lexical": 1.0, "dense": 1.0}, {"dense": 2}),
+    ]
+    order = [f.passage_id for f in convex_fusion(candidates, {"lexical": 0.5, "dense": 0.5})]
+    assert order == ["z", "m", "a", "b"]
+
+
+def test_route_absent_from_every_candidate_adds_nothing() -> None:
+    candidates = [
+        Candidate("a", {"lexical": 2.0}, {"lexical": 1}),
+        Candidate("b", {"lexical": 1.0}, {"lexical": 2}),
+    ]
+    fused = convex_fusion(candidates, {"lexical": 0.5, "title": 0.5})
+    assert [(f.passage_id, f.score) for f in fused] == [("a", 0.5), ("b", 0.0)]
+
+
+@pytest.mark.parametrize(
+    ("weights", "message"),
+    [
+        ({"lexical": -0.1, "dense": 1.0}, "finite and >= 0"),
+        ({"lexical": math.nan, "dense": 1.0}, "finite and >= 0"),
+        ({"lexical": 0.0, "dense": 0.0}, "positive"),
+    ],
+)
+def test_bad_weights(weights: dict[str, float], message: str) -> None:
+    with pytest.raises(FusionError, match=message):
+        convex_fusion([Candidate("a", {"lexical": 1.0, "dense": 1.0}, {})], weights)
+
+
+def test_bad_candidates() -> None:
+    twice = [Candidate("a", {"dense": 1.0}, {}), Candidate("a", {"dense": 0.5}, {})]
+    with pytest.raises(FusionError, match="twice"):
+        convex_fusion(twice, {"dense": 1.0})
+    with pytest.raises(FusionError, match="non-finite"):
+        convex_fusion([Candidate("a", {"dense": math.inf}, {})], {"dense": 1.0})
+    assert convex_fusion([], {"dense": 1.0}) == []
