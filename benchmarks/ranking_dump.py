@@ -26,8 +26,8 @@ import numpy as np  # noqa: E402
 
 import kbsearch  # noqa: E402
 from kbsearch.analysis import dedupe, fold_diacritics, query_words, stem_words  # noqa: E402
+from kbsearch.evaluation.formats import load_questions  # noqa: E402
 from kbsearch.evaluation.judging import judge_hits, set_qrels  # noqa: E402
-from kbsearch.evaluation.questions import load_questions  # noqa: E402
 from kbsearch.records import Filters, Hit  # noqa: E402
 from kbsearch.stopwords import content_words, strip_elisions  # noqa: E402
 

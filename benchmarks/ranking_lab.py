@@ -251,7 +251,7 @@ if __name__ == "__main__":
         report(
             Path(sys.argv[2]),
             sys.argv[3],
-            [("lexical_stop", 0.6, 0.0), ("lexical_stop", 0.6, 0.3), ("lexical_stop", 0.7, 0.4)],
+            [("lexical_stop", 0.6, 0.0), ("lexical_stop", 0.6, 0.2), ("lexical_stop", 0.6, 0.3)],
         )
     else:
         main()
