@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from kbsearch.errors import FusionError
-from kbsearch.fusion_convex import Candidate, convex_fusion, normalise
+from kbsearch.search.fusion_convex import Candidate, convex_fusion, normalise
 
 
 def test_minmax_zscore_tmm_by_hand() -> None:

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .errors import FusionError
+from ..errors import FusionError
 
 NORMALISATIONS = ("minmax", "zscore", "tmm")
 THEORETICAL_MIN = {"lexical": 0.0, "dense": -1.0, "title": -1.0}
