@@ -5,11 +5,11 @@ re-running search per variant (``benchmarks/ranking_lab.py`` reads these files).
     OPENBLAS_NUM_THREADS=1 python benchmarks/ranking_dump.py ../shared/data/scifact \
         --db scifact.db --split dev --out runs/scifact.dev.pkl [--titles]
 
-Per question: its qrels, the lexical top 100 with today's query analysis, the lexical top 100
-with stop words and elisions dropped from the query (:func:`kbsearch.analysis.drop_stopwords`),
-the dense top 100, and for every candidate its judged key, its doc title and (with ``--titles``)
-the cosine of the query with the title's vector (titles embedded once per dataset, cached next
-to ``--out``).
+Per question: its qrels, the lexical top 100 without stop words (the analysis before them), the
+lexical top 100 with stop words and elisions dropped from the query (:mod:`kbsearch.stopwords`,
+the default now), the dense top 100, and for every candidate its judged key, its doc title, its
+score in every route and (with ``--titles``) the cosine of the query with the title's vector
+(titles embedded once per dataset, cached next to ``--out``).
 """
 
 from __future__ import annotations
@@ -25,18 +25,28 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 import numpy as np  # noqa: E402
 
 import kbsearch  # noqa: E402
-from kbsearch.analysis import dedupe, fold_diacritics, query_words, stem_words  # noqa: E402
+from kbsearch.analysis import Analyzer, fold_diacritics  # noqa: E402
 from kbsearch.evaluation.formats import load_questions  # noqa: E402
 from kbsearch.evaluation.judging import judge_hits, set_qrels  # noqa: E402
 from kbsearch.records import Filters, Hit  # noqa: E402
-from kbsearch.stopwords import content_words, strip_elisions  # noqa: E402
+from kbsearch.search.lexical.bm25 import CLAMPED_IDF, fts5_idf  # noqa: E402
+from kbsearch.search.lexical.impact import ImpactIndex  # noqa: E402
+from kbsearch.search.lexical.terms import QueryTerms  # noqa: E402
 
 
-def stop_terms(text: str, languages: list[str]) -> list[str]:
-    """Stemmed query terms without elisions and stop words (every index language)."""
-    found = content_words(query_words(strip_elisions(text)), ["en", "fr"])
-    langs = [lang for lang in languages if lang in ("en", "fr")] or ["en"]
-    return dedupe(stem for lang in langs for stem in stem_words(found, lang))
+def query_terms(index: ImpactIndex, analyzer: Analyzer, text: str, stopwords: bool) -> QueryTerms:
+    """The query's terms as the lexical route splits them (kept / clamped), with or without
+    stop words."""
+    return _split(index, analyzer.query_terms(text, index.languages, stopwords=stopwords))
+
+
+def _split(index: ImpactIndex, analysed: list[str]) -> QueryTerms:
+    folded = [fold_diacritics(t) for t in analysed]
+    clamped = [t for t in folded if fts5_idf(index.passages, index.frequency(t)) <= CLAMPED_IDF]
+    if len(clamped) == len(folded):
+        return QueryTerms(tuple(analysed), tuple(folded), ())
+    kept = tuple(t for t in folded if t not in clamped)
+    return QueryTerms(tuple(analysed), kept, tuple(clamped))
 
 
 DEPTH = 100
@@ -83,24 +93,18 @@ def main() -> None:
         for q in judged[: args.limit] if args.limit else judged:
             filters = Filters(audience="staff", as_of=q.as_of)
             index = kb.impact_index(filters.audience)
-            languages = index.languages
-            # today's analysis (no stop words), as ImpactIndex.search ran it before them
-            plain = [
-                fold_diacritics(t) for t in analyzer.query_terms(q.text, languages, stopwords=False)
-            ]
-            lex = index.search_terms(index.split_terms(plain)[0], filters, DEPTH)
-            terms = [fold_diacritics(t) for t in stop_terms(q.text, languages)]
-            kept, _ = index.split_terms(terms) if terms else ([], [])
-            lex_stop = index.search_terms(kept, filters, DEPTH) if kept else []
+            plain = query_terms(index, analyzer, q.text, stopwords=False)  # no stop words
+            lex = index.search_terms(plain, filters, DEPTH)
+            stop = query_terms(index, analyzer, q.text, stopwords=True)
+            lex_stop = index.search_terms(stop, filters, DEPTH)
             qvec = kb.query_vector(q.text)
             dense_index = kb.dense_index()
             dense = dense_index.search(qvec, filters, DEPTH)
             ids = {pid for ranked in (lex, lex_stop, dense) for pid, _ in ranked}
             # every candidate's score in every route (0 where no query term matches)
-            base = plain
             full = {
-                "lexical": lookup(index.passage_ids, index.scores(index.split_terms(base)[0])),
-                "lexical_stop": lookup(index.passage_ids, index.scores(kept)),
+                "lexical": lookup(index.passage_ids, index.scores(plain.kept)),
+                "lexical_stop": lookup(index.passage_ids, index.scores(stop.kept)),
                 "dense": lookup(dense_index.table.passage_ids, dense_index.scores(qvec)),
             }
             rows = kb.store.passage_rows(ids)
