@@ -13,6 +13,7 @@ from .eval import bench_command, compare_command, eval_command
 from .index import index_command
 from .model import model_group
 from .search import explain_command, search_command, show_command
+from .serve import mcp_command, serve_command
 
 COMMANDS: tuple[click.Command, ...] = (
     index_command,
@@ -28,6 +29,8 @@ COMMANDS: tuple[click.Command, ...] = (
     compare_command,
     demo_command,
     model_group,
+    serve_command,
+    mcp_command,
 )
 
 

@@ -1,0 +1,80 @@
+"""``kbsearch serve`` (HTTP API and search page on uvicorn) and ``kbsearch mcp`` (an MCP server
+over stdio). The service code lives in :mod:`kbsearch.service`; the one error adapter is
+:mod:`kbsearch.cli.errors`."""
+
+from __future__ import annotations
+
+import ipaddress
+from pathlib import Path
+
+import click
+
+from kbsearch.errors import InvalidArgumentError
+
+LOOPBACK_NAMES = ("localhost",)
+
+
+def is_loopback(host: str) -> bool:
+    if host in LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+@click.command("serve")
+@click.option("--db", required=True, type=click.Path(dir_okay=False), help="Knowledge base.")
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535))
+@click.option(
+    "--keys",
+    type=click.Path(dir_okay=False),
+    help="Keys file (KEY AUDIENCE read|write per line). Without it: public, read-only, "
+    "loopback only.",
+)
+@click.option("--workers", default=4, show_default=True, type=click.IntRange(1, 64),
+              help="Search threads.")  # fmt: skip
+@click.option("--time-limit", default=5.0, show_default=True, type=click.FloatRange(0.01),
+              help="Seconds a search may take before it is answered with 503.")  # fmt: skip
+@click.option("--report", type=click.Path(path_type=Path),
+              help="Evaluation report (HTML) or a folder of them, shown at /report.")  # fmt: skip
+@click.option("--log-format", type=click.Choice(["text", "json"]), default="text",
+              show_default=True)  # fmt: skip
+def serve_command(db: str, host: str, port: int, keys: str | None, workers: int,
+                  time_limit: float, report: Path | None, log_format: str) -> None:  # fmt: skip
+    """Serve the knowledge base DB over HTTP: JSON API, search page, /metrics, /docs."""
+    import uvicorn
+
+    from kbsearch.service import access_log
+    from kbsearch.service.app import create_app
+
+    if keys is None and not is_loopback(host):
+        raise InvalidArgumentError(
+            f"without --keys the server is public and read-only on loopback only; "
+            f"--host {host} needs a keys file"
+        )
+    app = create_app(
+        db, keys=keys, workers=workers, time_limit=time_limit, report=report,
+        log_format=log_format,
+    )  # fmt: skip
+    if keys is None:
+        access_log.note(
+            "no keys file: serving the public audience, read-only, to loopback clients only"
+        )
+    else:
+        access_log.note(f"keys from {keys}: each key's audience and write access apply")
+    access_log.note(f"serving {db} on http://{host}:{port} (search page at /, API at /docs)")
+    uvicorn.run(app, host=host, port=port, access_log=False, log_level="warning")
+
+
+@click.command("mcp")
+@click.option("--db", required=True, type=click.Path(dir_okay=False), help="Knowledge base.")
+@click.option("--audience", type=click.Choice(["public", "staff"]), default="public",
+              show_default=True, help="Fixed for the whole session.")  # fmt: skip
+def mcp_command(db: str, audience: str) -> None:
+    """Serve the knowledge base DB to an assistant over MCP (stdio): search, explain, show,
+    documents."""
+    from kbsearch.service.mcp_server import serve_stdio
+
+    serve_stdio(db, audience)

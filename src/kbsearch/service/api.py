@@ -1,0 +1,174 @@
+"""The JSON API: search, explain, passages, documents (read, replace, delete), health and
+metrics. Every route takes the audience from the caller's key (:func:`caller_of`)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, File, Form, Query, Request, UploadFile
+from fastapi.responses import JSONResponse, Response
+from pydantic import BaseModel, ConfigDict, Field
+from starlette.exceptions import HTTPException
+
+from . import operations as ops
+from .app import Service, caller_of, service_of
+from .keys import Caller
+from .metrics import CONTENT_TYPE
+from .present import visible_documents
+from .uploads import Upload, write_upload
+
+router = APIRouter()
+CallerDep = Annotated[Caller, Depends(caller_of)]
+ServiceDep = Annotated[Service, Depends(service_of)]
+
+
+class SearchBody(BaseModel):
+    """``POST /search``: the same fields as ``GET /search``; no audience (it comes from the
+    key), unknown fields refused."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    q: str = Field(description="The query text.")
+    k: int = Field(10, description="Hits per page.")
+    route: str = Field("hybrid", description="lexical, dense or hybrid.")
+    as_of: str | None = Field(None, description="YYYY-MM-DD: the versions in force that day.")
+    lang: str | None = Field(None, description="Only passages in this language (en, fr...).")
+    doc: list[str] | str | None = Field(None, description="Only these document ids.")
+    offset: int = Field(0, description="Hits to skip (0-based), for the next page.")
+
+
+async def _search(service: Service, caller: Caller, args: ops.SearchArgs) -> dict[str, Any]:
+    return await service.engine.run_read(
+        lambda kb: ops.search(kb, caller.audience, args, service.limits)
+    )
+
+
+@router.get("/search", summary="Search (query parameters)")
+async def search_get(
+    service: ServiceDep,
+    caller: CallerDep,
+    q: Annotated[str, Query(description="The query text.")],
+    k: int = 10,
+    route: str = "hybrid",
+    as_of: str | None = None,
+    lang: str | None = None,
+    doc: Annotated[list[str] | None, Query()] = None,
+    offset: int = 0,
+) -> dict[str, Any]:
+    args = ops.SearchArgs(q, k, route, as_of, lang, tuple(doc or ()), offset)
+    return await _search(service, caller, args)
+
+
+@router.post("/search", summary="Search (JSON body)")
+async def search_post(service: ServiceDep, caller: CallerDep, body: SearchBody) -> dict[str, Any]:
+    doc = ops.doc_list(body.doc) or ()
+    args = ops.SearchArgs(body.q, body.k, body.route, body.as_of, body.lang, doc, body.offset)
+    return await _search(service, caller, args)
+
+
+@router.get("/explain", summary="Why a passage ranks where it does")
+async def explain(
+    service: ServiceDep,
+    caller: CallerDep,
+    q: str,
+    passage_id: str,
+    as_of: str | None = None,
+    lang: str | None = None,
+    doc: Annotated[list[str] | None, Query()] = None,
+) -> dict[str, Any]:
+    return await service.engine.run_read(
+        lambda kb: ops.explain(
+            kb, caller.audience, q, passage_id, service.limits, as_of=as_of, lang=lang, doc=doc
+        )
+    )
+
+
+@router.get("/passages/{passage_id:path}", summary="One passage")
+async def passage(service: ServiceDep, caller: CallerDep, passage_id: str) -> dict[str, Any]:
+    return await service.engine.run_read(lambda kb: ops.passage(kb, caller.audience, passage_id))
+
+
+@router.get("/documents", summary="The document versions this key may see")
+async def documents(service: ServiceDep, caller: CallerDep) -> dict[str, Any]:
+    return await service.engine.run_read(lambda kb: ops.documents(kb, caller.audience))
+
+
+@router.get("/documents/{doc_id}", summary="A document: versions, metadata, passage ids")
+async def document(service: ServiceDep, caller: CallerDep, doc_id: str) -> dict[str, Any]:
+    return await service.engine.run_read(lambda kb: ops.document(kb, caller.audience, doc_id))
+
+
+def _writer(caller: Caller) -> None:
+    if not caller.can_write:
+        raise HTTPException(403, "this key may not write")
+
+
+@router.put("/documents/{doc_id}", summary="Add or replace a document version from a file")
+async def put_document(
+    service: ServiceDep,
+    caller: CallerDep,
+    doc_id: str,
+    file: Annotated[UploadFile, File(description="Markdown, HTML, PDF or text.")],
+    version: Annotated[str, Form()] = "1",
+    title: Annotated[str, Form()] = "",
+    access: Annotated[str, Form(description="public or staff")] = "staff",
+    language: Annotated[str, Form()] = "",
+    effective_from: Annotated[str, Form()] = "",
+    effective_to: Annotated[str, Form()] = "",
+    owner: Annotated[str, Form()] = "",
+    doc_type: Annotated[str, Form()] = "",
+) -> JSONResponse:
+    """Parsed, split, embedded and written in one transaction, replacing that version; a
+    file that cannot be indexed (415 unsupported format, 422 broken) changes nothing."""
+    _writer(caller)
+    upload = Upload(
+        doc_id=doc_id,
+        filename=file.filename or "",
+        content=await file.read(),
+        version=version,
+        title=title,
+        access=access,
+        language=language,
+        effective_from=effective_from,
+        effective_to=effective_to,
+        owner=owner,
+        doc_type=doc_type,
+    )
+    upload.check()  # before queueing behind other writes
+    result = await service.engine.run_write(lambda kb: write_upload(kb, upload))
+    body = {
+        "doc_id": result.doc_id,
+        "version": result.version,
+        "status": result.status,
+        "passages": result.passages,
+    }
+    return JSONResponse(body, status_code=201 if result.status == "added" else 200)
+
+
+@router.delete("/documents/{doc_id}", summary="Remove a document (one version, or all)")
+async def delete_document(
+    service: ServiceDep, caller: CallerDep, doc_id: str, version: str | None = None
+) -> dict[str, Any]:
+    _writer(caller)
+    removed = await service.engine.run_write(lambda kb: ops.delete(kb, doc_id, version))
+    return {"doc_id": doc_id, "deleted_versions": removed}
+
+
+@router.get("/healthz", summary="The index opens and answers")
+async def healthz(service: ServiceDep) -> JSONResponse:
+    try:
+        generation = await service.engine.run_read(lambda kb: kb.store.generation())
+    except Exception as exc:  # any failure to answer is unhealthy, with its kind only
+        return JSONResponse({"status": "error", "error": type(exc).__name__}, status_code=503)
+    return JSONResponse({"status": "ok", "generation": generation})
+
+
+@router.get("/metrics", summary="Prometheus metrics")
+async def metrics(service: ServiceDep, caller: CallerDep, request: Request) -> Response:
+    def index_figures(kb: Any) -> tuple[int, int, int]:
+        docs = visible_documents(kb, caller.audience)
+        return kb.store.generation(), len(docs), sum(d.passages for d in docs)
+
+    generation, docs, passages = await service.engine.run_read(index_figures)
+    body = service.metrics.exposition(generation, docs, passages)
+    return Response(body, media_type=CONTENT_TYPE)

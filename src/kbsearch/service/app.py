@@ -1,0 +1,238 @@
+"""The ASGI app: ``create_app(db, keys=...)`` builds the FastAPI application that serves one
+knowledge base (JSON API, search page, metrics). ``kbsearch serve`` runs it on uvicorn.
+
+Access: with a keys file (:mod:`kbsearch.service.keys`) every request but ``/healthz`` and the
+OpenAPI pages needs a key (``Authorization: Bearer KEY``, ``X-API-Key: KEY``, or the page's
+cookie), and the key alone decides the audience. Without one the server answers loopback
+clients only, as the public audience, read-only.
+
+Errors are ``{"error": MESSAGE}`` with 401 (no or unknown key), 403 (no write access, or not
+loopback), 404 (missing, or hidden from this audience: one message for both), 413, 415, 422
+(malformed or out-of-range argument), 503 (over the time limit, or the index cannot answer).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, Response
+from fastapi.staticfiles import StaticFiles
+from starlette.exceptions import HTTPException
+
+from .. import errors
+from ..embedders import Embedder
+from . import access_log
+from .engine import Engine, SearchTimeout
+from .keys import ANONYMOUS, Caller, KeyRing
+from .metrics import Metrics
+from .operations import DocumentNotFoundError, Limits
+from .uploads import UnsupportedFormatError, UploadTooLargeError
+
+HERE = Path(__file__).parent
+COOKIE = "kbsearch_key"
+
+
+class Service:
+    """What the routes share: the engine, the keys, the metrics, the limits, the report."""
+
+    def __init__(
+        self, engine: Engine, keys: KeyRing | None, limits: Limits, report: Path | None
+    ) -> None:
+        self.engine = engine
+        self.keys = keys
+        self.limits = limits
+        self.report = report
+        self.metrics = Metrics()
+
+    def caller(self, request: Request) -> Caller:
+        """Who sent ``request``.
+
+        Raises:
+            HTTPException: 401 without a known key; 403 from a non-loopback client when the
+                server has no keys file.
+        """
+        if self.keys is None:
+            host = request.client.host if request.client else ""
+            if not _loopback(host):
+                raise HTTPException(403, "this server has no keys file: it answers loopback only")
+            return ANONYMOUS
+        key = _presented_key(request)
+        found = self.keys.caller(key) if key else None
+        if found is None:
+            raise HTTPException(401, "an API key is required" if not key else "unknown API key")
+        return found
+
+
+def _loopback(host: str) -> bool:
+    if host in ("testclient", "localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _presented_key(request: Request) -> str | None:
+    auth = request.headers.get("authorization", "")
+    if auth.lower().startswith("bearer "):
+        return auth[7:].strip() or None
+    return request.headers.get("x-api-key") or request.cookies.get(COOKIE) or None
+
+
+def service_of(request: Request) -> Service:
+    service: Service = request.app.state.service
+    return service
+
+
+def caller_of(request: Request) -> Caller:
+    """The caller (cached on the request); rejects an ``audience`` parameter with 422."""
+    cached: Caller | None = getattr(request.state, "caller", None)
+    if cached is not None:
+        return cached
+    caller = service_of(request).caller(request)
+    request.state.caller = caller
+    if "audience" in request.query_params:
+        raise HTTPException(422, "audience is not a parameter: it comes from the API key")
+    return caller
+
+
+STATUS = {
+    errors.PassageNotFoundError: 404,
+    DocumentNotFoundError: 404,
+    errors.QueryError: 422,
+    errors.InvalidArgumentError: 422,
+    errors.InventoryError: 422,
+    errors.IngestError: 422,
+    errors.EmbeddingError: 422,
+    UnsupportedFormatError: 415,
+    UploadTooLargeError: 413,
+    errors.EmbedderUnavailableError: 503,
+    errors.StorageError: 503,
+}
+
+
+def _status(exc: errors.KbsearchError) -> int:
+    for cls in type(exc).__mro__:
+        if cls in STATUS:
+            return STATUS[cls]
+    return 500
+
+
+def _error(status: int, message: str, headers: dict[str, str] | None = None) -> JSONResponse:
+    return JSONResponse({"error": message}, status_code=status, headers=headers)
+
+
+def _validation_message(exc: RequestValidationError) -> str:
+    parts = []
+    for item in exc.errors():
+        where = ".".join(str(x) for x in item.get("loc", ()) if x not in ("query", "body", "path"))
+        parts.append(f"{where or 'request'}: {item.get('msg', 'invalid')}")
+    return "; ".join(parts)
+
+
+def _install_handlers(app: FastAPI) -> None:
+    @app.exception_handler(errors.KbsearchError)
+    async def library_error(request: Request, exc: errors.KbsearchError) -> JSONResponse:
+        return _error(_status(exc), str(exc))
+
+    @app.exception_handler(SearchTimeout)
+    async def timeout(request: Request, exc: SearchTimeout) -> JSONResponse:
+        return _error(503, str(exc), {"Retry-After": "1"})
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        return _error(422, _validation_message(exc))
+
+    @app.exception_handler(HTTPException)
+    async def http_error(request: Request, exc: HTTPException) -> Response:
+        headers = {"WWW-Authenticate": "Bearer"} if exc.status_code == 401 else None
+        if exc.status_code == 401 and "text/html" in request.headers.get("accept", ""):
+            from .pages import key_page
+
+            return key_page(request, str(exc.detail))
+        return _error(exc.status_code, str(exc.detail), headers)
+
+
+def _install_middleware(app: FastAPI, service: Service) -> None:
+    @app.middleware("http")
+    async def log_and_count(request: Request, call_next: Any) -> Response:
+        start = time.perf_counter()
+        status = 500
+        try:
+            response: Response = await call_next(request)
+            status = response.status_code
+            return response
+        finally:
+            seconds = time.perf_counter() - start
+            route = request.scope.get("route")
+            template = getattr(route, "path", None) or "(unmatched)"
+            caller: Caller | None = getattr(request.state, "caller", None)
+            audience = caller.audience if caller else "-"
+            service.metrics.observe(template, request.method, status, seconds)
+            access_log.request_line(request.method, request.url.path, status, seconds, audience)
+
+
+def create_app(
+    db: str | Path,
+    *,
+    keys: KeyRing | str | Path | None = None,
+    embedder: Embedder | str | None = None,
+    workers: int = 4,
+    time_limit: float = 5.0,
+    limits: Limits | None = None,
+    report: str | Path | None = None,
+    log_format: str = "text",
+) -> FastAPI:
+    """The app serving the knowledge base at ``db``.
+
+    ``keys``: a keys file (or a loaded :class:`KeyRing`); ``None`` serves public, read-only,
+    loopback only. ``workers`` read threads; ``time_limit`` seconds per search (then 503).
+    ``report``: an evaluation report (HTML) or a folder of them (the newest is shown).
+
+    Raises:
+        KnowledgeBaseNotFoundError, SchemaError, EmbedderMismatchError,
+        EmbedderUnavailableError: the index cannot be served.
+        InvalidArgumentError: a malformed keys file.
+    """
+    ring = KeyRing.load(keys) if isinstance(keys, str | Path) else keys
+    engine = Engine(db, embedder=embedder, workers=workers, time_limit=time_limit)
+    service = Service(engine, ring, limits or Limits(), Path(report) if report else None)
+    access_log.configure(log_format)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        yield
+        engine.close()
+
+    app = FastAPI(
+        title="kbsearch",
+        summary="Search a knowledge base: BM25, E5 dense search and RRF fusion, with "
+        "audience and version filters and explanations.",
+        version=_version(),
+        lifespan=lifespan,
+    )
+    app.state.service = service
+    _install_handlers(app)
+    _install_middleware(app, service)
+    from . import api, pages
+
+    app.include_router(api.router)
+    app.include_router(pages.router)
+    app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
+    return app
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("kbsearch")
+    except PackageNotFoundError:
+        return "0"

@@ -1,0 +1,199 @@
+"""What the API, the search page and the MCP server do, as functions of one knowledge base and
+an audience, returning JSON-ready dictionaries. Each runs inside one read transaction (see
+:class:`kbsearch.service.engine.Engine`); none takes the audience from its arguments' text.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import InvalidArgumentError, KbsearchError, QueryError
+from ..knowledge_base import KnowledgeBase, parse_day
+from ..records import Filters
+from .present import Catalogue, document_summary, hit_dict, passage_dict, visible_documents
+
+
+class DocumentNotFoundError(KbsearchError, LookupError):
+    """No document with that id is visible to this audience (it may not exist)."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Request limits: query length in characters, hits per page, deepest offset."""
+
+    max_query_chars: int = 1000
+    max_k: int = 100
+    max_offset: int = 1000
+
+
+@dataclass(frozen=True)
+class SearchArgs:
+    """One search request: ``k`` hits from ``offset`` (0-based) in ``route``."""
+
+    q: str
+    k: int = 10
+    route: str = "hybrid"
+    as_of: str | None = None
+    lang: str | None = None
+    doc: Sequence[str] = field(default_factory=tuple)
+    offset: int = 0
+
+
+def doc_list(values: Sequence[str] | str | None) -> tuple[str, ...] | None:
+    """Document ids from repeated values and comma lists; ``None`` when there are none."""
+    if values is None:
+        return None
+    if isinstance(values, str):
+        values = [values]
+    ids = tuple(d.strip() for v in values for d in str(v).split(",") if d.strip())
+    return ids or None
+
+
+def make_filters(
+    audience: str, as_of: str | None, lang: str | None, doc: Sequence[str] | str | None
+) -> Filters:
+    """Filters for ``audience`` (from the caller's key, never from the request).
+
+    Raises:
+        InvalidArgumentError: a malformed or impossible date.
+    """
+    return Filters(
+        audience=audience,
+        as_of=parse_day(as_of or None),
+        language=lang or None,
+        doc_ids=doc_list(doc),
+    )
+
+
+def check_query(q: str, limits: Limits) -> None:
+    """Raises QueryError: an empty query or one over ``max_query_chars`` characters."""
+    if not isinstance(q, str) or not q.strip():
+        raise QueryError("the query is empty")
+    if len(q) > limits.max_query_chars:
+        raise QueryError(
+            f"query of {len(q)} characters exceeds the limit of {limits.max_query_chars}"
+        )
+
+
+def check_search(args: SearchArgs, limits: Limits) -> None:
+    """Raises QueryError or InvalidArgumentError: query too long, k or offset out of range."""
+    check_query(args.q, limits)
+    if not 1 <= args.k <= limits.max_k:
+        raise InvalidArgumentError(f"k must be from 1 to {limits.max_k}, got {args.k}")
+    if not 0 <= args.offset <= limits.max_offset:
+        raise InvalidArgumentError(
+            f"offset must be from 0 to {limits.max_offset}, got {args.offset}"
+        )
+
+
+def search(kb: KnowledgeBase, audience: str, args: SearchArgs, limits: Limits) -> dict[str, Any]:
+    """One page of hits, as ``kbsearch search --json`` plus ``offset`` and ``next_offset``
+    (``None`` on the last page) and each hit's document labels.
+
+    Raises:
+        QueryError, InvalidArgumentError: see :func:`check_search` and
+            :meth:`KnowledgeBase.search`.
+    """
+    check_search(args, limits)
+    filters = make_filters(audience, args.as_of, args.lang, args.doc)
+    # one more than the page, to know whether another page follows
+    hits = kb.search(args.q, k=args.offset + args.k + 1, route=args.route, filters=filters)
+    page = hits[args.offset : args.offset + args.k]
+    catalogue = Catalogue(kb)
+    more = len(hits) > args.offset + args.k
+    return {
+        "query": args.q,
+        "route": args.route,
+        "k": args.k,
+        "offset": args.offset,
+        "next_offset": args.offset + args.k if more else None,
+        "as_of": filters.as_of.isoformat() if filters.as_of else None,
+        "language": filters.language,
+        "hits": [hit_dict(h, catalogue) for h in page],
+    }
+
+
+def explain(
+    kb: KnowledgeBase,
+    audience: str,
+    q: str,
+    passage_id: str,
+    limits: Limits,
+    *,
+    as_of: str | None = None,
+    lang: str | None = None,
+    doc: Sequence[str] | str | None = None,
+) -> dict[str, Any]:
+    """Why ``passage_id`` ranks where it does for ``q`` (per-route ranks and scores, BM25
+    terms, RRF parts), with the passage's labels.
+
+    Raises:
+        PassageNotFoundError: missing or hidden from this audience and date (one message).
+    """
+    check_query(q, limits)
+    filters = make_filters(audience, as_of, lang, doc)
+    out = kb.explain(q, passage_id, filters=filters).as_dict()
+    passage = kb.get_passage(passage_id, audience=audience)
+    out["passage"] = passage_dict(passage, Catalogue(kb))
+    return out
+
+
+def passage(kb: KnowledgeBase, audience: str, passage_id: str) -> dict[str, Any]:
+    """One passage with its document's labels.
+
+    Raises:
+        PassageNotFoundError: missing or hidden from this audience (one message).
+    """
+    return passage_dict(kb.get_passage(passage_id, audience=audience), Catalogue(kb))
+
+
+def documents(kb: KnowledgeBase, audience: str) -> dict[str, Any]:
+    """Every document version this audience may see, and their count."""
+    catalogue = Catalogue(kb)
+    rows = [document_summary(d, catalogue) for d in visible_documents(kb, audience)]
+    return {"count": len(rows), "documents": rows}
+
+
+def document(kb: KnowledgeBase, audience: str, doc_id: str) -> dict[str, Any]:
+    """A document's visible versions, each with its metadata and passage ids.
+
+    Raises:
+        DocumentNotFoundError: no version visible to this audience (one message for missing
+            and hidden).
+    """
+    catalogue = Catalogue(kb)
+    versions = [d for d in visible_documents(kb, audience) if d.document.doc_id == doc_id]
+    if not versions:
+        raise DocumentNotFoundError(f"no document {doc_id!r} for this audience")
+    return {
+        "doc_id": doc_id,
+        "versions": [
+            document_summary(d, catalogue)
+            | {"passage_ids": [p.passage_id for p in kb.store.passages_of(d.row_id)]}
+            for d in versions
+        ],
+    }
+
+
+def delete(kb: KnowledgeBase, doc_id: str, version: str | None) -> list[str]:
+    """Remove ``doc_id`` (one version, or all), each in one transaction; the versions removed.
+
+    Raises:
+        DocumentNotFoundError: no such document or version.
+    """
+    versions = [
+        d.document.version
+        for d in kb.documents()
+        if d.document.doc_id == doc_id and version in (None, d.document.version)
+    ]
+    if not versions:
+        raise DocumentNotFoundError(f"no document {doc_id!r} for this audience")
+    from .uploads import uploads_dir
+
+    for v in versions:
+        kb.store.delete_document(doc_id, v)
+        shutil.rmtree(uploads_dir(kb) / doc_id / f"v{v}", ignore_errors=True)
+    return versions

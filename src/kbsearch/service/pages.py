@@ -1,0 +1,151 @@
+"""The search page (server-rendered with Jinja2, a little JavaScript, no build step): a search
+box, the route, an as-of date and a language; results with title, section, version, dates,
+snippet and source; a "why" fold with the explanation; and the latest evaluation report."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Form, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from fastapi.templating import Jinja2Templates
+from markupsafe import Markup, escape
+
+from ..errors import KbsearchError
+from ..records import ROUTES
+from . import operations as ops
+from .app import COOKIE, HERE, Service, caller_of, service_of
+from .engine import SearchTimeout
+from .keys import Caller
+from .present import visible_documents
+
+router = APIRouter(include_in_schema=False)
+templates = Jinja2Templates(directory=HERE / "templates")
+CallerDep = Annotated[Caller, Depends(caller_of)]
+ServiceDep = Annotated[Service, Depends(service_of)]
+
+
+def marked(snippet: dict[str, Any] | None, fallback: str = "") -> Markup:
+    """A snippet's text, HTML-escaped, with its match offsets wrapped in ``<mark>``."""
+    if not snippet:
+        return Markup(escape(fallback))
+    text: str = snippet["text"]
+    out, last = [], 0
+    for start, end in sorted(tuple(m) for m in snippet.get("marks", ())):
+        if start < last:
+            continue
+        out += [str(escape(text[last:start])), f"<mark>{escape(text[start:end])}</mark>"]
+        last = end
+    out.append(str(escape(text[last:])))
+    return Markup("".join(out))
+
+
+templates.env.filters["marked"] = marked
+
+
+def _languages(kb: Any, audience: str) -> list[str]:
+    return sorted({d.document.language for d in visible_documents(kb, audience)})
+
+
+@router.get("/", response_class=HTMLResponse)
+async def search_page(
+    request: Request,
+    service: ServiceDep,
+    caller: CallerDep,
+    q: str = "",
+    route: str = "hybrid",
+    as_of: str = "",
+    lang: str = "",
+    offset: int = 0,
+) -> Response:
+    args = ops.SearchArgs(q, 10, route, as_of or None, lang or None, (), offset)
+
+    def read(kb: Any) -> tuple[list[str], dict[str, Any] | None]:
+        languages = _languages(kb, caller.audience)
+        if not q.strip():
+            return languages, None
+        return languages, ops.search(kb, caller.audience, args, service.limits)
+
+    error, result, languages, status = None, None, [], 200
+    try:
+        languages, result = await service.engine.run_read(read)
+    except (KbsearchError, SearchTimeout) as exc:
+        error, status = str(exc), 503 if isinstance(exc, SearchTimeout) else 422
+        languages = await service.engine.run_read(lambda kb: _languages(kb, caller.audience))
+    context = {
+        "q": q,
+        "route": route,
+        "routes": ROUTES,
+        "as_of": as_of,
+        "lang": lang,
+        "languages": languages,
+        "result": result,
+        "error": error,
+        "caller": caller,
+        "has_report": service.report is not None and caller.audience == "staff",
+    }
+    return templates.TemplateResponse(request, "search.html", context, status_code=status)
+
+
+@router.get("/ui/why", response_class=HTMLResponse)
+async def why_fragment(
+    request: Request,
+    service: ServiceDep,
+    caller: CallerDep,
+    q: str,
+    passage_id: str,
+    as_of: str = "",
+    lang: str = "",
+) -> Response:
+    try:
+        explanation = await service.engine.run_read(
+            lambda kb: ops.explain(
+                kb, caller.audience, q, passage_id, service.limits, as_of=as_of, lang=lang
+            )
+        )
+    except (KbsearchError, SearchTimeout) as exc:
+        return HTMLResponse(f'<p class="error">{escape(str(exc))}</p>', status_code=422)
+    return templates.TemplateResponse(request, "why.html", {"e": explanation})
+
+
+@router.get("/report", response_class=HTMLResponse)
+async def report_page(request: Request, service: ServiceDep, caller: CallerDep) -> Response:
+    """The newest evaluation report (staff keys only: reports list staff questions)."""
+    path = latest_report(service.report)
+    if caller.audience != "staff" or path is None:
+        message = (
+            "the evaluation report is shown to staff keys only"
+            if caller.audience != "staff"
+            else "no evaluation report: start the server with --report FILE_OR_FOLDER"
+        )
+        context = {"message": message}
+        return templates.TemplateResponse(request, "message.html", context, status_code=404)
+    return templates.TemplateResponse(
+        request, "report.html", {"name": path.name, "report": path.read_text("utf-8")}
+    )
+
+
+def latest_report(location: Path | None) -> Path | None:
+    """``location`` itself (a file), or the newest ``*.html`` in it (a folder)."""
+    if location is None or not location.exists():
+        return None
+    if location.is_file():
+        return location
+    reports = sorted(location.glob("*.html"), key=lambda p: p.stat().st_mtime)
+    return reports[-1] if reports else None
+
+
+def key_page(request: Request, message: str) -> Response:
+    """The page asking for an API key (answers 401 to a browser)."""
+    return templates.TemplateResponse(
+        request, "key.html", {"message": message}, status_code=401
+    )
+
+
+@router.post("/ui/key")
+async def set_key(request: Request, key: Annotated[str, Form()]) -> Response:
+    """Keep the key in an HttpOnly cookie for this site, then go to the search page."""
+    response = RedirectResponse("/", status_code=303)
+    response.set_cookie(COOKIE, key, httponly=True, samesite="strict")
+    return response

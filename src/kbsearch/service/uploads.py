@@ -1,0 +1,149 @@
+"""Replacing one document version from an uploaded file (``PUT /documents/{doc_id}``).
+
+The file is kept under ``<db>.uploads/<doc_id>/v<version>/<name>`` (its lasting source) and
+indexed through :meth:`KnowledgeBase.index` with a one-row inventory holding the metadata, so
+it is parsed, split, embedded and written in one transaction like any indexed file. When the
+file cannot be indexed the stored version and its previous upload stay as they were.
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import IngestError, InvalidArgumentError, KbsearchError
+from ..ingest import SUPPORTED_SUFFIXES
+from ..knowledge_base import KnowledgeBase, parse_day
+
+# one file, one document: the BEIR corpus (.jsonl) and card (.json) formats hold many
+SINGLE_DOCUMENT_SUFFIXES = tuple(s for s in SUPPORTED_SUFFIXES if s not in (".jsonl", ".json"))
+SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
+ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+MAX_UPLOAD_BYTES = 20 * 1024 * 1024
+
+
+class UnsupportedFormatError(KbsearchError):
+    """The uploaded file's format is not one kbsearch indexes as a single document."""
+
+
+class UploadTooLargeError(KbsearchError):
+    """The uploaded file is larger than the server accepts."""
+
+
+@dataclass(frozen=True)
+class Upload:
+    """A document version to write: its file and the metadata the inventory would hold."""
+
+    doc_id: str
+    filename: str
+    content: bytes
+    version: str = "1"
+    title: str = ""
+    access: str = "staff"
+    language: str = ""
+    effective_from: str = ""
+    effective_to: str = ""
+    owner: str = ""
+    doc_type: str = ""
+
+    def check(self) -> None:
+        """Raises:
+        UnsupportedFormatError: a suffix kbsearch does not index as one document.
+        UploadTooLargeError: over ``MAX_UPLOAD_BYTES``.
+        InvalidArgumentError: a malformed id, version, access label or date.
+        """
+        suffix = Path(self.filename).suffix.lower()
+        if suffix not in SINGLE_DOCUMENT_SUFFIXES:
+            raise UnsupportedFormatError(
+                f"unsupported format {suffix or '(no suffix)'!r}; upload one of "
+                f"{', '.join(SINGLE_DOCUMENT_SUFFIXES)}"
+            )
+        if len(self.content) > MAX_UPLOAD_BYTES:
+            raise UploadTooLargeError(f"file over {MAX_UPLOAD_BYTES // 2**20} MiB")
+        for name, value in (("doc_id", self.doc_id), ("version", self.version)):
+            if not ID.fullmatch(value):
+                raise InvalidArgumentError(
+                    f"{name} must be 1 to 128 letters, digits, '.', '_' or '-', got {value!r}"
+                )
+        if self.access not in ("public", "staff"):
+            raise InvalidArgumentError(f"access must be public or staff, got {self.access!r}")
+        start = parse_day(self.effective_from or None)
+        end = parse_day(self.effective_to or None)
+        if start and end and end < start:
+            raise InvalidArgumentError("effective_to is before effective_from")
+
+
+@dataclass(frozen=True)
+class WriteResult:
+    doc_id: str
+    version: str
+    status: str  # "added", "updated" or "unchanged"
+    passages: int
+
+
+def uploads_dir(kb: KnowledgeBase) -> Path:
+    path = kb.store.path
+    return path.with_name(path.name + ".uploads")
+
+
+def write_upload(kb: KnowledgeBase, upload: Upload) -> WriteResult:
+    """Index ``upload`` as ``doc_id`` version ``version``, replacing that version atomically.
+
+    Raises:
+        UnsupportedFormatError, UploadTooLargeError, InvalidArgumentError: see
+            :meth:`Upload.check`.
+        IngestError: the file cannot be parsed or holds no text (nothing changed).
+    """
+    upload.check()
+    name = SAFE_NAME.sub("-", Path(upload.filename).name).strip("-.") or "document"
+    if not name.lower().endswith(Path(upload.filename).suffix.lower()):
+        name += Path(upload.filename).suffix.lower()
+    home = uploads_dir(kb) / upload.doc_id / f"v{upload.version}"
+    home.mkdir(parents=True, exist_ok=True)
+    target = home / name
+    with tempfile.TemporaryDirectory(dir=home.parent) as tmp:
+        previous = Path(tmp) / "previous"
+        if target.exists():  # kept until the new file is indexed
+            target.replace(previous)
+        target.write_bytes(upload.content)
+        inventory = Path(tmp) / "inventory.csv"
+        _write_inventory(inventory, upload, target)
+        try:
+            report = kb.index([target], inventory=inventory, default_access=upload.access)
+            if report.failed:
+                reason = report.failed[0][1].replace(str(target), name)
+                raise IngestError(f"{name}: {reason.removeprefix(f'{name}: ')}")
+        except BaseException:
+            target.unlink(missing_ok=True)
+            if previous.exists():
+                previous.replace(target)
+            raise
+    for other in home.iterdir():  # one file per version: the one just indexed
+        if other != target and other.is_file():
+            other.unlink()
+    status = "added" if report.added else "updated" if report.updated else "unchanged"
+    count = sum(
+        d.passages
+        for d in kb.documents()
+        if (d.document.doc_id, d.document.version) == (upload.doc_id, upload.version)
+    )
+    return WriteResult(upload.doc_id, upload.version, status, count)
+
+
+def _write_inventory(path: Path, upload: Upload, target: Path) -> None:
+    """A one-row inventory for ``target`` (its ``file`` relative to the CSV's folder)."""
+    relative = Path("..") / target.relative_to(path.parent.parent)
+    with path.open("w", encoding="utf-8", newline="") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(
+            ["file", "doc_id", "title", "version", "effective_from", "effective_to",
+             "owner", "access", "language", "doc_type", "format"]
+        )  # fmt: skip
+        writer.writerow(
+            [relative.as_posix(), upload.doc_id, upload.title, upload.version,
+             upload.effective_from, upload.effective_to, upload.owner, upload.access,
+             upload.language, upload.doc_type, ""]
+        )  # fmt: skip
