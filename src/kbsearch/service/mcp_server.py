@@ -56,9 +56,7 @@ def build_server(engine: Engine, audience: str, limits: ops.Limits | None = None
         """Why `passage_id` ranks where it does for `query`: its rank and score in each
         route, each query term's BM25 share, and the RRF parts of the fused score."""
         return await read(
-            lambda kb: ops.explain(
-                kb, audience, query, passage_id, limits, as_of=as_of, lang=lang
-            )
+            lambda kb: ops.explain(kb, audience, query, passage_id, limits, as_of=as_of, lang=lang)
         )
 
     @server.tool()

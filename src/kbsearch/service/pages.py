@@ -67,7 +67,10 @@ async def search_page(
             return languages, None
         return languages, ops.search(kb, caller.audience, args, service.limits)
 
-    error, result, languages, status = None, None, [], 200
+    error: str | None = None
+    result: dict[str, Any] | None = None
+    languages: list[str] = []
+    status = 200
     try:
         languages, result = await service.engine.run_read(read)
     except (KbsearchError, SearchTimeout) as exc:
@@ -138,9 +141,7 @@ def latest_report(location: Path | None) -> Path | None:
 
 def key_page(request: Request, message: str) -> Response:
     """The page asking for an API key (answers 401 to a browser)."""
-    return templates.TemplateResponse(
-        request, "key.html", {"message": message}, status_code=401
-    )
+    return templates.TemplateResponse(request, "key.html", {"message": message}, status_code=401)
 
 
 @router.post("/ui/key")

@@ -1,0 +1,396 @@
+"""The JSON API through an HTTP client against the running app: every endpoint, every error
+code, and the audience rules (a staff-only passage never reaches a public key)."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import logging
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+import pytest
+from support_service import PUBLIC_READ, STAFF_READ, STAFF_WRITE, auth
+
+from kbsearch.service import access_log
+
+STAFF_PASSAGE = "goodwill@v1#goodwill-amount"
+STAFF_WORDS = ("goodwill", "25 euros")
+
+
+def get(client: httpx.Client, path: str, key: str = PUBLIC_READ, **params: Any) -> httpx.Response:
+    return client.get(path, params=params, headers=auth(key))
+
+
+def passage_url(passage_id: str) -> str:
+    return "/passages/" + quote(passage_id, safe="@")
+
+
+def no_staff_text(response: httpx.Response) -> None:
+    body = response.text.lower()
+    for word in STAFF_WORDS:
+        assert word not in body, f"staff text {word!r} in {response.request.url.path}"
+
+
+# -- search ------------------------------------------------------------------------------------
+
+
+def test_search_returns_readable_hits(client: httpx.Client) -> None:
+    response = get(client, "/search", q="return unused items", k=2)
+    assert response.status_code == 200
+    body = response.json()
+    assert body["query"] == "return unused items" and body["route"] == "hybrid"
+    top = body["hits"][0]
+    assert top["passage_id"] == "returns@v2#return-window"
+    assert top["rank"] == 1 and top["title"] == "Returns policy"
+    assert top["section"] == "Return window" and top["version"] == "2"
+    assert top["effective_from"] == "2026-04-01" and top["effective_to"] is None
+    assert top["language"] == "en" and top["source"] == "returns-v2.md"
+    assert set(top["routes"]) == {"lexical", "dense"}
+
+
+def test_post_search_matches_get(client: httpx.Client) -> None:
+    params = {"q": "late parcel", "k": 3, "route": "lexical", "as_of": "2026-01-01"}
+    via_get = get(client, "/search", **params).json()
+    via_post = client.post("/search", json=params, headers=auth(PUBLIC_READ)).json()
+    assert via_post == via_get
+    assert [h["passage_id"] for h in via_get["hits"]] == ["delivery@v1#late-parcel"]
+
+
+def test_paging_continues_the_ranking(client: httpx.Client) -> None:
+    whole = get(client, "/search", q="parcel items return", k=4, route="lexical").json()
+    first = get(client, "/search", q="parcel items return", k=2, route="lexical").json()
+    assert first["next_offset"] == 2
+    second = get(client, "/search", q="parcel items return", k=2, route="lexical", offset=2).json()
+    assert [h["rank"] for h in second["hits"]] == [3, 4][: len(second["hits"])]
+    ids = [h["passage_id"] for h in first["hits"] + second["hits"]]
+    assert ids == [h["passage_id"] for h in whole["hits"]]
+    assert whole["next_offset"] is None
+
+
+def test_as_of_picks_the_version_in_force(client: httpx.Client) -> None:
+    old = get(client, "/search", q="return window", k=1, as_of="2025-06-01").json()
+    new = get(client, "/search", q="return window", k=1, as_of="2026-06-01").json()
+    assert old["hits"][0]["passage_id"] == "returns@v1#return-window"
+    assert "30 days" in old["hits"][0]["text"]
+    assert new["hits"][0]["passage_id"] == "returns@v2#return-window"
+
+
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        ({"q": "x" * 1001}, "exceeds the limit of 1000"),
+        ({"q": "parcel", "route": "semantic"}, "unknown route 'semantic'"),
+        ({"q": "parcel", "as_of": "2026-02-30"}, "no such day"),
+        ({"q": "parcel", "as_of": "01/02/2026"}, "expected YYYY-MM-DD"),
+        ({"q": "parcel", "k": 0}, "k must be from 1 to 100"),
+        ({"q": "parcel", "k": 101}, "k must be from 1 to 100"),
+        ({"q": "parcel", "k": "ten"}, "k: "),
+        ({"q": "parcel", "offset": -1}, "offset must be from 0"),
+        ({"q": "   "}, "empty"),
+        ({}, "q: "),
+        ({"q": "parcel", "audience": "staff"}, "comes from the API key"),
+    ],
+)
+def test_bad_search_arguments_are_422(
+    client: httpx.Client, params: dict[str, Any], message: str
+) -> None:
+    response = get(client, "/search", **params)
+    assert response.status_code == 422
+    assert message in response.json()["error"]
+
+
+def test_post_search_refuses_an_audience_field(client: httpx.Client) -> None:
+    body = {"q": "goodwill credit", "audience": "staff"}
+    response = client.post("/search", json=body, headers=auth(PUBLIC_READ))
+    assert response.status_code == 422
+    assert "audience" in response.json()["error"]
+    no_staff_text(response)
+
+
+# -- keys --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [{}, {"Authorization": "Bearer not-a-key-at-all-000"}, {"X-API-Key": "wrong-key-123456789"}],
+)
+@pytest.mark.parametrize("path", ["/search?q=parcel", "/documents", "/metrics", "/explain"])
+def test_missing_or_unknown_key_is_401(
+    client: httpx.Client, headers: dict[str, str], path: str
+) -> None:
+    response = client.get(path, headers=headers)
+    assert response.status_code == 401
+    assert response.headers["www-authenticate"] == "Bearer"
+    assert "key" in response.json()["error"]
+
+
+def test_x_api_key_header_works(client: httpx.Client) -> None:
+    response = client.get("/documents", headers={"X-API-Key": STAFF_READ})
+    assert response.status_code == 200
+
+
+def test_health_needs_no_key(client: httpx.Client) -> None:
+    response = client.get("/healthz")
+    assert response.status_code == 200
+    assert response.json()["status"] == "ok"
+    assert isinstance(response.json()["generation"], int)
+
+
+def test_openapi_is_published(client: httpx.Client) -> None:
+    assert client.get("/docs").status_code == 200
+    paths = client.get("/openapi.json").json()["paths"]
+    assert {"/search", "/explain", "/documents", "/documents/{doc_id}", "/healthz"} <= set(paths)
+
+
+# -- the audience rules ------------------------------------------------------------------------
+
+
+def test_staff_key_sees_the_staff_passage(client: httpx.Client) -> None:
+    hits = get(client, "/search", STAFF_READ, q="goodwill credit", k=3).json()["hits"]
+    assert hits[0]["passage_id"] == STAFF_PASSAGE
+    assert get(client, passage_url(STAFF_PASSAGE), STAFF_READ).status_code == 200
+    explained = get(client, "/explain", STAFF_READ, q="goodwill credit", passage_id=STAFF_PASSAGE)
+    assert explained.status_code == 200
+    assert get(client, "/documents/goodwill", STAFF_READ).status_code == 200
+
+
+@pytest.mark.parametrize("route", ["lexical", "dense", "hybrid"])
+def test_public_search_never_shows_staff_text(client: httpx.Client, route: str) -> None:
+    for q in ("goodwill credit", "agents may grant 25 euros", "late parcel goodwill"):
+        response = get(client, "/search", q=q, k=100, route=route)
+        assert response.status_code == 200
+        hits = response.json()["hits"]
+        assert all(h["doc_id"] != "goodwill" for h in hits)
+        assert not any(w in json.dumps(hits).lower() for w in STAFF_WORDS)
+
+
+def _without(text: str, word: str) -> str:
+    return text.replace(word, "ID")
+
+
+def test_hidden_passage_is_the_same_404_as_a_missing_one(client: httpx.Client) -> None:
+    missing_id = "nothing@v1#nowhere"
+    for path, params in [
+        ("/passages/{}", {}),  # formatted with the quoted id below
+        ("/explain", {"q": "goodwill credit", "passage_id": "{}"}),
+    ]:
+        answers = []
+        for pid in (STAFF_PASSAGE, missing_id):
+            url = path.format(quote(pid, safe="@"))
+            response = get(client, url, **{k: v.format(pid) for k, v in params.items()})
+            assert response.status_code == 404
+            answers.append(_without(response.text, pid))
+        assert answers[0] == answers[1]
+    hidden = get(client, "/documents/goodwill")
+    missing = get(client, "/documents/nothing")
+    assert hidden.status_code == missing.status_code == 404
+    assert _without(hidden.text, "goodwill") == _without(missing.text, "nothing")
+
+
+def test_public_document_list_and_counts_leave_out_staff(client: httpx.Client) -> None:
+    public = get(client, "/documents").json()
+    staff = get(client, "/documents", STAFF_READ).json()
+    assert {d["doc_id"] for d in public["documents"]} == {"returns", "delivery"}
+    assert public["count"] == 3 and staff["count"] == 4
+    assert "goodwill" in {d["doc_id"] for d in staff["documents"]}
+    metrics = get(client, "/metrics").text
+    staff_metrics = get(client, "/metrics", STAFF_READ).text
+    assert "kbsearch_passages 4.0" in metrics  # 2 returns versions + 2 delivery sections
+    assert "kbsearch_passages 5.0" in staff_metrics
+    assert "kbsearch_documents 3.0" in metrics
+
+
+def test_public_explanation_and_errors_hold_no_staff_text(client: httpx.Client) -> None:
+    response = get(client, "/explain", q="goodwill credit late parcel",
+                   passage_id="delivery@v1#late-parcel")  # fmt: skip
+    assert response.status_code == 200
+    explanation = response.json()
+    assert explanation["passage_id"] == "delivery@v1#late-parcel"
+    assert explanation["passage"]["title"] == "Delivery"
+    no_staff_text(_without_query(response, "goodwill credit late parcel"))
+    # statistics come from the public index only: 4 public passages
+    assert explanation["bm25"]["passages"] == 4
+
+
+def _without_query(response: httpx.Response, query: str) -> httpx.Response:
+    body = json.loads(response.text)
+    body.pop("query")
+    body["terms"] = [t for t in body["terms"] if t not in ("goodwil", "goodwill", "credit")]
+    body["bm25"]["terms"] = [
+        t for t in body["bm25"]["terms"] if t["term"] not in ("goodwil", "goodwill", "credit")
+    ]
+    body["bm25"]["ignored"] = []
+    return httpx.Response(200, text=json.dumps(body), request=response.request)
+
+
+# -- documents: read, replace, delete ----------------------------------------------------------
+
+
+def test_document_lists_versions_and_passage_ids(client: httpx.Client) -> None:
+    body = get(client, "/documents/returns").json()
+    assert [v["version"] for v in body["versions"]] == ["1", "2"]
+    assert body["versions"][1]["passage_ids"] == ["returns@v2#return-window"]
+    assert body["versions"][0]["effective_to"] == "2026-03-31"
+
+
+def put(client: httpx.Client, doc_id: str, name: str, content: bytes, key: str = STAFF_WRITE,
+        **form: str) -> httpx.Response:  # fmt: skip
+    return client.put(
+        f"/documents/{doc_id}", files={"file": (name, content)}, data=form, headers=auth(key)
+    )
+
+
+NEW_FAQ = b"# Gift wrap\n\n## Wrapping\n\nWe wrap gifts in recycled paper for 3 euros.\n"
+
+
+def test_put_adds_then_replaces_a_document(client: httpx.Client) -> None:
+    added = put(client, "giftwrap", "wrap.md", NEW_FAQ, access="public", language="en")
+    assert added.status_code == 201, added.text
+    assert added.json() == {"doc_id": "giftwrap", "version": "1", "status": "added",
+                            "passages": 1}  # fmt: skip
+    hits = get(client, "/search", q="recycled paper wrap", k=1).json()["hits"]
+    assert hits[0]["passage_id"] == "giftwrap@v1#wrapping"
+    assert hits[0]["source"].endswith("wrap.md") and hits[0]["title"] == "Gift wrap"
+
+    changed = NEW_FAQ.replace(b"3 euros", b"5 euros")
+    replaced = put(client, "giftwrap", "wrap.md", changed, access="public", language="en")
+    assert replaced.status_code == 200 and replaced.json()["status"] == "updated"
+    text = get(client, passage_url("giftwrap@v1#wrapping")).json()["text"]
+    assert "5 euros" in text and "3 euros" not in text
+    again = put(client, "giftwrap", "wrap.md", changed, access="public", language="en")
+    assert again.json()["status"] == "unchanged"
+
+
+def test_put_staff_document_stays_hidden_from_public(client: httpx.Client) -> None:
+    response = put(client, "fraud", "fraud.md",
+                   b"# Fraud\n\n## Signals\n\nFlag orders shipped to a freight forwarder.\n",
+                   access="staff")  # fmt: skip
+    assert response.status_code == 201
+    assert get(client, "/search", q="freight forwarder", k=5, route="lexical").json()["hits"] == []
+    hits = get(client, "/search", q="freight forwarder", k=100).json()["hits"]
+    assert hits and all(h["doc_id"] != "fraud" for h in hits)
+    staff_hits = get(client, "/search", STAFF_READ, q="freight forwarder", k=5).json()["hits"]
+    assert staff_hits[0]["doc_id"] == "fraud"
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "status", "message"),
+    [
+        ("notes.exe", b"MZ\x90\x00", 415, "unsupported format '.exe'"),
+        ("cards.json", b"[]", 415, "unsupported format '.json'"),
+        ("broken.pdf", b"%PDF-1.7 this is not really a PDF", 422, "broken.pdf"),
+        ("empty.md", b"", 422, "empty.md"),
+    ],
+)
+def test_bad_upload_leaves_the_previous_version(
+    client: httpx.Client, name: str, content: bytes, status: int, message: str
+) -> None:
+    before = get(client, passage_url("delivery@v1#late-parcel")).json()
+    response = put(client, "delivery", name, content, access="public")
+    assert response.status_code == status, response.text
+    assert message in response.json()["error"]
+    assert get(client, passage_url("delivery@v1#late-parcel")).json() == before
+    assert get(client, "/documents/delivery").json()["versions"][0]["passages"] == 2
+
+
+def test_put_with_bad_metadata_is_422(client: httpx.Client) -> None:
+    response = put(client, "x", "x.md", NEW_FAQ, effective_from="2026-13-01")
+    assert response.status_code == 422 and "no such day" in response.json()["error"]
+    response = put(client, "x", "x.md", NEW_FAQ, access="everyone")
+    assert response.status_code == 422 and "public or staff" in response.json()["error"]
+    response = put(client, "bad id!", "x.md", NEW_FAQ)
+    assert response.status_code == 422
+
+
+@pytest.mark.parametrize("key", [STAFF_READ, PUBLIC_READ])
+def test_read_only_keys_cannot_write(client: httpx.Client, key: str) -> None:
+    assert put(client, "giftwrap", "wrap.md", NEW_FAQ, key=key).status_code == 403
+    assert client.delete("/documents/delivery", headers=auth(key)).status_code == 403
+    assert get(client, "/documents/delivery").status_code == 200
+
+
+def test_delete_a_version_then_the_document(client: httpx.Client) -> None:
+    gone = client.delete("/documents/returns", params={"version": "1"}, headers=auth(STAFF_WRITE))
+    assert gone.status_code == 200 and gone.json()["deleted_versions"] == ["1"]
+    assert [v["version"] for v in get(client, "/documents/returns").json()["versions"]] == ["2"]
+    assert client.delete("/documents/returns", headers=auth(STAFF_WRITE)).status_code == 200
+    assert get(client, "/documents/returns").status_code == 404
+    assert client.delete("/documents/returns", headers=auth(STAFF_WRITE)).status_code == 404
+    hits = get(client, "/search", q="return window", k=100).json()["hits"]
+    assert hits and all(h["doc_id"] != "returns" for h in hits)
+
+
+# -- time limit, loopback, metrics, logs -------------------------------------------------------
+
+
+def test_search_over_the_time_limit_is_503(serve: Any, kb_file: Path) -> None:
+    server = serve(kb_file, time_limit=1e-6)
+    with httpx.Client(base_url=server.url) as c:
+        response = c.get("/search", params={"q": "parcel"})
+    assert response.status_code == 503
+    assert "longer than" in response.json()["error"]
+
+
+def test_without_keys_public_read_only_loopback(serve: Any, kb_file: Path) -> None:
+    server = serve(kb_file)
+    with httpx.Client(base_url=server.url) as c:
+        hits = c.get("/search", params={"q": "goodwill credit", "k": 10}).json()["hits"]
+        assert all(h["doc_id"] != "goodwill" for h in hits)
+        assert c.get(passage_url(STAFF_PASSAGE)).status_code == 404
+        response = c.put("/documents/x", files={"file": ("x.md", NEW_FAQ)})
+        assert response.status_code == 403
+
+
+def test_without_keys_other_hosts_are_refused(kb_file: Path) -> None:
+    from support import FakeEmbedder
+
+    from kbsearch.service import create_app
+
+    app = create_app(kb_file, embedder=FakeEmbedder())
+
+    async def ask() -> httpx.Response:
+        transport = httpx.ASGITransport(app=app, client=("192.0.2.7", 40000))
+        async with httpx.AsyncClient(transport=transport, base_url="http://kb") as c:
+            return await c.get("/search", params={"q": "parcel"})
+
+    try:
+        response = asyncio.run(ask())
+    finally:
+        app.state.service.engine.close()
+    assert response.status_code == 403
+    assert "loopback only" in response.json()["error"]
+
+
+def test_metrics_count_requests_by_route_and_status(client: httpx.Client) -> None:
+    get(client, "/search", q="parcel")
+    get(client, "/search", q="parcel", k=0)
+    text = get(client, "/metrics").text
+    assert 'kbsearch_requests_total{method="GET",route="/search",status="200"} 1.0' in text
+    assert 'kbsearch_requests_total{method="GET",route="/search",status="422"} 1.0' in text
+    assert 'kbsearch_request_duration_seconds_bucket{le="0.1",route="/search"}' in text
+    assert "kbsearch_index_generation " in text
+
+
+def test_one_json_log_line_per_request_without_query_or_key(client: httpx.Client) -> None:
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(access_log._Json())
+    access_log.LOGGER.addHandler(handler)
+    try:
+        get(client, "/search", q="secret question words", k=2)
+        client.get("/documents", headers=auth("unknown-key-abcdefgh"))
+    finally:
+        access_log.LOGGER.removeHandler(handler)
+    lines = [json.loads(line) for line in stream.getvalue().splitlines()]
+    assert [(r["method"], r["path"], r["status"], r["audience"]) for r in lines] == [
+        ("GET", "/search", 200, "public"),
+        ("GET", "/documents", 401, "-"),
+    ]
+    assert all(isinstance(r["duration_ms"], float) for r in lines)
+    text = stream.getvalue()
+    for secret in ("secret question", PUBLIC_READ, "unknown-key"):
+        assert secret not in text
