@@ -12,10 +12,12 @@ from pathlib import Path
 from typing import Any
 
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 
+from ..errors import KbsearchError
 from ..knowledge_base import KnowledgeBase
 from . import operations as ops
-from .engine import Engine
+from .engine import Engine, SearchTimeout
 
 
 def build_server(engine: Engine, audience: str, limits: ops.Limits | None = None) -> MCPServer:
@@ -31,7 +33,10 @@ def build_server(engine: Engine, audience: str, limits: ops.Limits | None = None
     )
 
     async def read(fn: Any) -> Any:
-        return await engine.run_read(fn)
+        try:
+            return await engine.run_read(fn)
+        except (KbsearchError, SearchTimeout) as exc:  # a message for the model, no traceback
+            raise ToolError(str(exc)) from None
 
     @server.tool()
     async def search(

@@ -1,0 +1,92 @@
+"""The MCP server through the SDK's own client over stdio (a real ``kbsearch mcp`` process)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+from support import FILES, write_files
+
+import kbsearch
+
+
+@pytest.fixture
+def lexical_kb(tmp_path: Path) -> Path:
+    """The test corpus without vectors, so the server process loads no model."""
+    docs = write_files(tmp_path / "docs", FILES)
+    db = tmp_path / "kb.db"
+    with kbsearch.open_kb(db, create=True, embedder="none") as kb:
+        assert kb.index([docs], inventory=docs / "inventory.csv").ok
+    return db
+
+
+def _payload(result: Any) -> Any:
+    if result.structured_content is not None:
+        return result.structured_content
+    return json.loads(result.content[0].text)
+
+
+async def _session(db: Path, audience: str, calls: list[tuple[str, dict[str, Any]]]) -> Any:
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "kbsearch", "mcp", "--db", str(db), "--audience", audience],
+    )
+    async with Client(params, read_timeout_seconds=60) as client:
+        tools = await client.list_tools()
+        results = [await client.call_tool(name, args) for name, args in calls]
+    return {t.name for t in tools.tools}, results
+
+
+def run(db: Path, audience: str, calls: list[tuple[str, dict[str, Any]]]) -> Any:
+    return asyncio.run(_session(db, audience, calls))
+
+
+def test_tools_answer_like_the_api(lexical_kb: Path) -> None:
+    calls = [
+        ("search", {"query": "return unused items", "k": 2, "route": "lexical"}),
+        ("show", {"passage_id": "returns@v2#return-window"}),
+        ("explain", {"query": "return unused items", "passage_id": "returns@v2#return-window"}),
+        ("documents", {}),
+        ("documents", {"doc_id": "returns"}),
+        ("search", {"query": "return window", "k": 1, "route": "lexical", "as_of": "2025-06-01"}),
+    ]
+    names, results = run(lexical_kb, "public", calls)
+    assert names == {"search", "explain", "show", "documents"}
+    search, show, explain, documents, returns, dated = (_payload(r) for r in results)
+    top = search["hits"][0]
+    assert top["passage_id"] == "returns@v2#return-window" and top["title"] == "Returns policy"
+    assert top["effective_from"] == "2026-04-01" and top["source"] == "returns-v2.md"
+    assert "45 days" in show["text"]
+    assert explain["lexical"]["rank"] == 1
+    assert documents["count"] == 3
+    assert [v["version"] for v in returns["versions"]] == ["1", "2"]
+    assert dated["hits"][0]["passage_id"] == "returns@v1#return-window"
+
+
+def test_public_audience_is_fixed_at_start(lexical_kb: Path) -> None:
+    calls = [
+        ("search", {"query": "goodwill credit", "k": 10, "route": "lexical"}),
+        ("show", {"passage_id": "goodwill@v1#goodwill-amount"}),
+        ("documents", {"doc_id": "goodwill"}),
+        ("search", {"query": "goodwill", "route": "lexical", "audience": "staff"}),
+    ]
+    _, results = run(lexical_kb, "public", calls)
+    hits, hidden, hidden_doc, widened = results
+    assert _payload(hits)["hits"] == []
+    assert hidden.is_error and "no passage" in hidden.content[0].text
+    assert "goodwill credit" not in hidden.content[0].text.lower()
+    assert hidden_doc.is_error and "no document" in hidden_doc.content[0].text
+    # no tool takes an audience: the argument is refused or ignored, never obeyed
+    assert widened.is_error or _payload(widened)["hits"] == []
+
+
+def test_staff_audience_sees_staff_passages(lexical_kb: Path) -> None:
+    calls = [("search", {"query": "goodwill credit", "k": 1, "route": "lexical"})]
+    _, (result,) = run(lexical_kb, "staff", calls)
+    assert _payload(result)["hits"][0]["passage_id"] == "goodwill@v1#goodwill-amount"
