@@ -50,6 +50,19 @@ def test_search_returns_readable_hits(client: httpx.Client) -> None:
     assert top["effective_from"] == "2026-04-01" and top["effective_to"] is None
     assert top["language"] == "en" and top["source"] == "returns-v2.md"
     assert set(top["routes"]) == {"lexical", "dense"}
+    snippet = top["snippet"]
+    assert snippet["text"] == "Return unused items in 45 days."
+    assert top["text"][snippet["start"] : snippet["end"]] == snippet["text"]
+    marked = [snippet["text"][s:e] for s, e in snippet["marks"]]
+    assert marked == ["Return", "unused", "items"]
+
+
+def test_dense_only_hit_gets_its_closest_sentence(client: httpx.Client) -> None:
+    body = get(client, "/search", q="zzz qqq", k=5, route="dense").json()
+    for hit in body["hits"]:
+        snippet = hit["snippet"]
+        assert snippet["marks"] == [] and snippet["text"]
+        assert hit["text"][snippet["start"] : snippet["end"]] == snippet["text"]
 
 
 def test_post_search_matches_get(client: httpx.Client) -> None:

@@ -46,6 +46,7 @@ def test_search_why_and_as_of_in_a_browser(
             expect(first.locator("h2.title")).to_contain_text("Returns policy")
             expect(first.locator(".version")).to_have_text("version 2")
             expect(first.locator(".snippet")).to_contain_text("45 days")
+            expect(first.locator(".snippet mark").first).to_have_text("Return")
             expect(first.locator(".dates")).to_contain_text("2026-04-01")
 
             # "why" by keyboard: focus the fold's summary, Enter opens it, the table loads

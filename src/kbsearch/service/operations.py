@@ -112,7 +112,7 @@ def search(kb: KnowledgeBase, audience: str, args: SearchArgs, limits: Limits) -
         "next_offset": args.offset + args.k if more else None,
         "as_of": filters.as_of.isoformat() if filters.as_of else None,
         "language": filters.language,
-        "hits": [hit_dict(h, catalogue) for h in page],
+        "hits": [hit_dict(h, catalogue, kb, args.q) for h in page],
     }
 
 

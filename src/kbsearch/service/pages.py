@@ -38,7 +38,9 @@ def marked(snippet: dict[str, Any] | None, fallback: str = "") -> Markup:
         out += [str(escape(text[last:start])), f"<mark>{escape(text[start:end])}</mark>"]
         last = end
     out.append(str(escape(text[last:])))
-    return Markup("".join(out))
+    left = "… " if snippet.get("truncated_left") else ""
+    right = " …" if snippet.get("truncated_right") else ""
+    return Markup(left + "".join(out) + right)
 
 
 templates.env.filters["marked"] = marked

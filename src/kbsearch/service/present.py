@@ -9,12 +9,19 @@ generation. Documents are filtered by audience before anything is shown or count
 from __future__ import annotations
 
 import os
+import threading
+from collections import OrderedDict
 from dataclasses import asdict
 from typing import Any
 
+import numpy as np
+
 from ..knowledge_base import KnowledgeBase
 from ..records import Document, Hit, Passage
+from ..snippets import make_snippet, match_spans, query_keys, sentence_spans
 from ..store import StoredDocument
+
+SENTENCE_CACHE = 4096  # sentence vectors kept per process (dense-only snippets)
 
 
 def visible(document: Document, audience: str) -> bool:
@@ -70,8 +77,68 @@ class Catalogue:
         }
 
 
-def hit_dict(hit: Hit, catalogue: Catalogue) -> dict[str, Any]:
-    """A hit as ``kbsearch search --json`` prints it, plus the document's labels."""
+class SentenceVectors:
+    """Passage-sentence vectors for the snippets of dense-only hits, kept in a bounded LRU
+    cache shared by the threads (the same sentences come back with the same documents)."""
+
+    def __init__(self, size: int = SENTENCE_CACHE) -> None:
+        self.size = size
+        self._cache: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def scores(self, kb: KnowledgeBase, query: str, sentences: list[str]) -> list[float]:
+        """Cosine of the query to each sentence (E5 query and passage roles)."""
+        embedder = kb.embedder()
+        if embedder is None:
+            return [0.0] * len(sentences)
+        with self._lock:
+            found = {s: self._cache.get((embedder.name, s)) for s in sentences}
+        missing = [s for s, v in found.items() if v is None]
+        if missing:
+            fresh = embedder.encode_passages(missing)
+            with self._lock:
+                for sentence, vector in zip(missing, fresh, strict=True):
+                    found[sentence] = vector
+                    self._cache[(embedder.name, sentence)] = vector
+                while len(self._cache) > self.size:
+                    self._cache.popitem(last=False)
+        query_vector = kb.query_vector(query)
+        return [float(np.dot(found[s], query_vector)) for s in sentences]
+
+
+SENTENCES = SentenceVectors()
+
+
+def heading_length(text: str, title: str, section: str) -> int:
+    """Characters of the title and heading lines a passage's text starts with (0 if not)."""
+    prefix = f"{title}\n{section}\n" if section else f"{title}\n"
+    return len(prefix) if text.startswith(prefix) else 0
+
+
+def snippet_of(
+    kb: KnowledgeBase, query: str, text: str, title: str, section: str, language: str
+) -> dict[str, Any]:
+    """The part of ``text`` that matches ``query`` with match offsets (see
+    :func:`kbsearch.snippets.make_snippet`), taken from the body after the title and heading
+    lines (shown apart on every result); for a body sharing no word with the query, the
+    sentence closest to it by cosine. ``start``/``end`` are offsets in ``text``."""
+    languages = [language] if language else ["en", "fr"]
+    skip = heading_length(text, title, section)
+    body = text[skip:] if text[skip:].strip() else text
+    shift = skip if body is not text else 0
+    scores = None
+    if not match_spans(body, query_keys(query, languages), languages):
+        sentences = [body[s:e] for s, e in sentence_spans(body)]
+        scores = SENTENCES.scores(kb, query, sentences)
+    snippet = make_snippet(body, query, languages, sentence_scores=scores)
+    return snippet.to_dict() | {"start": snippet.start + shift, "end": snippet.end + shift}
+
+
+def hit_dict(
+    hit: Hit, catalogue: Catalogue, kb: KnowledgeBase | None = None, query: str | None = None
+) -> dict[str, Any]:
+    """A hit as ``kbsearch search --json`` prints it, plus the document's labels and, with
+    ``kb`` and ``query``, its snippet."""
     out: dict[str, Any] = {
         "rank": hit.rank,
         "passage_id": hit.passage_id,
@@ -83,7 +150,12 @@ def hit_dict(hit: Hit, catalogue: Catalogue) -> dict[str, Any]:
     }
     if hit.routes:
         out["routes"] = {r: {"rank": h.rank, "score": h.score} for r, h in hit.routes.items()}
-    out.update(catalogue.labels(hit.doc_id, hit.version))
+    labels = catalogue.labels(hit.doc_id, hit.version)
+    out.update(labels)
+    if kb is not None and query is not None:
+        out["snippet"] = snippet_of(
+            kb, query, hit.text, labels.get("title", ""), hit.section, labels.get("language", "")
+        )
     return out
 
 
