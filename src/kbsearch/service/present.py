@@ -91,9 +91,13 @@ class SentenceVectors:
         embedder = kb.embedder()
         if embedder is None:
             return [0.0] * len(sentences)
+        found: dict[str, np.ndarray] = {}
         with self._lock:
-            found = {s: self._cache.get((embedder.name, s)) for s in sentences}
-        missing = [s for s, v in found.items() if v is None]
+            for sentence in sentences:
+                cached = self._cache.get((embedder.name, sentence))
+                if cached is not None:
+                    found[sentence] = cached
+        missing = [s for s in dict.fromkeys(sentences) if s not in found]
         if missing:
             fresh = embedder.encode_passages(missing)
             with self._lock:
