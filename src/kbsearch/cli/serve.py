@@ -5,6 +5,7 @@ over stdio). The service code lives in :mod:`kbsearch.service`; the one error ad
 from __future__ import annotations
 
 import ipaddress
+import os
 from pathlib import Path
 
 import click
@@ -35,6 +36,9 @@ def is_loopback(host: str) -> bool:
 )
 @click.option("--workers", default=4, show_default=True, type=click.IntRange(1, 64),
               help="Search threads.")  # fmt: skip
+@click.option("--model-threads", default=1, show_default=True, type=click.IntRange(1, 64),
+              help="Threads of one query encoding ($KBSEARCH_THREADS); requests run in "
+              "parallel on the search threads.")  # fmt: skip
 @click.option("--time-limit", default=5.0, show_default=True, type=click.FloatRange(0.01),
               help="Seconds a search may take before it is answered with 503.")  # fmt: skip
 @click.option("--report", type=click.Path(path_type=Path),
@@ -42,7 +46,8 @@ def is_loopback(host: str) -> bool:
 @click.option("--log-format", type=click.Choice(["text", "json"]), default="text",
               show_default=True)  # fmt: skip
 def serve_command(db: str, host: str, port: int, keys: str | None, workers: int,
-                  time_limit: float, report: Path | None, log_format: str) -> None:  # fmt: skip
+                  model_threads: int, time_limit: float, report: Path | None,
+                  log_format: str) -> None:  # fmt: skip
     """Serve the knowledge base DB over HTTP: JSON API, search page, /metrics, /docs."""
     import uvicorn
 
@@ -54,6 +59,7 @@ def serve_command(db: str, host: str, port: int, keys: str | None, workers: int,
             f"without --keys the server is public and read-only on loopback only; "
             f"--host {host} needs a keys file"
         )
+    os.environ["KBSEARCH_THREADS"] = str(model_threads)  # read when the embedder loads
     app = create_app(
         db, keys=keys, workers=workers, time_limit=time_limit, report=report,
         log_format=log_format,

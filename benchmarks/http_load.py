@@ -1,0 +1,221 @@
+"""HTTP load on loopback: N concurrent clients search a served index for a fixed time while
+one writer replaces a document every second; prints requests/s, latency percentiles, errors,
+and the resident memory of the server process.
+
+    python benchmarks/http_load.py --db ~/.local/share/kbsearch/demo/helpcentre.db \\
+        --clients 8 --seconds 30 --route hybrid
+
+The index is copied first (the writer changes it). The server is ``kbsearch serve`` in its own
+process on 127.0.0.1 (so its memory is its own), with a keys file made for the run: the
+clients search with a public read key, the writer uses a staff write key. Queries are the
+demo question set's, in order, each client starting at its own place; with ``--unique``
+every query gets a counter word appended, so no query vector is ever served from the cache.
+Only loopback; bounded by ``--seconds``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+
+HERE = Path(__file__).resolve().parent
+QUESTIONS = HERE.parent / "src" / "kbsearch" / "examples" / "helpcentre" / "questions.jsonl"
+READ_KEY = "bench-public-read-key-0001"
+WRITE_KEY = "bench-staff-write-key-0001"
+DOC = "# Delivery notice\n\n## Service update\n\nParcel deliveries run as usual, update {n}.\n"
+
+
+def rss_mb(pid: int) -> float:
+    """Resident memory of a process in MiB (VmRSS), 0 when it is gone."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process so far (``/proc/PID/stat``), in seconds."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return 0.0
+
+
+def percentile(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(q / 100 * (len(ordered) - 1))))]
+
+
+async def client(
+    url: str, queries: list[str], start: int, args: argparse.Namespace, deadline: float,
+    latencies: list[float], errors: list[str], counter: list[int],
+) -> None:  # fmt: skip
+    headers = {"Authorization": f"Bearer {READ_KEY}"}
+    async with httpx.AsyncClient(base_url=url, headers=headers, timeout=30) as c:
+        i = start
+        while time.perf_counter() < deadline:
+            q = queries[i % len(queries)]
+            if args.unique:
+                counter[0] += 1
+                q = f"{q} n{counter[0]}"
+            i += 1
+            t0 = time.perf_counter()
+            try:
+                r = await c.get("/search", params={"q": q, "k": args.k, "route": args.route})
+                ok = r.status_code == 200 and "hits" in r.json()
+                if not ok:
+                    errors.append(f"{r.status_code} {r.text[:120]}")
+            except httpx.HTTPError as exc:
+                errors.append(type(exc).__name__)
+                continue
+            latencies.append(time.perf_counter() - t0)
+
+
+async def writer(
+    url: str, deadline: float, interval: float, times: list[float], errors: list[str]
+) -> None:
+    headers = {"Authorization": f"Bearer {WRITE_KEY}"}
+    async with httpx.AsyncClient(base_url=url, headers=headers, timeout=60) as c:
+        n = 0
+        while time.perf_counter() < deadline:
+            n += 1
+            t0 = time.perf_counter()
+            r = await c.put(
+                "/documents/delivery-notice",
+                files={"file": ("notice.md", DOC.format(n=n).encode())},
+                data={"access": "public", "language": "en"},
+            )
+            times.append(time.perf_counter() - t0)
+            if r.status_code not in (200, 201):
+                errors.append(f"write {r.status_code} {r.text[:120]}")
+            await asyncio.sleep(max(0.0, interval - (time.perf_counter() - t0)))
+
+
+async def sample_memory(pid: int, deadline: float, samples: list[float]) -> None:
+    while time.perf_counter() < deadline:
+        samples.append(rss_mb(pid))
+        await asyncio.sleep(0.2)
+
+
+async def load(url: str, pid: int, args: argparse.Namespace) -> dict[str, object]:
+    queries = [json.loads(line)["question"] for line in QUESTIONS.read_text().splitlines()]
+    latencies: list[float] = []
+    errors: list[str] = []
+    writes: list[float] = []
+    memory: list[float] = []
+    counter = [0]
+    # warm-up: one pass of a few queries (model threads, caches), not counted
+    warm_deadline = time.perf_counter() + args.warmup
+    await client(url, queries, 0, args, warm_deadline, [], [], counter)
+    deadline = time.perf_counter() + args.seconds
+    started = time.perf_counter()
+    cpu_start = cpu_seconds(pid)
+    load_start = os.getloadavg()[0]
+    step = max(1, len(queries) // args.clients)
+    tasks = [
+        client(url, queries, i * step, args, deadline, latencies, errors, counter)
+        for i in range(args.clients)
+    ]
+    if args.write_interval > 0:
+        tasks.append(writer(url, deadline, args.write_interval, writes, errors))
+    tasks.append(sample_memory(pid, deadline, memory))
+    await asyncio.gather(*tasks)
+    elapsed = time.perf_counter() - started
+    cpu = cpu_seconds(pid) - cpu_start
+    served = max(1, len(latencies))
+    return {
+        "load_average": f"{load_start:.1f} -> {os.getloadavg()[0]:.1f} ({os.cpu_count()} cores)",
+        "clients": args.clients,
+        "route": args.route,
+        "seconds": round(elapsed, 1),
+        "requests": len(latencies),
+        "requests_per_s": round(len(latencies) / elapsed, 1),
+        "p50_ms": round(1000 * percentile(latencies, 50), 1),
+        "p95_ms": round(1000 * percentile(latencies, 95), 1),
+        "p99_ms": round(1000 * percentile(latencies, 99), 1),
+        "max_ms": round(1000 * max(latencies, default=float("nan")), 1),
+        "errors": len(errors),
+        "first_errors": errors[:3],
+        "writes": len(writes),
+        "write_p50_ms": round(1000 * statistics.median(writes), 1) if writes else None,
+        "write_max_ms": round(1000 * max(writes), 1) if writes else None,
+        # the server's CPU per search (writes included): what the load costs, whatever else
+        # the machine runs; 2 / this = the searches/s two idle cores could serve
+        "server_cpu_ms_per_request": round(1000 * cpu / served, 1),
+        "server_rss_mb_peak": round(max(memory, default=0.0), 1),
+        "server_rss_mb_end": round(rss_mb(pid), 1),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--db", required=True, type=Path, help="Index to serve (copied).")
+    parser.add_argument("--clients", type=int, default=8)
+    parser.add_argument("--seconds", type=float, default=30.0)
+    parser.add_argument("--warmup", type=float, default=3.0)
+    parser.add_argument("--route", default="hybrid", choices=["lexical", "dense", "hybrid"])
+    parser.add_argument("--k", type=int, default=10)
+    parser.add_argument("--write-interval", type=float, default=1.0, help="0: no writer.")
+    parser.add_argument("--workers", type=int, default=4, help="Server search threads.")
+    parser.add_argument("--port", type=int, default=8731)
+    parser.add_argument("--unique", action="store_true", help="Never repeat a query text.")
+    parser.add_argument("--json", action="store_true", help="Print the figures as JSON.")
+    args = parser.parse_args()
+    if args.seconds > 600:
+        parser.error("--seconds is bounded at 600")
+
+    work = Path(tempfile.mkdtemp(prefix="kbsearch-load-"))
+    db = work / "served.db"
+    shutil.copyfile(args.db, db)
+    keys = work / "keys.txt"
+    keys.write_text(f"{READ_KEY} public read\n{WRITE_KEY} staff write\n")
+    url = f"http://127.0.0.1:{args.port}"
+    env = os.environ | {"OPENBLAS_NUM_THREADS": "1"}
+    command = [sys.executable, "-m", "kbsearch", "serve", "--db", str(db), "--keys", str(keys),
+               "--host", "127.0.0.1", "--port", str(args.port), "--workers", str(args.workers)]  # fmt: skip
+    server = subprocess.Popen(command, env=env, stderr=subprocess.DEVNULL)
+    try:
+        started = time.perf_counter()
+        while True:
+            try:
+                if httpx.get(url + "/healthz", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if server.poll() is not None or time.perf_counter() - started > 180:
+                raise SystemExit("the server did not start")
+            time.sleep(0.3)
+        boot = time.perf_counter() - started
+        idle = rss_mb(server.pid)
+        figures = asyncio.run(load(url, server.pid, args))
+        figures = {"startup_s": round(boot, 1), "server_rss_mb_idle": round(idle, 1)} | figures
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+        shutil.rmtree(work, ignore_errors=True)
+    if args.json:
+        print(json.dumps(figures, indent=2))
+        return
+    for key, value in figures.items():
+        print(f"{key:>20}: {value}")
+
+
+if __name__ == "__main__":
+    main()
