@@ -15,7 +15,7 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from ..embedders import Embedder
 from ..knowledge_base import KnowledgeBase, open_kb
@@ -50,6 +50,7 @@ class Engine:
         self.time_limit = time_limit
         self.workers = workers
         self._local = threading.local()
+        self._query_vectors: dict[str, Any] = {}
         self._reads = ThreadPoolExecutor(workers, thread_name_prefix="kbsearch-read")
         # SQLite connections belong to the thread that opened them: the writer's is opened
         # (and closed) on the write thread
@@ -69,6 +70,11 @@ class Engine:
         kb: KnowledgeBase | None = getattr(self._local, "kb", None)
         if kb is None:
             kb = open_kb(self.db, embedder=self.embedder)
+            # one query-vector cache for every thread (it is keyed by embedder and query text,
+            # and a dict's get and set are atomic), so a query is encoded once per process,
+            # not once per thread
+            if isinstance(getattr(kb, "_query_cache", None), dict):
+                kb._query_cache = self._query_vectors
             self._local.kb = kb
         return kb
 
