@@ -189,7 +189,8 @@ def main() -> None:
     url = f"http://127.0.0.1:{args.port}"
     env = os.environ | {"OPENBLAS_NUM_THREADS": "1"}
     command = [sys.executable, "-m", "kbsearch", "serve", "--db", str(db), "--keys", str(keys),
-               "--host", "127.0.0.1", "--port", str(args.port), "--workers", str(args.workers)]  # fmt: skip
+               "--host", "127.0.0.1", "--port", str(args.port),
+               "--workers", str(args.workers)]  # fmt: skip
     server = subprocess.Popen(command, env=env, stderr=subprocess.DEVNULL)
     try:
         started = time.perf_counter()

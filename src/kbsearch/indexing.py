@@ -188,8 +188,10 @@ class Indexer:
         default_access: str | None,
         prune: bool,
         lang: str | None,
+        takeover: bool = False,
     ) -> IndexReport:
-        """Index ``paths``; see the module docstring.
+        """Index ``paths``; see the module docstring. With ``takeover``, a doc id and version
+        stored from another file is replaced rather than refused (an upload replacing it).
 
         Raises:
             IngestError: a path does not exist, or nothing in ``paths`` can be indexed.
@@ -219,8 +221,9 @@ class Indexer:
             for key, d in stored.items()
             if key not in yielded and d.document.source in parsed_ok
         }
-        candidates, refused = refuse_claims(candidates, stored, parsed_ok)
-        self.report.failed += refused
+        if not takeover:
+            candidates, refused = refuse_claims(candidates, stored, parsed_ok)
+            self.report.failed += refused
         candidates, refused = refuse_overlaps(candidates, stored, stale if prune else set())
         self.report.failed += refused
         settings_key = asdict(self.settings) | {

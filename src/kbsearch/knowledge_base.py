@@ -156,8 +156,12 @@ class KnowledgeBase:
         passage_budget: int | None = None,
         section_level: int | None = None,
         progress: Callable[[int, int], None] | None = None,
+        takeover: bool = False,
     ) -> IndexReport:
         """Index files and folders (see :mod:`kbsearch.indexing`).
+
+        ``takeover``: a doc id and version already stored from another file is replaced by
+        the one found now instead of being refused (the HTTP API's ``PUT /documents``).
 
         ``analyzer``, ``passage_budget`` and ``section_level`` apply when the index is new
         (or re-embedded); an existing index keeps the settings it was built with.
@@ -216,6 +220,7 @@ class KnowledgeBase:
             "inventory": inventory,
             "default_access": default_access,
             "lang": lang,
+            "takeover": takeover,
         }
         if reembed:  # the search snapshot follows the generation the staged copy bumps
             return self._reembed(paths, settings, record, embedder, progress, options)

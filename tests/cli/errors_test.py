@@ -38,12 +38,14 @@ def library_error_cases(tmp: Path) -> dict[str, list[str]]:
         "bench": ["bench", BEIR, "--db", str(tmp / "b.db"), "--embedder", "no-such-embedder"],
         "compare": ["compare", str(qrels), str(bad_run), "--qrels", str(qrels)],
         "demo": ["demo", "--dir", str(tmp / "demo"), "--embedder", "no-such-embedder"],
+        "serve": ["serve", "--db", missing],
+        "mcp": ["mcp", "--db", missing],
     }
 
 
 COMMANDS = [
     "index", "search", "ask", "explain", "show", "inventory", "stats", "backup", "eval", "bench",
-    "compare", "demo",
+    "compare", "demo", "serve", "mcp",
 ]  # fmt: skip
 
 
@@ -57,6 +59,11 @@ def test_library_error_is_one_line_and_exit_1(tmp_path: Path, name: str) -> None
 
 def test_every_top_level_command_has_a_library_error_case() -> None:
     assert set(COMMANDS) == set(cli.commands) - {"model"}
+
+
+def test_serve_refuses_other_hosts_without_keys(tmp_path: Path) -> None:
+    code, _, err = run(["serve", "--db", str(tmp_path / "kb.db"), "--host", "0.0.0.0"])
+    assert code == 1 and "needs a keys file" in err
 
 
 def test_a_failed_first_index_leaves_no_file(tmp_path: Path) -> None:

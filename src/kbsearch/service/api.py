@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException
 
 from . import operations as ops
-from .app import Service, caller_of, service_of
+from .context import Service, caller_of, service_of
 from .keys import Caller
 from .metrics import CONTENT_TYPE
 from .present import visible_documents

@@ -13,7 +13,6 @@ loopback), 404 (missing, or hidden from this audience: one message for both), 41
 
 from __future__ import annotations
 
-import ipaddress
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -29,79 +28,11 @@ from starlette.exceptions import HTTPException
 from .. import errors
 from ..embedders import Embedder
 from . import access_log
+from .context import HERE, Service
 from .engine import Engine, SearchTimeout
-from .keys import ANONYMOUS, Caller, KeyRing
-from .metrics import Metrics
+from .keys import Caller, KeyRing
 from .operations import DocumentNotFoundError, Limits
 from .uploads import UnsupportedFormatError, UploadTooLargeError
-
-HERE = Path(__file__).parent
-COOKIE = "kbsearch_key"
-
-
-class Service:
-    """What the routes share: the engine, the keys, the metrics, the limits, the report."""
-
-    def __init__(
-        self, engine: Engine, keys: KeyRing | None, limits: Limits, report: Path | None
-    ) -> None:
-        self.engine = engine
-        self.keys = keys
-        self.limits = limits
-        self.report = report
-        self.metrics = Metrics()
-
-    def caller(self, request: Request) -> Caller:
-        """Who sent ``request``.
-
-        Raises:
-            HTTPException: 401 without a known key; 403 from a non-loopback client when the
-                server has no keys file.
-        """
-        if self.keys is None:
-            host = request.client.host if request.client else ""
-            if not _loopback(host):
-                raise HTTPException(403, "this server has no keys file: it answers loopback only")
-            return ANONYMOUS
-        key = _presented_key(request)
-        found = self.keys.caller(key) if key else None
-        if found is None:
-            raise HTTPException(401, "an API key is required" if not key else "unknown API key")
-        return found
-
-
-def _loopback(host: str) -> bool:
-    if host in ("testclient", "localhost"):
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
-def _presented_key(request: Request) -> str | None:
-    auth = request.headers.get("authorization", "")
-    if auth.lower().startswith("bearer "):
-        return auth[7:].strip() or None
-    return request.headers.get("x-api-key") or request.cookies.get(COOKIE) or None
-
-
-def service_of(request: Request) -> Service:
-    service: Service = request.app.state.service
-    return service
-
-
-def caller_of(request: Request) -> Caller:
-    """The caller (cached on the request); rejects an ``audience`` parameter with 422."""
-    cached: Caller | None = getattr(request.state, "caller", None)
-    if cached is not None:
-        return cached
-    caller = service_of(request).caller(request)
-    request.state.caller = caller
-    if "audience" in request.query_params:
-        raise HTTPException(422, "audience is not a parameter: it comes from the API key")
-    return caller
-
 
 STATUS = {
     errors.PassageNotFoundError: 404,

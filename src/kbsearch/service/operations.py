@@ -135,7 +135,7 @@ def explain(
     """
     check_query(q, limits)
     filters = make_filters(audience, as_of, lang, doc)
-    out = kb.explain(q, passage_id, filters=filters).as_dict()
+    out = kb.explain(q, passage_id, filters=filters).to_dict()
     passage = kb.get_passage(passage_id, audience=audience)
     out["passage"] = passage_dict(passage, Catalogue(kb))
     return out

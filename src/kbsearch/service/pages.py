@@ -15,7 +15,7 @@ from markupsafe import Markup, escape
 from ..errors import KbsearchError
 from ..records import ROUTES
 from . import operations as ops
-from .app import COOKIE, HERE, Service, caller_of, service_of
+from .context import COOKIE, HERE, Service, caller_of, service_of
 from .engine import SearchTimeout
 from .keys import Caller
 from .present import visible_documents

@@ -112,9 +112,13 @@ def write_upload(kb: KnowledgeBase, upload: Upload) -> WriteResult:
         inventory = Path(tmp) / "inventory.csv"
         _write_inventory(inventory, upload, target)
         try:
-            report = kb.index([target], inventory=inventory, default_access=upload.access)
-            if report.failed:
-                reason = report.failed[0][1].replace(str(target), name)
+            report = kb.index(
+                [target], inventory=inventory, default_access=upload.access, takeover=True
+            )
+            problems = report.failed + report.warnings
+            if report.failed or not (report.added or report.updated or report.unchanged):
+                reason = problems[0][1] if problems else "no document in this file"
+                reason = reason.replace(str(target), name)
                 raise IngestError(f"{name}: {reason.removeprefix(f'{name}: ')}")
         except BaseException:
             target.unlink(missing_ok=True)
