@@ -70,7 +70,7 @@ def test_post_search_matches_get(client: httpx.Client) -> None:
     via_get = get(client, "/search", **params).json()
     via_post = client.post("/search", json=params, headers=auth(PUBLIC_READ)).json()
     assert via_post == via_get
-    assert [h["passage_id"] for h in via_get["hits"]] == ["delivery@v1#late-parcel"]
+    assert via_get["hits"][0]["passage_id"] == "delivery@v1#late-parcel"
 
 
 def test_paging_continues_the_ranking(client: httpx.Client) -> None:

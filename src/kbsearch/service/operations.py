@@ -8,10 +8,12 @@ from __future__ import annotations
 import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import date
 from typing import Any
 
 from ..errors import InvalidArgumentError, KbsearchError, QueryError
-from ..knowledge_base import KnowledgeBase, parse_day
+from ..filters import parse_day
+from ..knowledge_base import KnowledgeBase
 from ..records import Filters
 from .present import Catalogue, document_summary, hit_dict, passage_dict, visible_documents
 
@@ -110,7 +112,7 @@ def search(kb: KnowledgeBase, audience: str, args: SearchArgs, limits: Limits) -
         "k": args.k,
         "offset": args.offset,
         "next_offset": args.offset + args.k if more else None,
-        "as_of": filters.as_of.isoformat() if filters.as_of else None,
+        "as_of": filters.as_of.isoformat() if isinstance(filters.as_of, date) else None,
         "language": filters.language,
         "hits": [hit_dict(h, catalogue, kb, args.q) for h in page],
     }

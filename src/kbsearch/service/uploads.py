@@ -15,8 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import IngestError, InvalidArgumentError, KbsearchError
+from ..filters import parse_day
 from ..ingest import SUPPORTED_SUFFIXES
-from ..knowledge_base import KnowledgeBase, parse_day
+from ..knowledge_base import KnowledgeBase
 
 # one file, one document: the BEIR corpus (.jsonl) and card (.json) formats hold many
 SINGLE_DOCUMENT_SUFFIXES = tuple(s for s in SUPPORTED_SUFFIXES if s not in (".jsonl", ".json"))
