@@ -240,3 +240,30 @@ def test_threads_come_from_argument_then_environment(
     monkeypatch.setenv("KBSEARCH_THREADS", "many")
     with pytest.raises(EmbedderUnavailableError, match="positive integer"):
         OnnxEmbedder(d)
+
+
+def test_externalised_weights_load_and_give_the_same_output(tmp_path: Path) -> None:
+    """The converter's large initializers go to ``model.onnx.data`` (memory-mapped by ONNX
+    Runtime); the model answers exactly as before."""
+    import onnxruntime as ort
+    from onnx import TensorProto, helper, numpy_helper
+
+    from kbsearch.embedders.convert import _externalise
+
+    table = np.arange(400_000 * 2, dtype=np.float32).reshape(400_000, 2)  # 3.2 MB
+    graph = helper.make_graph(
+        [helper.make_node("Gather", ["table", "ids"], ["out"])],
+        "g",
+        [helper.make_tensor_value_info("ids", TensorProto.INT64, [None])],
+        [helper.make_tensor_value_info("out", TensorProto.FLOAT, [None, 2])],
+        [numpy_helper.from_array(table, "table")],
+    )
+    path = tmp_path / "model.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(path))
+    ids = np.array([0, 123_456, 399_999], dtype=np.int64)
+    before = ort.InferenceSession(str(path)).run(None, {"ids": ids})[0]
+    _externalise(path)
+    assert (tmp_path / "model.onnx.data").stat().st_size == table.nbytes
+    assert path.stat().st_size < 10_000
+    after = ort.InferenceSession(str(path)).run(None, {"ids": ids})[0]
+    np.testing.assert_array_equal(before, after)
