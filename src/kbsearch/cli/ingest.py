@@ -68,10 +68,11 @@ def print_no_results(hidden: int) -> None:
     if hidden:
         count = f"{hidden}+" if hidden >= MAX_K else str(hidden)
         click.echo(
-            f"{count} staff-only passage(s) match; public searches do not see them. Documents "
-            "without an access label are indexed as staff: re-index with --default-access "
-            "public (or set access: public in the front matter or the inventory) to make them "
-            "public, or search with --audience staff.",
+            f"{count} staff-only passage(s) match; public searches do not see them. Search "
+            "with --audience staff to see them. If they are staff-only because their documents "
+            "have no access label (indexed as staff by default), re-index with --default-access "
+            "public, or set access: public in the front matter or the inventory; documents "
+            "labelled staff stay staff-only.",
             err=True,
         )
 
