@@ -432,7 +432,9 @@ class KnowledgeBase:
                 None,
             )
         language = filters.language if filters is not None else None
-        languages = [str(language)] if language else self.store.languages()
+        audience = str(filters.audience) if filters is not None else DEFAULT_AUDIENCE
+        # the languages this audience may see: staff documents never shape a public answer
+        languages = [str(language)] if language else self.store.languages(audience)
         return compose(query, assessed.decision, assessed.hits, document, languages)
 
     def passage_rows_of(self, passage_ids: Sequence[str]) -> dict[str, PassageRow]:
