@@ -82,3 +82,13 @@ class FusionError(KbsearchError, ValueError):
 
 class EvaluationError(KbsearchError, ValueError):
     """A question set, qrels or run is malformed (duplicate ids in a run, unknown format...)."""
+
+
+class BackendUnavailableError(KbsearchError):
+    """A search backend cannot be reached or its package is not installed (Qdrant server
+    down, ``qdrant-client`` / ``qdrant-edge-py`` missing, a collection of another shape)."""
+
+
+class PartialWriteError(BackendUnavailableError):
+    """A write reached the system of record but only part of it reached a mirror backend;
+    the message says how far it got and that ``kbsearch sync`` repairs it."""

@@ -1,0 +1,330 @@
+"""One small interface over the two ways to reach Qdrant, and its qdrant-client side.
+
+:class:`Collection` is what the backend and the mirror (:mod:`.mirror`) call. Two
+implementations give the same results (congruence tests):
+
+- :class:`ClientCollection`: ``qdrant-client``, for a Qdrant server or cluster (``url``) or
+  qdrant-client's local mode (``location=":memory:"`` or ``path``; exact search in Python,
+  for tests);
+- :class:`kbsearch.backends.qdrant.edge.EdgeCollection`: Qdrant Edge (``qdrant-edge-py``),
+  Qdrant's own engine in-process (HNSW, payload indexes, sparse vectors; no server).
+
+Every write waits for Qdrant to apply it (``wait=True``). Ranked results are ``(passage_id,
+score)`` pairs, best first, ties broken by passage id: each query asks for
+:data:`TIE_MARGIN` more points than needed, sorts them by ``(-score, passage_id)`` and cuts,
+so equal scores at the cut are decided as in the embedded backend.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+from qdrant_client import QdrantClient, models
+
+from ...errors import BackendUnavailableError
+from .points import DENSE, PAYLOAD_INDEXES, SPARSE_ALL, SPARSE_PUBLIC, PassagePoint, point_id
+from .sparse import LengthStatistics
+
+TIE_MARGIN = 8
+DEFAULT_COLLECTION = "kbsearch"
+Ranking = list[tuple[str, float]]
+
+
+@dataclass(frozen=True)
+class StoredPoint:
+    """What verification reads back from a point: its passage id, document id, version and
+    access, its dense dimension (0 when it has no dense vector) and the length statistics its
+    sparse values were computed with."""
+
+    passage_id: str
+    doc_id: str
+    version: str
+    access: str
+    dimension: int
+    lengths: LengthStatistics
+
+
+@dataclass(frozen=True)
+class ClusterSettings:
+    """Collection settings for a Qdrant cluster (ignored by local mode and Edge): shards,
+    copies of each shard, and how many copies must acknowledge a write. ``None`` leaves
+    Qdrant's default."""
+
+    shard_number: int | None = None
+    replication_factor: int | None = None
+    write_consistency_factor: int | None = None
+
+
+class Collection(Protocol):
+    """The operations kbsearch needs from a Qdrant collection (module docstring)."""
+
+    def ensure(self, dim: int | None) -> None:
+        """Create the collection (dense vectors of ``dim``, or none; both sparse vectors;
+        payload indexes) when missing.
+
+        Raises:
+            BackendUnavailableError: it exists with another dense dimension.
+        """
+        ...
+
+    def upsert(self, points: Sequence[PassagePoint], lengths: LengthStatistics) -> None:
+        """Write ``points`` (replacing those with the same ids) and wait until applied; sparse
+        values are computed with ``lengths`` (recorded in each payload)."""
+        ...
+
+    def delete(self, passage_ids: Sequence[str]) -> None:
+        """Remove the points of ``passage_ids`` (absent ones are ignored) and wait."""
+        ...
+
+    def delete_stale(self, doc_id: str, version: str, keep: Sequence[str]) -> None:
+        """Remove the points of document version ``doc_id``/``version`` whose passage id is not
+        in ``keep`` (a re-indexed version with fewer passages) and wait."""
+        ...
+
+    def query(
+        self,
+        using: str,
+        vector: np.ndarray | tuple[list[int], list[float]],
+        where: models.Filter,
+        limit: int,
+        exact: bool = True,
+        hnsw_ef: int | None = None,
+    ) -> Ranking:
+        """Top ``limit`` passages by the named vector ``using`` (dense: shape ``(dim,)``;
+        sparse: ``(indices, values)``) among the points passing ``where``."""
+        ...
+
+    def points(self, where: models.Filter | None = None) -> list[StoredPoint]:
+        """Every point (passing ``where`` when given), read back (verification)."""
+        ...
+
+    def count(self) -> int:
+        """Number of points."""
+        ...
+
+    def optimize(self) -> None:
+        """Build the indexes now (Edge builds HNSW here; a server does it on its own)."""
+        ...
+
+    def close(self) -> None:
+        """Release the client or shard."""
+        ...
+
+
+def named_vectors(
+    point: PassagePoint, lengths: LengthStatistics
+) -> dict[str, list[float] | tuple[list[int], list[float]]]:
+    """The named vectors of ``point``: ``dense`` (when set), ``bm25`` and, for a public
+    point, ``bm25_public`` (sparse ones only when the passage has tokens). An average length
+    of 0 (no statistics yet) counts the passage as of average length."""
+    out: dict[str, list[float] | tuple[list[int], list[float]]] = {}
+    if point.dense is not None:
+        out[DENSE] = [float(x) for x in point.dense]
+    if point.sparse.frequencies:
+        own = float(max(point.sparse.length, 1))
+        out[SPARSE_ALL] = point.sparse.vector(lengths.avgdl_all or own)
+        if point.public:
+            out[SPARSE_PUBLIC] = point.sparse.vector(lengths.avgdl_public or own)
+    return out
+
+
+def point_payload(point: PassagePoint, lengths: LengthStatistics) -> dict[str, object]:
+    """``point``'s payload with the length statistics its sparse values used."""
+    return {**point.payload, "avgdl_all": lengths.avgdl_all, "avgdl_public": lengths.avgdl_public}
+
+
+def ranked(found: Sequence[tuple[str, float]], limit: int) -> Ranking:
+    """``found`` sorted by ``(-score, passage_id)``, cut at ``limit``."""
+    return sorted(found, key=lambda item: (-item[1], item[0]))[:limit]
+
+
+def stored_point(payload: Mapping[str, Any] | None, vector: Any) -> StoredPoint:
+    """A :class:`StoredPoint` from a point's payload and its vectors (a name -> vector dict)."""
+    payload = payload or {}
+    dense = vector.get(DENSE) if isinstance(vector, Mapping) else None
+    return StoredPoint(
+        passage_id=str(payload.get("passage_id", "")),
+        doc_id=str(payload.get("doc_id", "")),
+        version=str(payload.get("version", "")),
+        access=str(payload.get("access", "")),
+        dimension=0 if dense is None else len(dense),
+        lengths=LengthStatistics(
+            float(payload.get("avgdl_all", 0.0)), float(payload.get("avgdl_public", 0.0))
+        ),
+    )
+
+
+def stale_filter(doc_id: str, version: str, keep: Sequence[str]) -> models.Filter:
+    """Points of ``doc_id``/``version`` whose passage id is not in ``keep``."""
+    must: list[models.Condition] = [
+        models.FieldCondition(key="doc_id", match=models.MatchValue(value=doc_id)),
+        models.FieldCondition(key="version", match=models.MatchValue(value=version)),
+    ]
+    must_not: list[models.Condition] = []
+    if keep:
+        must_not.append(
+            models.FieldCondition(key="passage_id", match=models.MatchAny(any=list(keep)))
+        )
+    return models.Filter(must=must, must_not=must_not)
+
+
+_INDEX_KIND = {
+    "keyword": models.PayloadSchemaType.KEYWORD,
+    "integer": models.PayloadSchemaType.INTEGER,
+}
+
+
+class ClientCollection:
+    """A collection reached through ``qdrant-client`` (server, cluster or local mode).
+
+    Args:
+        client: an open ``QdrantClient`` (``QdrantClient(url=...)``, ``QdrantClient(":memory:")``
+            or ``QdrantClient(path=...)``).
+        name: collection name.
+        cluster: shard / replication / write-consistency settings used when creating it.
+    """
+
+    def __init__(
+        self,
+        client: QdrantClient,
+        name: str = DEFAULT_COLLECTION,
+        cluster: ClusterSettings | None = None,
+    ) -> None:
+        self.client = client
+        self.name = name
+        self.cluster = cluster or ClusterSettings()
+
+    @classmethod
+    def open(cls, location: str, name: str = DEFAULT_COLLECTION) -> ClientCollection:
+        """A collection at ``location``: an ``http(s)://`` URL, ``":memory:"``, or a folder for
+        local mode.
+
+        Raises:
+            BackendUnavailableError: the client cannot be created.
+        """
+        try:
+            if location.startswith(("http://", "https://")):
+                client = QdrantClient(url=location)
+            elif location == ":memory:":
+                client = QdrantClient(location=":memory:")
+            else:
+                client = QdrantClient(path=location)
+        except Exception as exc:  # the client raises many kinds (connection, lock, value)
+            raise BackendUnavailableError(f"cannot open Qdrant at {location}: {exc}") from exc
+        return cls(client, name)
+
+    def ensure(self, dim: int | None) -> None:
+        if self.client.collection_exists(self.name):
+            found = self._dimension()
+            if found != dim:
+                raise BackendUnavailableError(
+                    f"Qdrant collection {self.name!r} holds {found or 'no'}-dimensional dense "
+                    f"vectors, this index {dim or 'none'}; use another collection or recreate it"
+                )
+            return
+        vectors = (
+            {}
+            if dim is None
+            else {DENSE: models.VectorParams(size=dim, distance=models.Distance.COSINE)}
+        )
+        sparse = models.SparseVectorParams(modifier=models.Modifier.IDF)
+        self.client.create_collection(
+            self.name,
+            vectors_config=vectors,
+            sparse_vectors_config={SPARSE_ALL: sparse, SPARSE_PUBLIC: sparse},
+            shard_number=self.cluster.shard_number,
+            replication_factor=self.cluster.replication_factor,
+            write_consistency_factor=self.cluster.write_consistency_factor,
+        )
+        with warnings.catch_warnings():  # local mode warns that it has no payload indexes
+            warnings.filterwarnings("ignore", "Payload indexes have no effect", UserWarning)
+            for field, kind in PAYLOAD_INDEXES.items():
+                self.client.create_payload_index(self.name, field, _INDEX_KIND[kind], wait=True)
+
+    def _dimension(self) -> int | None:
+        params = self.client.get_collection(self.name).config.params.vectors
+        if isinstance(params, Mapping) and DENSE in params:
+            return int(params[DENSE].size)
+        return None
+
+    def upsert(self, points: Sequence[PassagePoint], lengths: LengthStatistics) -> None:
+        structs = []
+        for p in points:
+            vectors: dict[str, Any] = {}
+            for name, v in named_vectors(p, lengths).items():
+                vectors[name] = (
+                    models.SparseVector(indices=v[0], values=v[1]) if isinstance(v, tuple) else v
+                )
+            structs.append(
+                models.PointStruct(id=p.id, vector=vectors, payload=point_payload(p, lengths))
+            )
+        if structs:
+            self.client.upsert(self.name, structs, wait=True)
+
+    def delete(self, passage_ids: Sequence[str]) -> None:
+        if passage_ids:
+            ids: list[models.ExtendedPointId] = [point_id(p) for p in passage_ids]
+            self.client.delete(self.name, models.PointIdsList(points=ids), wait=True)
+
+    def delete_stale(self, doc_id: str, version: str, keep: Sequence[str]) -> None:
+        selector = models.FilterSelector(filter=stale_filter(doc_id, version, keep))
+        self.client.delete(self.name, selector, wait=True)
+
+    def query(
+        self,
+        using: str,
+        vector: np.ndarray | tuple[list[int], list[float]],
+        where: models.Filter,
+        limit: int,
+        exact: bool = True,
+        hnsw_ef: int | None = None,
+    ) -> Ranking:
+        if limit <= 0:
+            return []
+        query: Any
+        if isinstance(vector, tuple):
+            if not vector[0]:
+                return []
+            query = models.SparseVector(indices=vector[0], values=vector[1])
+        else:
+            query = [float(x) for x in vector]
+        response = self.client.query_points(
+            self.name,
+            query=query,
+            using=using,
+            query_filter=where,
+            limit=limit + TIE_MARGIN,
+            search_params=models.SearchParams(exact=exact, hnsw_ef=hnsw_ef),
+            with_payload=["passage_id"],
+        )
+        found = [(str((p.payload or {})["passage_id"]), float(p.score)) for p in response.points]
+        return ranked(found, limit)
+
+    def points(self, where: models.Filter | None = None) -> list[StoredPoint]:
+        out: list[StoredPoint] = []
+        offset: Any = None
+        while True:
+            records, offset = self.client.scroll(
+                self.name,
+                scroll_filter=where,
+                limit=1024,
+                offset=offset,
+                with_payload=True,
+                with_vectors=[DENSE] if self._dimension() else False,
+            )
+            out += [stored_point(r.payload, r.vector) for r in records]
+            if offset is None:
+                return out
+
+    def count(self) -> int:
+        return int(self.client.count(self.name, exact=True).count)
+
+    def optimize(self) -> None:
+        """Nothing to do: a server builds its indexes in the background."""
+
+    def close(self) -> None:
+        self.client.close()

@@ -1,0 +1,230 @@
+"""Qdrant Edge (``qdrant-edge-py``): Qdrant's engine in-process, as a :class:`.Collection`.
+
+An :class:`EdgeCollection` is one ``EdgeShard`` in a folder: created with the dense vector
+(cosine), both BM25 sparse vectors (``Modifier.Idf``) and the payload indexes, loaded when the
+folder already holds a shard. Updates are applied synchronously (there is no server to wait
+for). New points land in an appendable segment searched exhaustively; :meth:`optimize` builds
+the HNSW graph (m, ef_construct of :class:`HnswSettings`), which Edge does only when asked.
+
+Filters are compiled once to qdrant-client's model (:func:`.filters.to_qdrant`) and
+translated here (:func:`edge_filter`), so both clients run the same conditions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import qdrant_edge as qe
+from qdrant_client import models
+
+from ...errors import BackendUnavailableError
+from .collection import (
+    TIE_MARGIN,
+    Ranking,
+    StoredPoint,
+    named_vectors,
+    point_payload,
+    ranked,
+    stale_filter,
+    stored_point,
+)
+from .points import DENSE, PAYLOAD_INDEXES, SPARSE_ALL, SPARSE_PUBLIC, PassagePoint, point_id
+from .sparse import LengthStatistics
+
+_INDEX_KIND = {"keyword": qe.PayloadSchemaType.Keyword, "integer": qe.PayloadSchemaType.Integer}
+
+
+@dataclass(frozen=True)
+class HnswSettings:
+    """HNSW graph settings (Malkov & Yashunin, 2018): ``m`` links per node, ``ef_construct``
+    candidates while building; ``full_scan_threshold`` (KB of vectors) below which a segment is
+    searched exhaustively; ``payload_m`` extra links per payload value (Qdrant's filterable
+    HNSW), ``None`` = Qdrant's default."""
+
+    m: int = 16
+    ef_construct: int = 100
+    full_scan_threshold: int = 10_000
+    payload_m: int | None = None
+
+
+def edge_condition(condition: Any) -> Any:
+    """One qdrant-client condition as a qdrant-edge one (field match / any / range only).
+
+    Raises:
+        ValueError: a condition :func:`.filters.to_qdrant` never produces.
+    """
+    if isinstance(condition, models.FieldCondition):
+        match, bounds = condition.match, condition.range
+        if isinstance(match, models.MatchValue):
+            return qe.FieldCondition(key=condition.key, match=qe.MatchValue(match.value))
+        if isinstance(match, models.MatchAny):
+            return qe.FieldCondition(key=condition.key, match=qe.MatchAny(match.any))
+        if isinstance(bounds, models.Range):
+            return qe.FieldCondition(
+                key=condition.key,
+                range=qe.RangeFloat(gte=bounds.gte, gt=bounds.gt, lte=bounds.lte, lt=bounds.lt),
+            )
+    if isinstance(condition, models.Filter):
+        return edge_filter(condition)
+    raise ValueError(f"no Qdrant Edge translation for condition {condition!r}")
+
+
+def edge_filter(where: models.Filter) -> qe.Filter:
+    """``where`` (qdrant-client's model) as a ``qdrant_edge.Filter``."""
+
+    def part(items: Any) -> list[Any] | None:
+        if items is None:
+            return None
+        items = items if isinstance(items, list) else [items]
+        return [edge_condition(c) for c in items]
+
+    return qe.Filter(
+        must=part(where.must), should=part(where.should), must_not=part(where.must_not)
+    )
+
+
+class EdgeCollection:
+    """A Qdrant Edge shard in ``path`` (module docstring)."""
+
+    def __init__(self, path: str | Path, hnsw: HnswSettings | None = None) -> None:
+        self.path = Path(path)
+        self.hnsw = hnsw or HnswSettings()
+        self.shard: Any = None
+        self.dim: int | None = None
+
+    def _config(self, dim: int | None) -> qe.EdgeConfig:
+        sparse = qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)
+        vectors = (
+            {}
+            if dim is None
+            else {DENSE: qe.EdgeVectorParams(size=dim, distance=qe.Distance.Cosine)}
+        )
+        hnsw = qe.HnswIndexConfig(
+            m=self.hnsw.m,
+            ef_construct=self.hnsw.ef_construct,
+            full_scan_threshold=self.hnsw.full_scan_threshold,
+            payload_m=self.hnsw.payload_m,
+        )
+        return qe.EdgeConfig(
+            vectors=vectors,
+            sparse_vectors={SPARSE_ALL: sparse, SPARSE_PUBLIC: sparse},
+            hnsw_config=hnsw,
+        )
+
+    def ensure(self, dim: int | None) -> None:
+        if self.shard is not None:
+            if dim != self.dim:
+                raise BackendUnavailableError(
+                    f"Qdrant Edge shard {self.path} holds {self.dim or 'no'}-dimensional dense "
+                    f"vectors, this index {dim or 'none'}"
+                )
+            return
+        config = self._config(dim)
+        exists = self.path.is_dir() and any(self.path.iterdir())
+        try:
+            if exists:
+                self.shard = qe.EdgeShard.load(str(self.path), config)
+            else:
+                self.path.mkdir(parents=True, exist_ok=True)
+                self.shard = qe.EdgeShard.create(str(self.path), config)
+                for field, kind in PAYLOAD_INDEXES.items():
+                    self.shard.update(
+                        qe.UpdateOperation.create_field_index(field, _INDEX_KIND[kind])
+                    )
+        except (OSError, ValueError, RuntimeError) as exc:
+            raise BackendUnavailableError(
+                f"cannot open Qdrant Edge shard {self.path}: {exc}"
+            ) from exc
+        self.dim = dim
+
+    def _open(self) -> Any:
+        if self.shard is None:
+            raise BackendUnavailableError(
+                f"Qdrant Edge shard {self.path} is not open; call ensure()"
+            )
+        return self.shard
+
+    def upsert(self, points: Sequence[PassagePoint], lengths: LengthStatistics) -> None:
+        edge_points = []
+        for p in points:
+            vectors: dict[str, Any] = {}
+            for name, v in named_vectors(p, lengths).items():
+                vectors[name] = (
+                    qe.SparseVector(indices=v[0], values=v[1]) if isinstance(v, tuple) else v
+                )
+            edge_points.append(qe.Point(p.id, vectors, point_payload(p, lengths)))
+        if edge_points:
+            self._open().update(qe.UpdateOperation.upsert_points(edge_points))
+
+    def delete(self, passage_ids: Sequence[str]) -> None:
+        if passage_ids:
+            ids: list[Any] = [point_id(p) for p in passage_ids]
+            self._open().update(qe.UpdateOperation.delete_points(ids))
+
+    def delete_stale(self, doc_id: str, version: str, keep: Sequence[str]) -> None:
+        where = edge_filter(stale_filter(doc_id, version, keep))
+        self._open().update(qe.UpdateOperation.delete_points_by_filter(where))
+
+    def query(
+        self,
+        using: str,
+        vector: np.ndarray | tuple[list[int], list[float]],
+        where: models.Filter,
+        limit: int,
+        exact: bool = True,
+        hnsw_ef: int | None = None,
+    ) -> Ranking:
+        if limit <= 0:
+            return []
+        query: Any
+        if isinstance(vector, tuple):
+            if not vector[0]:
+                return []
+            query = qe.Query.Nearest(
+                qe.SparseVector(indices=vector[0], values=vector[1]), using=using
+            )
+        else:
+            query = qe.Query.Nearest([float(x) for x in vector], using=using)
+        found = self._open().query(
+            qe.QueryRequest(
+                limit=limit + TIE_MARGIN,
+                query=query,
+                filter=edge_filter(where),
+                params=qe.SearchParams(exact=exact, hnsw_ef=hnsw_ef),
+                with_payload=["passage_id"],
+            )
+        )
+        return ranked([(str(p.payload["passage_id"]), float(p.score)) for p in found], limit)
+
+    def points(self, where: models.Filter | None = None) -> list[StoredPoint]:
+        shard, out, offset = self._open(), [], None
+        condition = None if where is None else edge_filter(where)
+        with_vector: Any = [DENSE] if self.dim is not None else False
+        while True:
+            records, offset = shard.scroll(
+                qe.ScrollRequest(
+                    offset=offset,
+                    limit=1024,
+                    filter=condition,
+                    with_payload=True,
+                    with_vector=with_vector,
+                )
+            )
+            out += [stored_point(r.payload, r.vector) for r in records]
+            if offset is None:
+                return out
+
+    def count(self) -> int:
+        return int(self._open().count(qe.CountRequest(exact=True)))
+
+    def optimize(self) -> None:
+        self._open().optimize()
+
+    def close(self) -> None:
+        if self.shard is not None:
+            self.shard.close()
+            self.shard = None
