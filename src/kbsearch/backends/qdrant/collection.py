@@ -186,6 +186,8 @@ class ClientCollection:
             or ``QdrantClient(path=...)``).
         name: collection name.
         cluster: shard / replication / write-consistency settings used when creating it.
+        local: the client runs qdrant-client's local mode (exact search always; search
+            parameters are not sent, as local mode ignores them).
     """
 
     def __init__(
@@ -193,13 +195,17 @@ class ClientCollection:
         client: QdrantClient,
         name: str = DEFAULT_COLLECTION,
         cluster: ClusterSettings | None = None,
+        local: bool = False,
     ) -> None:
         self.client = client
         self.name = name
         self.cluster = cluster or ClusterSettings()
+        self.local = local
 
     @classmethod
-    def open(cls, location: str, name: str = DEFAULT_COLLECTION) -> ClientCollection:
+    def open(
+        cls, location: str, name: str = DEFAULT_COLLECTION, cluster: ClusterSettings | None = None
+    ) -> ClientCollection:
         """A collection at ``location``: an ``http(s)://`` URL, ``":memory:"``, or a folder for
         local mode.
 
@@ -215,7 +221,8 @@ class ClientCollection:
                 client = QdrantClient(path=location)
         except Exception as exc:  # the client raises many kinds (connection, lock, value)
             raise BackendUnavailableError(f"cannot open Qdrant at {location}: {exc}") from exc
-        return cls(client, name)
+        remote = location.startswith(("http://", "https://"))
+        return cls(client, name, cluster, local=not remote)
 
     def ensure(self, dim: int | None) -> None:
         if self.client.collection_exists(self.name):
@@ -298,7 +305,7 @@ class ClientCollection:
             using=using,
             query_filter=where,
             limit=limit + TIE_MARGIN,
-            search_params=models.SearchParams(exact=exact, hnsw_ef=hnsw_ef),
+            search_params=None if self.local else models.SearchParams(exact=exact, hnsw_ef=hnsw_ef),
             with_payload=["passage_id"],
         )
         found = [(str((p.payload or {})["passage_id"]), float(p.score)) for p in response.points]
