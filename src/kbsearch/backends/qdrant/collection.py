@@ -17,6 +17,7 @@ so equal scores at the cut are decided as in the embedded backend.
 
 from __future__ import annotations
 
+import os
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -206,15 +207,15 @@ class ClientCollection:
     def open(
         cls, location: str, name: str = DEFAULT_COLLECTION, cluster: ClusterSettings | None = None
     ) -> ClientCollection:
-        """A collection at ``location``: an ``http(s)://`` URL, ``":memory:"``, or a folder for
-        local mode.
+        """A collection at ``location``: an ``http(s)://`` URL (API key from
+        ``$QDRANT_API_KEY`` when set), ``":memory:"``, or a folder for local mode.
 
         Raises:
             BackendUnavailableError: the client cannot be created.
         """
         try:
             if location.startswith(("http://", "https://")):
-                client = QdrantClient(url=location)
+                client = QdrantClient(url=location, api_key=os.environ.get("QDRANT_API_KEY"))
             elif location == ":memory:":
                 client = QdrantClient(location=":memory:")
             else:

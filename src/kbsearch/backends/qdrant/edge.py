@@ -88,11 +88,15 @@ def edge_filter(where: models.Filter) -> qe.Filter:
 
 
 class EdgeCollection:
-    """A Qdrant Edge shard in ``path`` (module docstring)."""
+    """A Qdrant Edge shard in ``path`` (module docstring); ``search_threads`` sizes Edge's
+    search pool (``None``: one per CPU)."""
 
-    def __init__(self, path: str | Path, hnsw: HnswSettings | None = None) -> None:
+    def __init__(
+        self, path: str | Path, hnsw: HnswSettings | None = None, search_threads: int | None = None
+    ) -> None:
         self.path = Path(path)
         self.hnsw = hnsw or HnswSettings()
+        self.search_threads = search_threads
         self.shard: Any = None
         self.dim: int | None = None
 
@@ -113,6 +117,7 @@ class EdgeCollection:
             vectors=vectors,
             sparse_vectors={SPARSE_ALL: sparse, SPARSE_PUBLIC: sparse},
             hnsw_config=hnsw,
+            max_search_threads=self.search_threads,
         )
 
     def ensure(self, dim: int | None) -> None:
