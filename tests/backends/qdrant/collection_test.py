@@ -28,7 +28,8 @@ from kbsearch.backends.qdrant.sparse import (
     tokens,
 )
 from kbsearch.errors import BackendUnavailableError
-from kbsearch.records import Document, Filters, Passage
+from kbsearch.filters import Filters
+from kbsearch.records import Document, Passage
 
 DAY = date(2026, 1, 15)
 

@@ -11,8 +11,7 @@ from qdrant_client import models
 
 from kbsearch.backends.qdrant.collection import Collection
 from kbsearch.backends.qdrant.filters import to_qdrant
-from kbsearch.filtering import FilterColumns
-from kbsearch.records import Filters
+from kbsearch.filters import FilterColumns, Filters, to_mask
 
 
 def test_compiled_conditions_by_hand() -> None:
@@ -69,7 +68,7 @@ def test_to_qdrant_selects_what_to_mask_selects(collection: Collection, corpus) 
     @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
     @given(filters)
     def check(f: Filters) -> None:
-        expected = set(ids[columns.mask(f)])
+        expected = set(ids[to_mask(f, columns)])
         got = {p.passage_id for p in collection.points(to_qdrant(f))}
         assert got == expected
 

@@ -38,6 +38,7 @@ def expected(points: list[PassagePoint]) -> list[ExpectedPassage]:
             str(p.payload["doc_id"]),
             str(p.payload["version"]),
             str(p.payload["access"]),
+            str(p.payload["text_hash"]),
         )
         for p in points
     ]

@@ -13,6 +13,7 @@ from kbsearch.backends.qdrant.points import (
     passage_points,
     payload,
     point_id,
+    text_hash,
 )
 from kbsearch.backends.qdrant.sparse import SparseWeights
 from kbsearch.records import Document, Passage
@@ -33,6 +34,7 @@ def test_payload_carries_every_filter_field_with_day_numbers() -> None:
     got = payload(DOC, PASSAGE)
     assert got == {
         "passage_id": "returns@v2#window",
+        "text_hash": text_hash("Retour 45 jours"),
         "doc_id": "returns",
         "version": "2",
         "access": "staff",

@@ -11,8 +11,10 @@ implementations give the same results (congruence tests):
 
 Every write waits for Qdrant to apply it (``wait=True``). Ranked results are ``(passage_id,
 score)`` pairs, best first, ties broken by passage id: each query asks for
-:data:`TIE_MARGIN` more points than needed, sorts them by ``(-score, passage_id)`` and cuts,
-so equal scores at the cut are decided as in the embedded backend.
+:data:`TIE_MARGIN` more points than needed, sorts them by score and cuts, so ties at the cut
+are decided as in the embedded backend. Scores closer than :data:`TIE_TOLERANCE` count as tied:
+Qdrant and numpy sum in different orders (qdrant-client's local mode even in float64), so an
+exact tie in one (two passages with the same text) can differ by 1e-8 in the other.
 """
 
 from __future__ import annotations
@@ -31,20 +33,22 @@ from .points import DENSE, PAYLOAD_INDEXES, SPARSE_ALL, SPARSE_PUBLIC, PassagePo
 from .sparse import LengthStatistics
 
 TIE_MARGIN = 8
+TIE_TOLERANCE = 1e-6  # cosine / BM25 differences below this are arithmetic noise, not order
 DEFAULT_COLLECTION = "kbsearch"
 Ranking = list[tuple[str, float]]
 
 
 @dataclass(frozen=True)
 class StoredPoint:
-    """What verification reads back from a point: its passage id, document id, version and
-    access, its dense dimension (0 when it has no dense vector) and the length statistics its
-    sparse values were computed with."""
+    """What verification reads back from a point: its passage id, document id, version,
+    access and text hash, its dense dimension (0 when it has no dense vector) and the length
+    statistics its sparse values were computed with."""
 
     passage_id: str
     doc_id: str
     version: str
     access: str
+    text_hash: str
     dimension: int
     lengths: LengthStatistics
 
@@ -139,8 +143,18 @@ def point_payload(point: PassagePoint, lengths: LengthStatistics) -> dict[str, o
 
 
 def ranked(found: Sequence[tuple[str, float]], limit: int) -> Ranking:
-    """``found`` sorted by ``(-score, passage_id)``, cut at ``limit``."""
-    return sorted(found, key=lambda item: (-item[1], item[0]))[:limit]
+    """``found`` best first, cut at ``limit``; scores within :data:`TIE_TOLERANCE` of the
+    previous one count as tied and are ordered by passage id (module docstring)."""
+    by_score = sorted(found, key=lambda item: (-item[1], item[0]))
+    out: list[tuple[str, float]] = []
+    group: list[tuple[str, float]] = []
+    for item in by_score:
+        if group and group[-1][1] - item[1] > TIE_TOLERANCE:
+            out += sorted(group, key=lambda x: x[0])
+            group = []
+        group.append(item)
+    out += sorted(group, key=lambda x: x[0])
+    return out[:limit]
 
 
 def stored_point(payload: Mapping[str, Any] | None, vector: Any) -> StoredPoint:
@@ -152,6 +166,7 @@ def stored_point(payload: Mapping[str, Any] | None, vector: Any) -> StoredPoint:
         doc_id=str(payload.get("doc_id", "")),
         version=str(payload.get("version", "")),
         access=str(payload.get("access", "")),
+        text_hash=str(payload.get("text_hash", "")),
         dimension=0 if dense is None else len(dense),
         lengths=LengthStatistics(
             float(payload.get("avgdl_all", 0.0)), float(payload.get("avgdl_public", 0.0))

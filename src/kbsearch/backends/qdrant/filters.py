@@ -14,22 +14,20 @@ k), never after.
 
 from __future__ import annotations
 
-from datetime import date
-from typing import Any
-
 from qdrant_client import models
 
+from ...filters import Filters
 
-def to_qdrant(filters: Any) -> models.Filter:
+
+def to_qdrant(filters: Filters) -> models.Filter:
     """A ``models.Filter`` (qdrant-client's REST model) selecting the passages that pass
-    ``filters`` (a :class:`kbsearch.filters.Filters`: ``audience``, ``as_of``, ``language``,
-    ``doc_ids``)."""
-    day = (filters.as_of or date.today()).toordinal()
+    ``filters`` (module docstring)."""
+    day = filters.day.toordinal()
     must: list[models.Condition] = [
         models.FieldCondition(key="from_day", range=models.Range(lte=day)),
         models.FieldCondition(key="to_day", range=models.Range(gte=day)),
     ]
-    if filters.audience != "staff":
+    if not filters.staff:
         must.append(models.FieldCondition(key="access", match=models.MatchValue(value="public")))
     if filters.language:
         must.append(

@@ -34,6 +34,7 @@ class ExpectedPassage:
     doc_id: str
     version: str
     access: str
+    text_hash: str
 
 
 def write_points(
@@ -90,7 +91,7 @@ class DriftReport:
     points: int
     missing: list[str] = field(default_factory=list)
     extra: list[str] = field(default_factory=list)
-    mismatched: list[str] = field(default_factory=list)  # other doc, version or access
+    mismatched: list[str] = field(default_factory=list)  # other doc, version, access or text
     wrong_dimension: list[str] = field(default_factory=list)
     stale_lengths: list[str] = field(default_factory=list)
     dimension: int | None = None
@@ -112,7 +113,7 @@ class DriftReport:
         for label, ids in (
             ("missing from Qdrant", self.missing),
             ("in Qdrant only", self.extra),
-            ("other document/version/access", self.mismatched),
+            ("other document, version, access or text", self.mismatched),
             (f"dense dimension is not {self.dimension}", self.wrong_dimension),
             ("sparse values from outdated length statistics", self.stale_lengths),
         ):
@@ -139,7 +140,8 @@ def verify(
         e = want.get(pid)
         if e is None:
             continue
-        if (point.doc_id, point.version, point.access) != (e.doc_id, e.version, e.access):
+        stored = (point.doc_id, point.version, point.access, point.text_hash)
+        if stored != (e.doc_id, e.version, e.access, e.text_hash):
             mismatched.append(pid)
         elif point.dimension != (dimension or 0):
             wrong_dimension.append(pid)

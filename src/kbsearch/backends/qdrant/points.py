@@ -20,6 +20,7 @@ A point holds:
 
 from __future__ import annotations
 
+import hashlib
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -81,11 +82,18 @@ class PassagePoint:
         return self.payload.get("access") == "public"
 
 
+def text_hash(text: str) -> str:
+    """A short fingerprint of a passage's text (BLAKE2b, 8 bytes, hex): verification finds a
+    passage rewritten under the same id."""
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=8).hexdigest()
+
+
 def payload(document: Document, passage: Passage) -> dict[str, object]:
     """The payload of ``passage`` of ``document``: passage id, document id and version,
-    access, language, day numbers of the effective bounds (:func:`day_number`)."""
+    access, language, day numbers of the effective bounds (:func:`day_number`), text hash."""
     return {
         "passage_id": passage.passage_id,
+        "text_hash": text_hash(passage.text),
         "doc_id": document.doc_id,
         "version": document.version,
         "access": document.access,

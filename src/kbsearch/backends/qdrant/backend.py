@@ -1,0 +1,223 @@
+"""The Qdrant backend: the SQLite file stays the system of record, Qdrant ranks the candidates.
+
+:class:`QdrantBackend` implements :class:`kbsearch.backends.base.Backend`. Documents, versions,
+passages, the FTS5 statistics the query terms are prepared with, explanations and the
+embedding cache stay in SQLite (:class:`kbsearch.backends.sqlite.SqliteBackend`); the lexical
+and dense candidates come from a Qdrant collection (:mod:`.collection`) holding one point per
+passage, queried with the filters inside the query (:func:`.filters.to_qdrant`):
+
+- lexical: the query terms (kept and clamped) as a sparse vector against ``bm25_public`` for
+  the public audience, ``bm25`` for staff; BM25 with Qdrant's IDF (:mod:`.sparse`), so scores
+  differ from FTS5's on terms frequent in the collection;
+- dense: cosine on ``dense``; exact by default (``exact=False`` uses HNSW with ``hnsw_ef``).
+
+Writes go to SQLite first, then to Qdrant (:func:`.mirror.write_points`). :meth:`verify` and
+:meth:`sync` compare and repair the collection against SQLite.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+
+from ...analysis import Analyzer
+from ...filters import Audience, Filters
+from ...records import Document, Passage
+from ...search.lexical.bm25 import BM25Explanation
+from ...search.lexical.terms import QueryTerms
+from ...store import PassageRow, Store
+from ..sqlite import SqliteBackend
+from .collection import Collection
+from .filters import to_qdrant
+from .mirror import (
+    BATCH_SIZE,
+    DriftReport,
+    ExpectedPassage,
+    delete_points,
+    sync,
+    verify,
+    write_points,
+)
+from .points import DENSE, SPARSE_ALL, SPARSE_PUBLIC, PassagePoint, passage_points, text_hash
+from .sparse import LengthStatistics, SparseWeights, query_vector
+
+Ranking = list[tuple[str, float]]
+
+
+class QdrantBackend:
+    """:class:`kbsearch.backends.base.Backend` on SQLite + a Qdrant collection (module
+    docstring). ``collection`` is created on first use with the index's dimension."""
+
+    def __init__(
+        self,
+        store: Store,
+        collection: Collection,
+        *,
+        exact: bool = True,
+        hnsw_ef: int | None = None,
+        batch_size: int = BATCH_SIZE,
+    ) -> None:
+        self.sqlite = SqliteBackend(store)
+        self.store = store
+        self.collection = collection
+        self.exact = exact
+        self.hnsw_ef = hnsw_ef
+        self.batch_size = batch_size
+        self._ready: int | None | bool = False
+
+    # -- the collection ---------------------------------------------------------------------
+
+    def dimension(self) -> int | None:
+        """The index's dense dimension (``None`` for a lexical-only index)."""
+        dim = int(self.store.settings().get("dim") or 0)
+        return dim or None
+
+    def _collection(self, dim: int | None = None) -> Collection:
+        dim = dim if dim is not None else self.dimension()
+        if self._ready is False or self._ready != dim:
+            self.collection.ensure(dim)
+            self._ready = dim
+        return self.collection
+
+    def lengths(self) -> LengthStatistics:
+        """The current average passage lengths of every passage and of public ones (FTS5's
+        own totals, the statistics the embedded backend scores with)."""
+
+        def average(audience: str) -> float:
+            rows, tokens = self.store.fts_statistics(audience)
+            return tokens / rows if rows else 0.0
+
+        return LengthStatistics(average(Audience.STAFF), average(Audience.PUBLIC))
+
+    # -- writes -----------------------------------------------------------------------------
+
+    def generation(self) -> int:
+        return self.sqlite.generation()
+
+    def write_document(
+        self,
+        document: Document,
+        passages: Sequence[Passage],
+        bodies: Sequence[str],
+        vectors: np.ndarray | None,
+    ) -> None:
+        """SQLite first, then Qdrant in batches; the version's stale points are deleted.
+
+        Raises:
+            PartialWriteError: Qdrant failed after SQLite committed (``sync`` repairs).
+        """
+        self.sqlite.write_document(document, passages, bodies, vectors)
+        sparse = [SparseWeights.from_body(b) for b in bodies]
+        points = passage_points(document, list(passages), sparse, vectors)
+        dim = None if vectors is None else int(vectors.shape[1])
+        write_points(
+            self._collection(dim or self.dimension()),
+            points,
+            self.lengths(),
+            self.batch_size,
+            stale=(document.doc_id, document.version),
+        )
+
+    def delete_document(self, doc_id: str, version: str) -> None:
+        """SQLite first, then the version's points.
+
+        Raises:
+            PartialWriteError: Qdrant failed after SQLite committed (``sync`` repairs).
+        """
+        ids = [
+            p.passage_id
+            for d in self.store.documents()
+            if (d.document.doc_id, d.document.version) == (doc_id, version)
+            for p in self.store.passages_of(d.row_id)
+        ]
+        self.sqlite.delete_document(doc_id, version)
+        delete_points(self._collection(), ids)
+
+    # -- reads ------------------------------------------------------------------------------
+
+    def lexical_statistics(self, audience: str):  # type: ignore[no-untyped-def]
+        """FTS5's statistics (they prepare the query terms as in the embedded backend)."""
+        return self.sqlite.lexical_statistics(audience)
+
+    def lexical_candidates(self, terms: QueryTerms, filters: Filters, depth: int) -> Ranking:
+        using = SPARSE_ALL if filters.staff else SPARSE_PUBLIC
+        vector = query_vector([*terms.kept, *terms.clamped])
+        return self._collection().query(using, vector, to_qdrant(filters), depth)
+
+    def dense_candidates(self, vector: np.ndarray, filters: Filters, depth: int) -> Ranking:
+        return self._collection(len(vector)).query(
+            DENSE, vector, to_qdrant(filters), depth, exact=self.exact, hnsw_ef=self.hnsw_ef
+        )
+
+    def passages(
+        self, passage_ids: Iterable[str], filters: Filters | None = None
+    ) -> dict[str, PassageRow]:
+        return self.sqlite.passages(passage_ids, filters)
+
+    def explain_lexical(self, terms: QueryTerms, row: PassageRow, audience: str) -> BM25Explanation:
+        """FTS5's term-by-term BM25 (the system of record's; Qdrant's IDF differs, see
+        :mod:`.sparse`)."""
+        return self.sqlite.explain_lexical(terms, row, audience)
+
+    def dense_similarity(self, vector: np.ndarray, row: PassageRow) -> float | None:
+        return self.sqlite.dense_similarity(vector, row)
+
+    # -- drift ------------------------------------------------------------------------------
+
+    def expected(self) -> list[ExpectedPassage]:
+        """Every passage SQLite holds, as its point should be."""
+        return [
+            ExpectedPassage(
+                p.passage_id,
+                d.document.doc_id,
+                d.document.version,
+                d.document.access,
+                text_hash(p.text),
+            )
+            for d in self.store.documents()
+            for p in self.store.passages_of(d.row_id)
+        ]
+
+    def points_of(self, passage_ids: Sequence[str]) -> list[PassagePoint]:
+        """The points SQLite gives for ``passage_ids`` (bodies re-analysed with the index's
+        analyzer, vectors read from the index)."""
+        wanted = set(passage_ids)
+        analyzer = Analyzer(str(self.store.settings().get("analyzer", "stem")))
+        dim = self.dimension()
+        vectors: dict[str, np.ndarray] = {}
+        if dim:
+            table = self.store.vector_table(dim)
+            vectors = {
+                str(pid): table.vectors[i]
+                for i, pid in enumerate(table.passage_ids)
+                if pid in wanted
+            }
+        out: list[PassagePoint] = []
+        for d in self.store.documents():
+            mine = [p for p in self.store.passages_of(d.row_id) if p.passage_id in wanted]
+            if not mine:
+                continue
+            bodies = [analyzer.body(p.text, d.document.language) for p in mine]
+            sparse = [SparseWeights.from_body(b) for b in bodies]
+            block = np.stack([vectors[p.passage_id] for p in mine]) if dim else None
+            out += passage_points(d.document, mine, sparse, block)
+        return out
+
+    def verify(self) -> DriftReport:
+        """The collection compared with SQLite (:func:`.mirror.verify`)."""
+        return verify(self._collection(), self.expected(), self.dimension(), self.lengths())
+
+    def sync(self) -> tuple[DriftReport, int]:
+        """Repair the drift :meth:`verify` finds; returns the report and the points deleted
+        or written.
+
+        Raises:
+            PartialWriteError: Qdrant failed again (run it once more).
+        """
+        report = self.verify()
+        changed = sync(self.collection, report, self.points_of, self.lengths(), self.batch_size)
+        return report, changed
+
+    def close(self) -> None:
+        self.collection.close()

@@ -1,0 +1,91 @@
+"""Where an index's Qdrant collection lives, recorded in the index itself.
+
+A :class:`QdrantTarget` names either a Qdrant server or cluster (``url``, through
+qdrant-client) or a Qdrant Edge shard folder (``path``, in-process). It is stored in the
+SQLite file's settings when the index is created with ``--backend qdrant``, so every later
+``open_kb`` (search, eval, bench, serve) reaches the same collection without being told.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from ...errors import BackendUnavailableError, InvalidArgumentError
+
+SETTINGS_KEY = "qdrant"
+BACKENDS = ("sqlite", "qdrant")
+
+
+@dataclass(frozen=True)
+class QdrantTarget:
+    """A Qdrant server/cluster ``url`` (``http(s)://...``; ``:memory:`` for qdrant-client's
+    local mode, tests only) or an Edge shard ``path``; exactly one. ``exact``: exact dense
+    search (``False``: HNSW with ``hnsw_ef``).
+
+    Raises:
+        InvalidArgumentError: neither or both of ``url`` and ``path``; a bad ``hnsw_ef``.
+    """
+
+    url: str | None = None
+    path: str | None = None
+    collection: str = "kbsearch"
+    exact: bool = True
+    hnsw_ef: int | None = None
+
+    def __post_init__(self) -> None:
+        if (self.url is None) == (self.path is None):
+            raise InvalidArgumentError(
+                "give the Qdrant backend one of --qdrant-url or --qdrant-path"
+            )
+        if self.path is not None:
+            object.__setattr__(self, "path", str(Path(self.path).expanduser().resolve()))
+        if self.hnsw_ef is not None and self.hnsw_ef <= 0:
+            raise InvalidArgumentError(f"hnsw_ef must be positive, got {self.hnsw_ef}")
+
+    def describe(self) -> str:
+        """``qdrant URL`` or ``qdrant-edge PATH`` (for messages)."""
+        return f"qdrant {self.url}" if self.url else f"qdrant-edge {self.path}"
+
+    def settings(self) -> dict[str, object]:
+        """The JSON value stored under :data:`SETTINGS_KEY`."""
+        return {
+            "url": self.url,
+            "path": self.path,
+            "collection": self.collection,
+            "exact": self.exact,
+            "hnsw_ef": self.hnsw_ef,
+        }
+
+    @classmethod
+    def from_settings(cls, value: Mapping[str, object]) -> QdrantTarget:
+        """The target an index recorded (:meth:`settings`)."""
+        ef = value.get("hnsw_ef")
+        return cls(
+            url=None if value.get("url") is None else str(value["url"]),
+            path=None if value.get("path") is None else str(value["path"]),
+            collection=str(value.get("collection") or "kbsearch"),
+            exact=bool(value.get("exact", True)),
+            hnsw_ef=None if ef is None else int(str(ef)),
+        )
+
+    def open(self):  # type: ignore[no-untyped-def]
+        """The :class:`.collection.Collection` this target names.
+
+        Raises:
+            BackendUnavailableError: the ``qdrant`` extra is not installed, or the client
+                cannot be created.
+        """
+        try:
+            if self.url is not None:
+                from .collection import ClientCollection
+
+                return ClientCollection.open(self.url, self.collection)
+            from .edge import EdgeCollection
+
+            return EdgeCollection(str(self.path))
+        except ImportError as exc:
+            raise BackendUnavailableError(
+                f"the Qdrant backend needs the qdrant extra: pip install 'kbsearch[qdrant]' ({exc})"
+            ) from exc

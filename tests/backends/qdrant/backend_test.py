@@ -1,0 +1,219 @@
+"""The Qdrant backend against the embedded one on the same SQLite file: the same pipeline,
+the same filters; identical exact dense top k, identical lexical match sets (scores differ
+only by the IDF formula), no staff passage in public results, writes SQLite first, drift
+repaired by sync."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import date, timedelta
+from pathlib import Path
+
+import numpy as np
+import pytest
+from support import FakeEmbedder
+
+from kbsearch.analysis import Analyzer
+from kbsearch.backends.base import Backend
+from kbsearch.backends.qdrant.backend import QdrantBackend
+from kbsearch.backends.qdrant.collection import Collection
+from kbsearch.backends.sqlite import SqliteBackend
+from kbsearch.errors import PartialWriteError
+from kbsearch.filters import Filters
+from kbsearch.records import Document, Passage
+from kbsearch.search import Pipeline, RouteContext, SearchRequest, make_routes
+from kbsearch.store import Store
+
+QUERIES = ["refund parcel", "garantie retour", "late delivery week", "carte cadeau prix", "staff"]
+
+
+@dataclass
+class Encoder:
+    embedder: FakeEmbedder
+
+    def available(self) -> bool:
+        return True
+
+    def indexed(self) -> bool:
+        return True
+
+    def vector(self, query: str) -> np.ndarray:
+        return self.embedder.encode_queries([query])[0]
+
+
+def pipeline(backend: Backend) -> Pipeline:
+    context = RouteContext(backend, lambda: Analyzer("stem"), Encoder(FakeEmbedder(dim=32)))
+    return Pipeline(backend, make_routes(context))
+
+
+@pytest.fixture
+def store(tmp_path: Path, corpus) -> Iterator[Store]:
+    s = Store(tmp_path / "kb.db", create=True)
+    with s.transaction():
+        s.set_settings({"analyzer": "stem", "dim": 32})
+    for d in corpus.documents:
+        k = corpus.key(d)
+        s.write_document(d, corpus.passages[k], corpus.bodies[k], corpus.vectors[k])
+    yield s
+    s.close()
+
+
+@pytest.fixture
+def qdrant(store: Store, collection: Collection) -> QdrantBackend:
+    backend = QdrantBackend(store, collection, batch_size=7)
+    report, changed = backend.sync()
+    assert changed == report.expected == len(report.missing) > 0
+    assert backend.verify().ok
+    return backend
+
+
+def filter_cases(corpus) -> list[Filters]:
+    bounds = sorted(
+        {d for doc in corpus.documents for d in (doc.effective_from, doc.effective_to) if d}
+    )
+    days = [b + timedelta(days=s) for b in bounds for s in (-1, 0, 1)] + [None]
+    doc_ids = sorted({d.doc_id for d in corpus.documents})
+    cases = [
+        Filters(audience=a, as_of=day) for a, day in itertools.product(["public", "staff"], days)
+    ]
+    cases += [
+        Filters(audience=a, language=lang) for a in ("public", "staff") for lang in ("en", "fr")
+    ]
+    cases += [Filters(audience="staff", doc_ids=tuple(doc_ids[:3])), Filters(doc_ids=doc_ids[3])]
+    return cases
+
+
+def test_exact_dense_top_k_ids_are_identical_under_every_filter(
+    store: Store, qdrant: QdrantBackend, corpus
+) -> None:
+    embedded, remote = pipeline(SqliteBackend(store)), pipeline(qdrant)
+    for filters, query in itertools.product(filter_cases(corpus), QUERIES):
+        request = SearchRequest(query, k=5, route="dense", filters=filters)
+        a, b = embedded.run(request), remote.run(request)
+        assert [h.passage_id for h in b.hits] == [h.passage_id for h in a.hits], (
+            filters,
+            query,
+            [(h.passage_id, h.score) for h in a.hits],
+            [(h.passage_id, h.score) for h in b.hits],
+        )
+        assert [h.score for h in b.hits] == pytest.approx([h.score for h in a.hits], abs=1e-5)
+
+
+def test_lexical_matches_the_same_passages_under_every_filter(
+    store: Store, qdrant: QdrantBackend, corpus
+) -> None:
+    """Same passages found (every passage holding a query term, filters applied); their order
+    may differ where Qdrant's IDF ln(1 + (N - n + 0.5)/(n + 0.5)) and FTS5's clamped
+    ln((N - n + 0.5)/(n + 0.5)) disagree."""
+    embedded, remote = SqliteBackend(store), qdrant
+    for filters, query in itertools.product(filter_cases(corpus), QUERIES):
+        routes_a = make_routes(
+            RouteContext(embedded, lambda: Analyzer("stem"), Encoder(FakeEmbedder()))
+        )
+        routes_b = make_routes(
+            RouteContext(remote, lambda: Analyzer("stem"), Encoder(FakeEmbedder()))
+        )
+        a = routes_a["lexical"].candidates(query, filters, 200)
+        b = routes_b["lexical"].candidates(query, filters, 200)
+        assert {pid for pid, _ in b} == {pid for pid, _ in a}, (filters, query)
+        assert all(score > 0 for _, score in b)
+
+
+def test_no_staff_passage_in_any_public_result(store: Store, qdrant: QdrantBackend, corpus) -> None:
+    staff = {
+        p.passage_id
+        for d in corpus.documents
+        if d.access == "staff"
+        for p in corpus.passages[corpus.key(d)]
+    }
+    assert staff
+    remote = pipeline(qdrant)
+    for query, route in itertools.product(QUERIES, ["lexical", "dense", "hybrid"]):
+        for day in (None, date(2025, 6, 1), date(2026, 2, 1)):
+            result = remote.run(
+                SearchRequest(query, k=50, route=route, filters=Filters(as_of=day), depth=50)
+            )
+            assert not {h.passage_id for h in result.hits} & staff
+            assert (
+                not {pid for ranking in result.trace.routes.values() for pid, _ in ranking} & staff
+            )
+
+
+def test_a_staff_document_never_changes_a_public_lexical_score(
+    store: Store, qdrant: QdrantBackend
+) -> None:
+    remote = pipeline(qdrant)
+
+    def public_scores() -> list[list[tuple[str, float]]]:
+        return [
+            [
+                (h.passage_id, h.score)
+                for h in remote.run(
+                    SearchRequest(q, k=20, route="lexical", filters=Filters(as_of=date(2026, 2, 1)))
+                ).hits
+            ]
+            for q in QUERIES
+        ]
+
+    before = public_scores()
+    secret = Document("secret", "1", "Secret", "en", "staff")
+    text = "refund refund parcel garantie retour late delivery week staff carte"
+    passage = Passage("secret@v1#s0", "secret", "1", "s0", "text", text, 0)
+    body = Analyzer("stem").body(text, "en")
+    qdrant.write_document(secret, [passage], [body], FakeEmbedder(dim=32).encode_passages([text]))
+    assert public_scores() == before
+    assert any(before)
+    staff = SearchRequest("refund parcel", k=50, route="lexical", filters=Filters(audience="staff"))
+    assert "secret@v1#s0" in {h.passage_id for h in remote.run(staff).hits}
+
+
+def test_writes_go_to_sqlite_then_qdrant_and_stale_points_go(
+    store: Store, qdrant: QdrantBackend, corpus
+) -> None:
+    d = next(d for d in corpus.documents if len(corpus.passages[corpus.key(d)]) > 1)
+    k = corpus.key(d)
+    shorter = corpus.passages[k][:1]
+    qdrant.write_document(d, shorter, corpus.bodies[k][:1], corpus.vectors[k][:1])
+    report = qdrant.verify()
+    assert not (report.missing or report.extra or report.mismatched), report.lines()
+    assert qdrant.collection.count() == store.count_passages()
+    qdrant.delete_document(d.doc_id, d.version)
+    report = qdrant.verify()
+    assert not (report.missing or report.extra or report.mismatched), report.lines()
+    assert qdrant.collection.count() == store.count_passages()
+    # a tiny corpus's average length moves more than 5 % with one document: sync re-weights
+    qdrant.sync()
+    assert qdrant.verify().ok
+
+
+def test_a_failed_qdrant_write_leaves_sqlite_written_and_sync_repairs(
+    store: Store, qdrant: QdrantBackend, corpus, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = qdrant.collection.upsert
+    calls = {"n": 0}
+
+    def flaky(points, lengths) -> None:  # type: ignore[no-untyped-def]
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise ConnectionError("injected: Qdrant went away")
+        real(points, lengths)
+
+    monkeypatch.setattr(qdrant.collection, "upsert", flaky)
+    new = Document("big", "1", "Big", "en", "public")
+    texts = [f"refund parcel number {i}" for i in range(12)]
+    passages = [
+        Passage(f"big@v1#s{i}", "big", "1", f"s{i}", "text", t, i) for i, t in enumerate(texts)
+    ]
+    bodies = [Analyzer("stem").body(t, "en") for t in texts]
+    with pytest.raises(PartialWriteError, match="holds 7 of 12 points of big v1"):
+        qdrant.write_document(new, passages, bodies, FakeEmbedder(dim=32).encode_passages(texts))
+    assert store.count_passages() == sum(len(v) for v in corpus.passages.values()) + 12
+    report = qdrant.verify()
+    assert report.missing == sorted(f"big@v1#s{i}" for i in range(7, 12))
+    monkeypatch.setattr(qdrant.collection, "upsert", real)
+    repaired, changed = qdrant.sync()
+    # 12 short passages move the average length: the other points are re-weighted too
+    assert changed == 5 + len(repaired.stale_lengths)
+    assert qdrant.verify().ok
