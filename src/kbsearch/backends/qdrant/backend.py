@@ -27,6 +27,7 @@ from ...records import Document, Passage
 from ...search.lexical.bm25 import BM25Explanation
 from ...search.lexical.terms import QueryTerms
 from ...store import PassageRow, Store
+from ..base import LexicalStatistics
 from ..sqlite import SqliteBackend
 from .collection import Collection
 from .filters import to_qdrant
@@ -64,20 +65,20 @@ class QdrantBackend:
         self.exact = exact
         self.hnsw_ef = hnsw_ef
         self.batch_size = batch_size
-        self._ready: int | None | bool = False
+        self._ensured = False
 
     # -- the collection ---------------------------------------------------------------------
 
     def dimension(self) -> int | None:
         """The index's dense dimension (``None`` for a lexical-only index)."""
-        dim = int(self.store.settings().get("dim") or 0)
+        dim = int(str(self.store.settings().get("dim") or 0))
         return dim or None
 
     def _collection(self, dim: int | None = None) -> Collection:
-        dim = dim if dim is not None else self.dimension()
-        if self._ready is False or self._ready != dim:
-            self.collection.ensure(dim)
-            self._ready = dim
+        """The collection, created (or checked) with the index's dimension on first use."""
+        if not self._ensured:
+            self.collection.ensure(dim if dim is not None else self.dimension())
+            self._ensured = True
         return self.collection
 
     def lengths(self) -> LengthStatistics:
@@ -136,7 +137,7 @@ class QdrantBackend:
 
     # -- reads ------------------------------------------------------------------------------
 
-    def lexical_statistics(self, audience: str):  # type: ignore[no-untyped-def]
+    def lexical_statistics(self, audience: str) -> LexicalStatistics:
         """FTS5's statistics (they prepare the query terms as in the embedded backend)."""
         return self.sqlite.lexical_statistics(audience)
 

@@ -11,8 +11,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ...errors import BackendUnavailableError, InvalidArgumentError
+
+if TYPE_CHECKING:
+    from .collection import Collection
 
 SETTINGS_KEY = "qdrant"
 BACKENDS = ("sqlite", "qdrant")
@@ -70,7 +74,7 @@ class QdrantTarget:
             hnsw_ef=None if ef is None else int(str(ef)),
         )
 
-    def open(self):  # type: ignore[no-untyped-def]
+    def open(self) -> Collection:
         """The :class:`.collection.Collection` this target names.
 
         Raises:
