@@ -137,6 +137,9 @@ class QdrantBackend:
 
     # -- reads ------------------------------------------------------------------------------
 
+    def languages(self, audience: str) -> list[str]:
+        return self.sqlite.languages(audience)
+
     def lexical_statistics(self, audience: str) -> LexicalStatistics:
         """FTS5's statistics (they prepare the query terms as in the embedded backend)."""
         return self.sqlite.lexical_statistics(audience)
