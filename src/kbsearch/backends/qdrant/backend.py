@@ -24,7 +24,9 @@ import numpy as np
 from ...analysis import Analyzer
 from ...filters import Audience, Filters
 from ...records import Document, Passage
+from ...search.dense import DenseIndex
 from ...search.lexical.bm25 import BM25Explanation
+from ...search.lexical.impact import ImpactIndex
 from ...search.lexical.terms import QueryTerms
 from ...store import PassageRow, Store
 from ..base import LexicalStatistics
@@ -42,6 +44,7 @@ from .mirror import (
 )
 from .points import DENSE, SPARSE_ALL, SPARSE_PUBLIC, PassagePoint, passage_points, text_hash
 from .sparse import LengthStatistics, SparseWeights, query_vector
+from .target import SETTINGS_KEY, QdrantTarget
 
 Ranking = list[tuple[str, float]]
 
@@ -58,8 +61,10 @@ class QdrantBackend:
         exact: bool = True,
         hnsw_ef: int | None = None,
         batch_size: int = BATCH_SIZE,
+        target: QdrantTarget | None = None,
     ) -> None:
         self.sqlite = SqliteBackend(store)
+        self.target = target
         self.store = store
         self.collection = collection
         self.exact = exact
@@ -90,6 +95,13 @@ class QdrantBackend:
             return tokens / rows if rows else 0.0
 
         return LengthStatistics(average(Audience.STAFF), average(Audience.PUBLIC))
+
+    def record(self) -> None:
+        """Store :attr:`target` in the index's settings (so later opens find the collection)."""
+        if self.target is not None:
+            with self.store.transaction():
+                settings = self.store.settings()
+                self.store.set_settings({**settings, SETTINGS_KEY: self.target.settings()})
 
     # -- writes -----------------------------------------------------------------------------
 
@@ -153,6 +165,14 @@ class QdrantBackend:
         return self._collection(len(vector)).query(
             DENSE, vector, to_qdrant(filters), depth, exact=self.exact, hnsw_ef=self.hnsw_ef
         )
+
+    def dense_index(self, dim: int) -> DenseIndex:
+        """The embedded in-memory matrix (for tools that read it; searches use Qdrant)."""
+        return self.sqlite.dense_index(dim)
+
+    def impact_index(self, audience: str) -> ImpactIndex:
+        """The embedded in-memory lexical index (FTS5's scores, for comparison tools)."""
+        return self.sqlite.impact_index(audience)
 
     def passages(
         self, passage_ids: Iterable[str], filters: Filters | None = None

@@ -1,0 +1,97 @@
+"""Which backend an index uses: the embedded SQLite one, or Qdrant when the index recorded a
+Qdrant target (``kbsearch index --backend qdrant``) or the caller names one.
+
+A :class:`Mirrored` backend keeps a second copy of the index beside the SQLite file (the
+system of record): it records where that copy lives before an indexing run, and brings the
+copy level with SQLite after it (``sync``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from ..errors import BackendUnavailableError
+from ..search.dense import DenseIndex
+from ..search.lexical.impact import ImpactIndex
+from ..store import Store
+from .base import Backend
+from .sqlite import SqliteBackend
+
+if TYPE_CHECKING:
+    from .qdrant.target import QdrantTarget
+
+
+@runtime_checkable
+class Mirrored(Protocol):
+    """A backend with a copy of the index outside the SQLite file."""
+
+    def record(self) -> None:
+        """Store where the copy lives in the index's settings."""
+        ...
+
+    def sync(self) -> tuple[Any, int]:
+        """Repair the copy's drift from SQLite; returns the report and the points changed."""
+        ...
+
+    def close(self) -> None:
+        """Release the copy's client."""
+        ...
+
+
+class LocalIndexes(Backend, Protocol):
+    """A backend that also exposes the embedded in-memory indexes (tools and benchmarks)."""
+
+    def dense_index(self, dim: int) -> DenseIndex:
+        """The in-memory dense matrix."""
+        ...
+
+    def impact_index(self, audience: str) -> ImpactIndex:
+        """The in-memory lexical index of the audience's FTS5 table."""
+        ...
+
+
+@contextmanager
+def mirrored(backend: Backend) -> Iterator[None]:
+    """Around an indexing run that writes SQLite: a :class:`Mirrored` backend records its
+    target before and syncs its copy after (a failure there raises
+    :class:`~kbsearch.errors.PartialWriteError`; SQLite is complete)."""
+    if isinstance(backend, Mirrored):
+        backend.record()
+    yield
+    if isinstance(backend, Mirrored):
+        backend.sync()
+
+
+def close_backend(backend: Backend) -> None:
+    """Release a :class:`Mirrored` backend's client (the SQLite one needs nothing)."""
+    if isinstance(backend, Mirrored):
+        backend.close()
+
+
+def open_backend(store: Store, qdrant: QdrantTarget | None = None) -> LocalIndexes:
+    """The backend of ``store``: Qdrant at ``qdrant``, else at the target the index recorded,
+    else the embedded SQLite backend.
+
+    Raises:
+        BackendUnavailableError: Qdrant is asked for but its packages are missing or it
+            cannot be reached.
+    """
+    from .qdrant.target import SETTINGS_KEY, QdrantTarget
+
+    recorded = store.settings().get(SETTINGS_KEY)
+    target = qdrant or (
+        QdrantTarget.from_settings(recorded) if isinstance(recorded, dict) else None
+    )
+    if target is None:
+        return SqliteBackend(store)
+    try:
+        from .qdrant.backend import QdrantBackend
+    except ImportError as exc:
+        raise BackendUnavailableError(
+            f"the Qdrant backend needs the qdrant extra: pip install 'kbsearch[qdrant]' ({exc})"
+        ) from exc
+    return QdrantBackend(
+        store, target.open(), exact=target.exact, hnsw_ef=target.hnsw_ef, target=target
+    )
