@@ -1,0 +1,138 @@
+"""``kbsearch verify`` / ``kbsearch sync`` and the ``--backend qdrant`` options: thin wrappers
+over :class:`kbsearch.backends.qdrant.backend.QdrantBackend`'s ``verify`` and ``sync``."""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import click
+
+from .errors import InvalidArgumentError, KbsearchError
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def qdrant_options(func: F) -> F:
+    """``--backend sqlite|qdrant``, ``--qdrant-url URL``, ``--qdrant-path DIR``."""
+    options = [
+        click.option(
+            "--backend",
+            type=click.Choice(["sqlite", "qdrant"]),
+            default=None,
+            help="Where searches run: the SQLite file (default) or a Qdrant copy of it "
+            "(recorded in the index; later commands use it without these options).",
+        ),
+        click.option("--qdrant-url", help="Qdrant server or cluster URL (qdrant-client)."),
+        click.option(
+            "--qdrant-path",
+            type=click.Path(file_okay=False),
+            help="Folder of an in-process Qdrant Edge shard (qdrant-edge-py).",
+        ),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def target_from_options(backend: str | None, url: str | None, path: str | None) -> Any:
+    """The :class:`~kbsearch.backends.qdrant.target.QdrantTarget` the options name, or
+    ``None`` (the index's recorded backend).
+
+    Raises:
+        InvalidArgumentError: ``--backend qdrant`` without a place, a place with
+            ``--backend sqlite``, or both places.
+    """
+    if backend == "sqlite":
+        if url or path:
+            raise InvalidArgumentError("--qdrant-url/--qdrant-path need --backend qdrant")
+        return None
+    if backend is None and not (url or path):
+        return None
+    from .backends.qdrant.target import QdrantTarget
+
+    return QdrantTarget(url=url, path=path)
+
+
+def _open(db: str, backend: str | None, url: str | None, path: str | None) -> Any:
+    """The knowledge base at ``db`` with its Qdrant copy (the one named, else the recorded).
+
+    Raises:
+        InvalidArgumentError: the index has no Qdrant copy and none is named.
+    """
+    from .backends.factory import Mirrored
+    from .knowledge_base import open_kb
+
+    kb = open_kb(db, qdrant=target_from_options(backend, url, path))
+    if not isinstance(kb.backend, Mirrored):
+        kb.close()
+        raise InvalidArgumentError(
+            f"{db} has no Qdrant copy; give --qdrant-url URL or --qdrant-path DIR"
+        )
+    return kb
+
+
+def fail_cleanly(func: F) -> F:
+    """A KbsearchError becomes ``error: <message>`` on stderr and exit code 1."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except KbsearchError as exc:
+            click.echo(f"error: {exc}", err=True)
+            sys.exit(1)
+
+    return wrapper  # type: ignore[return-value]
+
+
+@click.command("verify")
+@click.option("--db", required=True, type=click.Path(dir_okay=False), help="Knowledge base file.")
+@qdrant_options
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@fail_cleanly
+def verify_command(
+    db: str, backend: str | None, qdrant_url: str | None, qdrant_path: str | None, as_json: bool
+) -> None:
+    """Compare the Qdrant copy with the SQLite file (point ids, versions, access, text,
+    dense dimension, length statistics). Exit 1 when they differ."""
+    kb = _open(db, backend, qdrant_url, qdrant_path)
+    try:
+        report = kb.backend.verify()
+    finally:
+        kb.close()
+    if as_json:
+        click.echo(json.dumps({**report.__dict__, "ok": report.ok}, indent=2))
+    else:
+        click.echo("\n".join(report.lines()))
+    if not report.ok:
+        sys.exit(1)
+
+
+@click.command("sync")
+@click.option("--db", required=True, type=click.Path(dir_okay=False), help="Knowledge base file.")
+@qdrant_options
+@fail_cleanly
+def sync_command(
+    db: str, backend: str | None, qdrant_url: str | None, qdrant_path: str | None
+) -> None:
+    """Bring the Qdrant copy level with the SQLite file: delete points SQLite no longer has,
+    write the missing, changed and stale ones. With --qdrant-url/--qdrant-path, the index
+    records that copy (an existing index moves to Qdrant)."""
+    kb = _open(db, backend, qdrant_url, qdrant_path)
+    try:
+        kb.backend.record()
+        report, changed = kb.backend.sync()
+        after = kb.backend.verify()
+    finally:
+        kb.close()
+    click.echo(
+        f"deleted {len(report.extra)}, wrote {len(report.to_rewrite)} points "
+        f"({changed} changed); {after.points} points for {after.expected} passages: "
+        + ("in sync" if after.ok else "still drifting, run sync again")
+    )
+    if not after.ok:
+        sys.exit(1)
