@@ -157,9 +157,18 @@ class QdrantBackend:
         return self.sqlite.lexical_statistics(audience)
 
     def lexical_candidates(self, terms: QueryTerms, filters: Filters, depth: int) -> Ranking:
+        """As the embedded backend: the kept terms' matches by BM25 (Qdrant's IDF), then,
+        while fewer than ``depth``, the passages matched by the clamped terms only."""
         using = SPARSE_ALL if filters.staff else SPARSE_PUBLIC
-        vector = query_vector([*terms.kept, *terms.clamped])
-        return self._collection().query(using, vector, to_qdrant(filters), depth)
+        where = to_qdrant(filters)
+        found = self._collection().query(using, query_vector(terms.kept), where, depth)
+        if len(found) < depth and terms.clamped:
+            seen = {pid for pid, _ in found}
+            more = self.collection.query(
+                using, query_vector(terms.clamped), where, depth + len(seen)
+            )
+            found += [(pid, score) for pid, score in more if pid not in seen][: depth - len(found)]
+        return found
 
     def dense_candidates(self, vector: np.ndarray, filters: Filters, depth: int) -> Ranking:
         return self._collection(len(vector)).query(
