@@ -32,19 +32,26 @@ def qdrant_options(func: F) -> F:
             type=click.Path(file_okay=False),
             help="Folder of an in-process Qdrant Edge shard (qdrant-edge-py).",
         ),
+        click.option(
+            "--qdrant-cluster",
+            metavar="SHARDS,REPLICATION,WRITE_CONSISTENCY",
+            help="Cluster settings of a new collection at --qdrant-url, e.g. 6,2,2.",
+        ),
     ]
     for option in reversed(options):
         func = option(func)
     return func
 
 
-def target_from_options(backend: str | None, url: str | None, path: str | None) -> Any:
+def target_from_options(
+    backend: str | None, url: str | None, path: str | None, cluster: str | None = None
+) -> Any:
     """The :class:`~kbsearch.backends.qdrant.target.QdrantTarget` the options name, or
     ``None`` (the index's recorded backend).
 
     Raises:
         InvalidArgumentError: ``--backend qdrant`` without a place, a place with
-            ``--backend sqlite``, or both places.
+            ``--backend sqlite``, both places, malformed cluster settings.
     """
     if backend == "sqlite":
         if url or path:
@@ -54,10 +61,20 @@ def target_from_options(backend: str | None, url: str | None, path: str | None) 
         return None
     from .backends.qdrant.target import QdrantTarget
 
-    return QdrantTarget(url=url, path=path)
+    settings = None
+    if cluster:
+        parts = cluster.split(",")
+        if len(parts) != 3 or not all(p.strip().isdigit() for p in parts):
+            raise InvalidArgumentError(
+                f"--qdrant-cluster is SHARDS,REPLICATION,WRITE_CONSISTENCY, got {cluster!r}"
+            )
+        settings = (int(parts[0]), int(parts[1]), int(parts[2]))
+    return QdrantTarget(url=url, path=path, cluster=settings)
 
 
-def _open(db: str, backend: str | None, url: str | None, path: str | None) -> Any:
+def _open(
+    db: str, backend: str | None, url: str | None, path: str | None, cluster: str | None
+) -> Any:
     """The knowledge base at ``db`` with its Qdrant copy (the one named, else the recorded).
 
     Raises:
@@ -66,7 +83,7 @@ def _open(db: str, backend: str | None, url: str | None, path: str | None) -> An
     from .backends.factory import Mirrored
     from .knowledge_base import open_kb
 
-    kb = open_kb(db, qdrant=target_from_options(backend, url, path))
+    kb = open_kb(db, qdrant=target_from_options(backend, url, path, cluster))
     if not isinstance(kb.backend, Mirrored):
         kb.close()
         raise InvalidArgumentError(
@@ -95,11 +112,16 @@ def fail_cleanly(func: F) -> F:
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @fail_cleanly
 def verify_command(
-    db: str, backend: str | None, qdrant_url: str | None, qdrant_path: str | None, as_json: bool
+    db: str,
+    backend: str | None,
+    qdrant_url: str | None,
+    qdrant_path: str | None,
+    qdrant_cluster: str | None,
+    as_json: bool,
 ) -> None:
     """Compare the Qdrant copy with the SQLite file (point ids, versions, access, text,
     dense dimension, length statistics). Exit 1 when they differ."""
-    kb = _open(db, backend, qdrant_url, qdrant_path)
+    kb = _open(db, backend, qdrant_url, qdrant_path, qdrant_cluster)
     try:
         report = kb.backend.verify()
     finally:
@@ -117,12 +139,16 @@ def verify_command(
 @qdrant_options
 @fail_cleanly
 def sync_command(
-    db: str, backend: str | None, qdrant_url: str | None, qdrant_path: str | None
+    db: str,
+    backend: str | None,
+    qdrant_url: str | None,
+    qdrant_path: str | None,
+    qdrant_cluster: str | None,
 ) -> None:
     """Bring the Qdrant copy level with the SQLite file: delete points SQLite no longer has,
     write the missing, changed and stale ones. With --qdrant-url/--qdrant-path, the index
     records that copy (an existing index moves to Qdrant)."""
-    kb = _open(db, backend, qdrant_url, qdrant_path)
+    kb = _open(db, backend, qdrant_url, qdrant_path, qdrant_cluster)
     try:
         kb.backend.record()
         report, changed = kb.backend.sync()

@@ -78,5 +78,7 @@ def test_target_needs_exactly_one_place() -> None:
         QdrantTarget(url="http://localhost:6333", path="/tmp/x")
     with pytest.raises(InvalidArgumentError):
         QdrantTarget(url="http://localhost:6333", hnsw_ef=0)
-    t = QdrantTarget(url="http://q:6333", exact=False, hnsw_ef=128)
+    with pytest.raises(InvalidArgumentError, match="write consistency"):
+        QdrantTarget(url="http://q:6333", cluster=(6, 2, 3))
+    t = QdrantTarget(url="http://q:6333", exact=False, hnsw_ef=128, cluster=(6, 2, 2))
     assert QdrantTarget.from_settings(t.settings()) == t

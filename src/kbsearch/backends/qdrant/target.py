@@ -37,6 +37,7 @@ class QdrantTarget:
     collection: str = "kbsearch"
     exact: bool = True
     hnsw_ef: int | None = None
+    cluster: tuple[int, int, int] | None = None  # shards, replication factor, write consistency
 
     def __post_init__(self) -> None:
         if (self.url is None) == (self.path is None):
@@ -47,6 +48,13 @@ class QdrantTarget:
             object.__setattr__(self, "path", str(Path(self.path).expanduser().resolve()))
         if self.hnsw_ef is not None and self.hnsw_ef <= 0:
             raise InvalidArgumentError(f"hnsw_ef must be positive, got {self.hnsw_ef}")
+        if self.cluster is not None:
+            shards, replicas, consistency = self.cluster
+            if min(self.cluster) < 1 or consistency > replicas:
+                raise InvalidArgumentError(
+                    "cluster settings are SHARDS,REPLICATION,WRITE_CONSISTENCY, each at least 1 "
+                    f"and write consistency at most the replication factor; got {self.cluster}"
+                )
 
     def describe(self) -> str:
         """``qdrant URL`` or ``qdrant-edge PATH`` (for messages)."""
@@ -60,18 +68,20 @@ class QdrantTarget:
             "collection": self.collection,
             "exact": self.exact,
             "hnsw_ef": self.hnsw_ef,
+            "cluster": None if self.cluster is None else list(self.cluster),
         }
 
     @classmethod
     def from_settings(cls, value: Mapping[str, object]) -> QdrantTarget:
         """The target an index recorded (:meth:`settings`)."""
-        ef = value.get("hnsw_ef")
+        ef, cluster = value.get("hnsw_ef"), value.get("cluster")
         return cls(
             url=None if value.get("url") is None else str(value["url"]),
             path=None if value.get("path") is None else str(value["path"]),
             collection=str(value.get("collection") or "kbsearch"),
             exact=bool(value.get("exact", True)),
             hnsw_ef=None if ef is None else int(str(ef)),
+            cluster=tuple(int(x) for x in cluster)[:3] if isinstance(cluster, list) else None,  # type: ignore[arg-type]
         )
 
     def open(self) -> Collection:
@@ -83,9 +93,10 @@ class QdrantTarget:
         """
         try:
             if self.url is not None:
-                from .collection import ClientCollection
+                from .collection import ClientCollection, ClusterSettings
 
-                return ClientCollection.open(self.url, self.collection)
+                settings = ClusterSettings(*self.cluster) if self.cluster else None
+                return ClientCollection.open(self.url, self.collection, settings)
             from .edge import EdgeCollection
 
             return EdgeCollection(str(self.path))
