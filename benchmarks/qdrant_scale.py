@@ -58,6 +58,7 @@ DIM = 384
 LATENT = 48  # intrinsic dimension of the "latent" distribution
 DAY = date(2026, 6, 1)
 NO_TERMS = SparseWeights((), 0)  # dense-only benchmark: no sparse vectors written
+LENGTHS = LengthStatistics(1.0, 1.0)
 
 
 def synthetic_vectors(n: int, distribution: str, rng: np.random.Generator) -> np.ndarray:
@@ -172,7 +173,12 @@ def run(n: int, args: argparse.Namespace, root: Path) -> None:
     collection = EdgeCollection(shard_dir, hnsw, search_threads=args.threads)
     collection.ensure(DIM)
     start = time.perf_counter()
-    write_points(collection, points, LengthStatistics(1.0, 1.0), batch_size=1000)
+    step = 100_000
+    for first in range(0, n, step):
+        write_points(collection, points[first : first + step], LENGTHS, batch_size=1000)
+        if n > step:
+            done = min(first + step, n)
+            print(f"  {done:,} points written in {time.perf_counter() - start:.0f} s", flush=True)
     written = time.perf_counter() - start
     print(f"\n{n:,} points: written in {written:.1f} s; building HNSW ...", flush=True)
     start = time.perf_counter()
