@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from .backends.factory import Mirrored
 from .errors import EvaluationError, InvalidArgumentError, KbsearchError
 from .evaluation.gold import Unreachable, unreachable_relevant
 from .evaluation.questions import QuestionSet
@@ -25,6 +27,10 @@ from .search import HYBRID, SearchRequest
 from .search.fusion import DEFAULT_RRF_K
 from .store.staging import discard_if_empty
 
+if TYPE_CHECKING:
+    from .backends.qdrant.mirror import DriftReport
+    from .backends.qdrant.target import QdrantTarget
+
 Progress = Callable[[int, int], None]
 
 
@@ -34,14 +40,16 @@ def index_files(
     *,
     embedder: str | None = None,
     progress: Progress | None = None,
+    qdrant: QdrantTarget | None = None,
     **options: object,
 ) -> IndexReport:
     """Index ``paths`` into the knowledge base file ``db``, creating it when missing.
 
     ``options`` are :meth:`KnowledgeBase.index`'s (``inventory``, ``default_access``,
-    ``prune``, ``lang``, ``reembed``, ``analyzer``, ``passage_budget``). A run that creates
-    ``db`` and fails (or is interrupted) before writing anything leaves no file behind; one
-    that wrote documents keeps them.
+    ``prune``, ``lang``, ``reembed``, ``analyzer``, ``passage_budget``); ``qdrant``: keep a
+    Qdrant copy there (recorded in the index). A run that creates ``db`` and fails (or is
+    interrupted) before writing anything leaves no file behind; one that wrote documents
+    keeps them.
 
     Raises:
         KbsearchError: as :func:`open_kb` and :meth:`KnowledgeBase.index`.
@@ -50,12 +58,48 @@ def index_files(
     """
     new_file = not Path(db).exists()
     try:
-        with open_kb(db, create=True, embedder=embedder) as kb:
+        with open_kb(db, create=True, embedder=embedder, qdrant=qdrant) as kb:
             return kb.index(paths, progress=progress, **options)  # type: ignore[arg-type]
     except (KbsearchError, KeyboardInterrupt):
         if new_file:
             discard_if_empty(Path(db))
         raise
+
+
+def _copy(db: str | Path, kb: KnowledgeBase) -> Mirrored:
+    if not isinstance(kb.backend, Mirrored):
+        raise InvalidArgumentError(
+            f"{db} has no Qdrant copy; give --qdrant-url URL or --qdrant-path DIR"
+        )
+    return kb.backend
+
+
+def verify_copy(db: str | Path, qdrant: QdrantTarget | None = None) -> DriftReport:
+    """Compare ``db``'s Qdrant copy (``qdrant``, else the recorded one) with the SQLite file.
+
+    Raises:
+        InvalidArgumentError: the index has no Qdrant copy and none is given.
+        KbsearchError: as :func:`open_kb`.
+    """
+    with open_kb(db, qdrant=qdrant) as kb:
+        return _copy(db, kb).verify()
+
+
+def sync_copy(
+    db: str | Path, qdrant: QdrantTarget | None = None
+) -> tuple[DriftReport, int, DriftReport]:
+    """Record ``qdrant`` (when given) as ``db``'s copy and repair its drift: ``(the drift
+    found, points deleted or written, the drift left)``.
+
+    Raises:
+        InvalidArgumentError: the index has no Qdrant copy and none is given.
+        PartialWriteError: Qdrant failed half-way (run it again).
+    """
+    with open_kb(db, qdrant=qdrant) as kb:
+        copy = _copy(db, kb)
+        copy.record()
+        report, changed = copy.sync()
+        return report, changed, copy.verify()
 
 
 def backup(db: str | Path, destination: str | Path, *, force: bool = False) -> None:

@@ -10,16 +10,17 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from ..errors import BackendUnavailableError
+from ..search.backend import Backend
 from ..search.dense import DenseIndex
 from ..search.lexical.impact import ImpactIndex
 from ..store import Store
-from .base import Backend
 from .sqlite import SqliteBackend
 
 if TYPE_CHECKING:
+    from .qdrant.mirror import DriftReport
     from .qdrant.target import QdrantTarget
 
 
@@ -31,7 +32,11 @@ class Mirrored(Protocol):
         """Store where the copy lives in the index's settings."""
         ...
 
-    def sync(self) -> tuple[Any, int]:
+    def verify(self) -> DriftReport:
+        """Compare the copy with SQLite."""
+        ...
+
+    def sync(self) -> tuple[DriftReport, int]:
         """Repair the copy's drift from SQLite; returns the report and the points changed."""
         ...
 

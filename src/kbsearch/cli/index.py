@@ -15,6 +15,7 @@ from kbsearch.workflows import index_files
 
 from .ingest import print_index_report
 from .options import db_option
+from .qdrant import qdrant_options, target_from_options
 
 
 def report_line(report: IndexReport) -> str:
@@ -51,17 +52,20 @@ def report_line(report: IndexReport) -> str:
 @click.option("--budget", type=int, help="Passage budget in embedder tokens (new index).")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.option("--verbose", "-v", is_flag=True, help="List warnings and unsupported files.")
+@qdrant_options
 def index_command(paths: tuple[str, ...], db: str, inventory: str | None,
                   default_access: str | None, prune: bool, lang: str | None,
                   embedder: str | None, reembed: bool, analyzer: str | None, budget: int | None,
-                  as_json: bool, verbose: bool) -> None:  # fmt: skip
+                  as_json: bool, verbose: bool, backend: str | None, qdrant_url: str | None,
+                  qdrant_path: str | None, qdrant_cluster: str | None) -> None:  # fmt: skip
     """Index files and folders into the knowledge base DB (created if missing)."""
+    target = target_from_options(backend, qdrant_url, qdrant_path, qdrant_cluster)
     try:
         with progress_bar("embedding") as progress:
             report = index_files(
                 db, list(paths), embedder=embedder, progress=progress, inventory=inventory,
                 default_access=default_access, prune=prune, lang=lang, reembed=reembed,
-                analyzer=analyzer, passage_budget=budget,
+                analyzer=analyzer, passage_budget=budget, qdrant=target,
             )  # fmt: skip
     except IndexingInterrupted as exc:
         written = exc.report if isinstance(exc.report, IndexReport) else IndexReport()

@@ -12,6 +12,7 @@ from .errors import Group
 from .eval import bench_command, compare_command, eval_command
 from .index import index_command
 from .model import model_group
+from .qdrant import sync_command, verify_command
 from .search import explain_command, search_command, show_command
 from .serve import mcp_command, serve_command
 
@@ -31,6 +32,8 @@ COMMANDS: tuple[click.Command, ...] = (
     model_group,
     serve_command,
     mcp_command,
+    verify_command,
+    sync_command,
 )
 
 

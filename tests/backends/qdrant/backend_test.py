@@ -16,7 +16,6 @@ import pytest
 from support import FakeEmbedder
 
 from kbsearch.analysis import Analyzer
-from kbsearch.backends.base import Backend
 from kbsearch.backends.qdrant.backend import QdrantBackend
 from kbsearch.backends.qdrant.collection import Collection
 from kbsearch.backends.qdrant.sparse import qdrant_idf
@@ -25,6 +24,7 @@ from kbsearch.errors import PartialWriteError
 from kbsearch.filters import Filters
 from kbsearch.records import Document, Passage
 from kbsearch.search import Pipeline, RouteContext, SearchRequest, make_routes
+from kbsearch.search.backend import Backend
 from kbsearch.store import Store
 
 QUERIES = ["refund parcel", "garantie retour", "late delivery week", "carte cadeau prix", "staff"]

@@ -1,6 +1,6 @@
 """The Qdrant backend: the SQLite file stays the system of record, Qdrant ranks the candidates.
 
-:class:`QdrantBackend` implements :class:`kbsearch.backends.base.Backend`. Documents, versions,
+:class:`QdrantBackend` implements :class:`kbsearch.search.backend.Backend`. Documents, versions,
 passages, the FTS5 statistics the query terms are prepared with, explanations and the
 embedding cache stay in SQLite (:class:`kbsearch.backends.sqlite.SqliteBackend`); the lexical
 and dense candidates come from a Qdrant collection (:mod:`.collection`) holding one point per
@@ -24,12 +24,12 @@ import numpy as np
 from ...analysis import Analyzer
 from ...filters import Audience, Filters
 from ...records import Document, Passage
+from ...search.backend import LexicalStatistics
 from ...search.dense import DenseIndex
 from ...search.lexical.bm25 import BM25Explanation
 from ...search.lexical.impact import ImpactIndex
 from ...search.lexical.terms import QueryTerms
 from ...store import PassageRow, Store
-from ..base import LexicalStatistics
 from ..sqlite import SqliteBackend
 from .collection import Collection
 from .filters import to_qdrant
@@ -50,7 +50,7 @@ Ranking = list[tuple[str, float]]
 
 
 class QdrantBackend:
-    """:class:`kbsearch.backends.base.Backend` on SQLite + a Qdrant collection (module
+    """:class:`kbsearch.search.backend.Backend` on SQLite + a Qdrant collection (module
     docstring). ``collection`` is created on first use with the index's dimension."""
 
     def __init__(

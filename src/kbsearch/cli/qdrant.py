@@ -1,9 +1,8 @@
 """``kbsearch verify`` / ``kbsearch sync`` and the ``--backend qdrant`` options: thin wrappers
-over :class:`kbsearch.backends.qdrant.backend.QdrantBackend`'s ``verify`` and ``sync``."""
+over :func:`kbsearch.workflows.verify_copy` and :func:`kbsearch.workflows.sync_copy`."""
 
 from __future__ import annotations
 
-import functools
 import json
 import sys
 from collections.abc import Callable
@@ -11,7 +10,10 @@ from typing import Any, TypeVar
 
 import click
 
-from .errors import InvalidArgumentError, KbsearchError
+from kbsearch.errors import InvalidArgumentError
+from kbsearch.workflows import sync_copy, verify_copy
+
+from .options import db_option
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -59,7 +61,7 @@ def target_from_options(
         return None
     if backend is None and not (url or path):
         return None
-    from .backends.qdrant.target import QdrantTarget
+    from kbsearch.backends.qdrant.target import QdrantTarget
 
     settings = None
     if cluster:
@@ -72,45 +74,10 @@ def target_from_options(
     return QdrantTarget(url=url, path=path, cluster=settings)
 
 
-def _open(
-    db: str, backend: str | None, url: str | None, path: str | None, cluster: str | None
-) -> Any:
-    """The knowledge base at ``db`` with its Qdrant copy (the one named, else the recorded).
-
-    Raises:
-        InvalidArgumentError: the index has no Qdrant copy and none is named.
-    """
-    from .backends.factory import Mirrored
-    from .knowledge_base import open_kb
-
-    kb = open_kb(db, qdrant=target_from_options(backend, url, path, cluster))
-    if not isinstance(kb.backend, Mirrored):
-        kb.close()
-        raise InvalidArgumentError(
-            f"{db} has no Qdrant copy; give --qdrant-url URL or --qdrant-path DIR"
-        )
-    return kb
-
-
-def fail_cleanly(func: F) -> F:
-    """A KbsearchError becomes ``error: <message>`` on stderr and exit code 1."""
-
-    @functools.wraps(func)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return func(*args, **kwargs)
-        except KbsearchError as exc:
-            click.echo(f"error: {exc}", err=True)
-            sys.exit(1)
-
-    return wrapper  # type: ignore[return-value]
-
-
 @click.command("verify")
-@click.option("--db", required=True, type=click.Path(dir_okay=False), help="Knowledge base file.")
+@db_option
 @qdrant_options
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
-@fail_cleanly
 def verify_command(
     db: str,
     backend: str | None,
@@ -121,11 +88,7 @@ def verify_command(
 ) -> None:
     """Compare the Qdrant copy with the SQLite file (point ids, versions, access, text,
     dense dimension, length statistics). Exit 1 when they differ."""
-    kb = _open(db, backend, qdrant_url, qdrant_path, qdrant_cluster)
-    try:
-        report = kb.backend.verify()
-    finally:
-        kb.close()
+    report = verify_copy(db, target_from_options(backend, qdrant_url, qdrant_path, qdrant_cluster))
     if as_json:
         click.echo(json.dumps({**report.__dict__, "ok": report.ok}, indent=2))
     else:
@@ -135,9 +98,8 @@ def verify_command(
 
 
 @click.command("sync")
-@click.option("--db", required=True, type=click.Path(dir_okay=False), help="Knowledge base file.")
+@db_option
 @qdrant_options
-@fail_cleanly
 def sync_command(
     db: str,
     backend: str | None,
@@ -148,13 +110,8 @@ def sync_command(
     """Bring the Qdrant copy level with the SQLite file: delete points SQLite no longer has,
     write the missing, changed and stale ones. With --qdrant-url/--qdrant-path, the index
     records that copy (an existing index moves to Qdrant)."""
-    kb = _open(db, backend, qdrant_url, qdrant_path, qdrant_cluster)
-    try:
-        kb.backend.record()
-        report, changed = kb.backend.sync()
-        after = kb.backend.verify()
-    finally:
-        kb.close()
+    target = target_from_options(backend, qdrant_url, qdrant_path, qdrant_cluster)
+    report, changed, after = sync_copy(db, target)
     click.echo(
         f"deleted {len(report.extra)}, wrote {len(report.to_rewrite)} points "
         f"({changed} changed); {after.points} points for {after.expected} passages: "
