@@ -40,12 +40,14 @@ def library_error_cases(tmp: Path) -> dict[str, list[str]]:
         "demo": ["demo", "--dir", str(tmp / "demo"), "--embedder", "no-such-embedder"],
         "serve": ["serve", "--db", missing],
         "mcp": ["mcp", "--db", missing],
+        "verify": ["verify", "--db", missing],
+        "sync": ["sync", "--db", missing, "--qdrant-path", str(tmp / "edge")],
     }
 
 
 COMMANDS = [
     "index", "search", "ask", "explain", "show", "inventory", "stats", "backup", "eval", "bench",
-    "compare", "demo", "serve", "mcp",
+    "compare", "demo", "serve", "mcp", "verify", "sync",
 ]  # fmt: skip
 
 
