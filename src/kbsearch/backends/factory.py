@@ -8,6 +8,7 @@ copy level with SQLite after it (``sync``).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
@@ -85,10 +86,8 @@ def open_backend(store: Store, qdrant: QdrantTarget | None = None) -> LocalIndex
     """
     from .qdrant.target import SETTINGS_KEY, QdrantTarget
 
-    recorded = store.settings().get(SETTINGS_KEY)
-    target = qdrant or (
-        QdrantTarget.from_settings(recorded) if isinstance(recorded, dict) else None
-    )
+    recorded = store.get_meta(SETTINGS_KEY)
+    target = qdrant or (QdrantTarget.from_settings(json.loads(recorded)) if recorded else None)
     if target is None:
         return SqliteBackend(store)
     try:

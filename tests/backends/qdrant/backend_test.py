@@ -53,7 +53,9 @@ def pipeline(backend: Backend) -> Pipeline:
 def store(tmp_path: Path, corpus) -> Iterator[Store]:
     s = Store(tmp_path / "kb.db", create=True)
     with s.transaction():
-        s.set_settings({"analyzer": "stem", "dim": 32})
+        s.set_settings(
+            {"analyzer": "stem", "dim": 32, "embedder": "fake:bow", "embedder_spec": "fake:bow"}
+        )
     for d in corpus.documents:
         k = corpus.key(d)
         s.write_document(d, corpus.passages[k], corpus.bodies[k], corpus.vectors[k])

@@ -17,6 +17,7 @@ Writes go to SQLite first, then to Qdrant (:func:`.mirror.write_points`). :meth:
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
 
 import numpy as np
@@ -76,8 +77,8 @@ class QdrantBackend:
 
     def dimension(self) -> int | None:
         """The index's dense dimension (``None`` for a lexical-only index)."""
-        dim = int(str(self.store.settings().get("dim") or 0))
-        return dim or None
+        settings = self.store.index_settings()
+        return settings.dim if settings is not None and settings.has_vectors else None
 
     def _collection(self, dim: int | None = None) -> Collection:
         """The collection, created (or checked) with the index's dimension on first use."""
@@ -97,11 +98,10 @@ class QdrantBackend:
         return LengthStatistics(average(Audience.STAFF), average(Audience.PUBLIC))
 
     def record(self) -> None:
-        """Store :attr:`target` in the index's settings (so later opens find the collection)."""
+        """Store :attr:`target` in the index's ``meta`` table (later opens find the collection)."""
         if self.target is not None:
             with self.store.transaction():
-                settings = self.store.settings()
-                self.store.set_settings({**settings, SETTINGS_KEY: self.target.settings()})
+                self.store.set_meta(SETTINGS_KEY, json.dumps(self.target.settings()))
 
     # -- writes -----------------------------------------------------------------------------
 
@@ -216,7 +216,8 @@ class QdrantBackend:
         """The points SQLite gives for ``passage_ids`` (bodies re-analysed with the index's
         analyzer, vectors read from the index)."""
         wanted = set(passage_ids)
-        analyzer = Analyzer(str(self.store.settings().get("analyzer", "stem")))
+        settings = self.store.index_settings()
+        analyzer = Analyzer(settings.analyzer if settings is not None else "stem")
         dim = self.dimension()
         vectors: dict[str, np.ndarray] = {}
         if dim:

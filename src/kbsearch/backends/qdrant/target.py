@@ -2,7 +2,8 @@
 
 A :class:`QdrantTarget` names either a Qdrant server or cluster (``url``, through
 qdrant-client) or a Qdrant Edge shard folder (``path``, in-process). It is stored in the
-SQLite file's settings when the index is created with ``--backend qdrant``, so every later
+SQLite file's ``meta`` table (key ``qdrant``, JSON) when the index is indexed or synced with
+``--backend qdrant``, so every later
 ``open_kb`` (search, eval, bench, serve) reaches the same collection without being told.
 """
 
