@@ -7,12 +7,16 @@ import asyncio
 import io
 import json
 import logging
+import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
 import httpx
+import numpy as np
 import pytest
+from support import FakeEmbedder
 from support_service import PUBLIC_READ, STAFF_READ, STAFF_WRITE, auth
 
 from kbsearch.service import access_log
@@ -340,8 +344,16 @@ def test_delete_a_version_then_the_document(client: httpx.Client) -> None:
 # -- time limit, loopback, metrics, logs -------------------------------------------------------
 
 
+class SlowEmbedder(FakeEmbedder):
+    """Encodes queries in 0.5 s: a search that outlasts any small time limit, whatever the load."""
+
+    def encode_queries(self, texts: Sequence[str]) -> np.ndarray:
+        time.sleep(0.5)
+        return super().encode_queries(texts)
+
+
 def test_search_over_the_time_limit_is_503(serve: Any, kb_file: Path) -> None:
-    server = serve(kb_file, time_limit=1e-6)
+    server = serve(kb_file, time_limit=0.05, embedder=SlowEmbedder())
     with httpx.Client(base_url=server.url) as c:
         response = c.get("/search", params={"q": "parcel"})
     assert response.status_code == 503
