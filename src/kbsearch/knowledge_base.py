@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -24,13 +23,13 @@ from .backends.factory import close_backend, mirrored, open_backend
 from .embedders import Embedder, load_embedder, resolve_spec
 from .errors import (
     EmbedderMismatchError,
-    IndexingInterrupted,
     InvalidArgumentError,
     PassageNotFoundError,
     ReadOnlyIndexError,
 )
 from .filters import AUDIENCES, Audience, Filters
-from .indexing import Indexer, IndexReport, Settings, expand_paths, load_inventory
+from .index_run import plan_settings, reembed_into_copy, run_index
+from .indexing import IndexReport, expand_paths, load_inventory
 from .records import DEFAULT_AUDIENCE, Hit, Passage
 from .search import HYBRID, Pipeline, RouteContext, SearchRequest, make_routes
 from .search.abstain import check_threshold
@@ -51,8 +50,7 @@ from .search.pipeline import (
     validate_weights,
 )
 from .search.routes import LexicalRoute
-from .store import IndexSettings, PassageRow, Store, StoredDocument
-from .store.staging import staged_copy
+from .store import PassageRow, Store, StoredDocument
 
 if TYPE_CHECKING:
     from .backends.qdrant.target import QdrantTarget
@@ -200,75 +198,30 @@ class KnowledgeBase:
                 f" access (chmod u+w {self.store.path})"
             )
         current = self.store.index_settings()
-        fresh = current is None or reembed
         if reembed:
             self._embedder = None if self._requested in (None, NO_EMBEDDER) else self._embedder
-        embedder = self._embedder_for_indexing(fresh)
-        if current is not None and not reembed:
-            record = current
-            settings = Settings(
-                analyzer=current.analyzer,
-                section_level=current.section_level,
-                passage_budget=current.passage_budget,
-                overlap=current.overlap,
-            )
-        else:
-            previous = current or IndexSettings()
-            settings = Settings(
-                analyzer=analyzer or previous.analyzer,
-                section_level=section_level or previous.section_level,
-                passage_budget=passage_budget
-                or (embedder.max_tokens if embedder else previous.passage_budget),
-            )
-            self._check_settings(settings, embedder)
-            record = self._settings_record(settings, embedder)
-            if reembed:  # everything that can fail up front is checked before anything goes
-                expand_paths(paths)
-                load_inventory(inventory)
+        embedder = self._embedder_for_indexing(current is None or reembed)
+        spec = None
+        if embedder is not None:
+            spec = self._spec or getattr(embedder, "spec", None) or embedder.name
+        settings, record = plan_settings(
+            current, reembed, embedder, spec, analyzer, section_level, passage_budget
+        )
+        if reembed:  # everything that can fail up front is checked before anything goes
+            expand_paths(paths)
+            load_inventory(inventory)
         options: dict[str, Any] = {
             "inventory": inventory,
             "default_access": default_access,
             "lang": lang,
             "takeover": takeover,
         }
-        if reembed:  # the search snapshot follows the generation the staged copy bumps
-            with mirrored(self.backend):  # SQLite first; a Qdrant copy is synced after
-                return self._reembed(paths, settings, record, embedder, progress, options)
-        indexer = Indexer(
-            self.store, Analyzer(settings.analyzer), embedder, settings, progress, record
-        )
-        try:
-            with mirrored(self.backend):  # SQLite first; a Qdrant copy is synced after
-                return indexer.run(paths, prune=prune, **options)
-        except KeyboardInterrupt as exc:
-            raise IndexingInterrupted(indexer.report) from exc
-
-    def _reembed(
-        self,
-        paths: Sequence[str | Path],
-        settings: Settings,
-        record: IndexSettings,
-        embedder: Embedder | None,
-        progress: Callable[[int, int], None] | None,
-        options: dict[str, Any],
-    ) -> IndexReport:
-        """Rebuild into a copy of the index (:mod:`kbsearch.store.staging`); the copy
-        replaces the index only when every file was indexed, so a failing file or an
-        interruption keeps the old index whole."""
-        with staged_copy(self.store) as staging:
-            indexer = Indexer(
-                staging.copy, Analyzer(settings.analyzer), embedder, settings, progress, record
-            )
-            try:
-                report = indexer.run(paths, prune=False, **options)
-            except KeyboardInterrupt as exc:
-                indexer.report.kept_previous_index = True
-                raise IndexingInterrupted(indexer.report) from exc
-            if report.ok and report.passages:
-                staging.commit()
-            else:
-                report.kept_previous_index = True
-        return report
+        with mirrored(self.backend):  # SQLite first; a Qdrant copy is synced after
+            if reembed:  # the search snapshot follows the generation the staged copy bumps
+                return reembed_into_copy(self.store, paths, settings, record, embedder,
+                                         progress, options)  # fmt: skip
+            return run_index(self.store, paths, settings, record, embedder, progress,
+                             prune=prune, **options)  # fmt: skip
 
     def _embedder_for_indexing(self, fresh: bool) -> Embedder | None:
         """The embedder to index with: the requested one for a new (or re-embedded) index,
@@ -286,31 +239,6 @@ class KnowledgeBase:
         embedder = load_embedder(spec)
         self._spec = spec
         return embedder
-
-    def _check_settings(self, settings: Settings, embedder: Embedder | None) -> None:
-        Analyzer(settings.analyzer)  # validates the name
-        if settings.section_level not in range(1, 7):
-            raise InvalidArgumentError("section level must be 1 to 6")
-        if settings.passage_budget < 32:
-            raise InvalidArgumentError("passage budget must be at least 32 tokens")
-        if embedder and settings.passage_budget > embedder.max_tokens:
-            raise InvalidArgumentError(
-                f"passage budget {settings.passage_budget} exceeds the embedder's limit of "
-                f"{embedder.max_tokens} tokens"
-            )
-
-    def _settings_record(self, settings: Settings, embedder: Embedder | None) -> IndexSettings:
-        """The settings a new (or re-embedded) index records with its first document."""
-        if embedder is None:
-            return IndexSettings(**asdict(settings))
-        return IndexSettings(
-            **asdict(settings),
-            embedder=embedder.name,
-            embedder_spec=self._spec or getattr(embedder, "spec", None) or embedder.name,
-            dim=embedder.dim,
-            query_prefix=embedder.query_prefix,
-            passage_prefix=embedder.passage_prefix,
-        )
 
     # -- search --------------------------------------------------------------------------------
 
