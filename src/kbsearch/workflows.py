@@ -164,8 +164,9 @@ def unreachable(kb: KnowledgeBase, questions: QuestionSet) -> list[Unreachable]:
     a retrieval failure."""
     documents = [d.document for d in kb.documents()]
     named = {i.passage_id for q in questions.questions for i in q.relevant if i.passage_id}
-    passage_ids = set(kb.store.passage_rows(named)) if named else set()
-    return unreachable_relevant(questions, documents, passage_ids)
+    rows = kb.store.passage_rows(named) if named else {}
+    access = {pid: row.access for pid, row in rows.items()}
+    return unreachable_relevant(questions, documents, access)
 
 
 def evaluate_kb(

@@ -50,3 +50,19 @@ def test_access_unaware_sets_are_searched_as_staff() -> None:
         (ask("q", Relevant(doc_id="goodwill")),), rule="document", format="beir"
     )
     assert unreachable_relevant(questions, DOCS) == []
+
+
+def test_a_staff_passage_named_for_a_public_question_is_reported() -> None:
+    questions = QuestionSet(
+        (
+            ask("c1", Relevant(passage_id="goodwill@v1#amount")),
+            ask("c2", Relevant(passage_id="returns@v2#w")),
+            ask("c3", Relevant(passage_id="goodwill@v1#amount"), public_ok=False),
+        ),
+        rule="section",
+        format="policy",
+        access_aware=True,
+    )
+    access = {"goodwill@v1#amount": "staff", "returns@v2#w": "public"}
+    found = [(u.qid, u.reason) for u in unreachable_relevant(questions, DOCS, access)]
+    assert found == [("c1", "hidden from the question's audience")]

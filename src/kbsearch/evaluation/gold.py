@@ -8,7 +8,7 @@ almost always mistakes in the question file, so they are reported, not silently 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from kbsearch.evaluation.questions import QuestionSet
@@ -29,11 +29,13 @@ class Unreachable:
 def unreachable_relevant(
     questions: QuestionSet,
     documents: Iterable[Document],
-    passage_ids: set[str] | None = None,
+    passage_ids: set[str] | Mapping[str, str] | None = None,
 ) -> list[Unreachable]:
     """Relevant items that the index cannot return for their question (see module docstring).
 
-    ``passage_ids`` (every passage id in the index) is needed only for items named by passage.
+    ``passage_ids`` (the passages the question set names, or every passage of the index) is
+    needed only for items named by passage; given as a mapping from passage id to its access
+    label, a passage hidden from the question's audience is reported too.
     """
     versions: dict[str, dict[str, Document]] = {}
     for doc in documents:
@@ -48,6 +50,14 @@ def unreachable_relevant(
             if item.passage_id is not None:
                 if passage_ids is not None and item.passage_id not in passage_ids:
                     out.append(Unreachable(q.qid, item.passage_id, "no such passage"))
+                elif (
+                    isinstance(passage_ids, Mapping)
+                    and filters.audience != "staff"
+                    and passage_ids[item.passage_id] != "public"
+                ):
+                    out.append(
+                        Unreachable(q.qid, item.passage_id, "hidden from the question's audience")
+                    )
                 continue
             name = str(item.doc_id) + (f"@v{item.version}" if item.version else "")
             known = versions.get(str(item.doc_id))
