@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import os
 from datetime import date
 from pathlib import Path
 
@@ -65,6 +66,62 @@ def test_prune_keeps_a_document_whose_file_fails(
         (docs / "b.md").unlink()
         assert kb.index([docs], prune=True).removed == 1
         assert _ids(kb) == [("a", "1")]
+
+
+def test_prune_keeps_documents_under_a_folder_that_cannot_be_listed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 14 item 7: --prune over an unreadable sub-folder (simulated: we run as root)."""
+    docs = write_files(
+        tmp_path / "docs",
+        {
+            "a.md": "# A\n\nAlpha.\n",
+            "locked/b.md": "# B\n\nBeta.\n",
+            "locked/deep/c.md": "# C\n\nGamma.\n",
+        },
+    )
+    with _open(tmp_path) as kb:
+        kb.index([docs])
+        real = os.scandir
+
+        def scandir(path):  # type: ignore[no-untyped-def]
+            if Path(path) == docs / "locked":
+                raise PermissionError(13, "Permission denied", str(path))
+            return real(path)
+
+        monkeypatch.setattr(os, "scandir", scandir)
+        report = kb.index([docs], prune=True)
+        monkeypatch.undo()
+        assert report.removed == 0
+        assert report.failed == [(str(docs / "locked"), "cannot list folder: Permission denied")]
+        assert _ids(kb) == [("a", "1"), ("locked/b", "1"), ("locked/deep/c", "1")]
+        # once the folder can be listed again and a file is gone, --prune removes it
+        (docs / "locked" / "b.md").unlink()
+        report = kb.index([docs], prune=True)
+        assert (report.removed, report.failed) == (1, [])
+        assert _ids(kb) == [("a", "1"), ("locked/deep/c", "1")]
+
+
+def test_prune_keeps_a_document_whose_folder_cannot_be_looked_into(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A stored file outside the indexed paths whose folder denies access is not "gone"."""
+    docs = write_files(tmp_path / "docs", {"a.md": "# A\n\nAlpha.\n"})
+    other = write_files(tmp_path / "other", {"b.md": "# B\n\nBeta.\n"})
+    with _open(tmp_path) as kb:
+        kb.index([docs, other])
+        real, denied = Path.stat, other.resolve()
+
+        def stat(path: Path, **kwargs):  # type: ignore[no-untyped-def]
+            if path.parent == denied:
+                raise PermissionError(13, "Permission denied", str(path))
+            return real(path, **kwargs)
+
+        monkeypatch.setattr(Path, "stat", stat)
+        report = kb.index([docs], prune=True)
+        monkeypatch.undo()
+        assert (report.removed, report.failed) == (0, [])
+        assert _ids(kb) == [("a", "1"), ("b", "1")]
 
 
 FRONT = "---\ndoc_id: policy\nversion: {v}\neffective_from: {start}\naccess: public\n---\n"

@@ -95,6 +95,18 @@ def under_any(path: Path, roots: Sequence[Path]) -> bool:
     return any(path == root or root in path.parents for root in roots)
 
 
+def _gone(path: Path) -> bool:
+    """True when ``path`` does not exist; a path that cannot be looked at (permission denied
+    on a folder above it) is not gone."""
+    try:
+        path.stat()
+    except (FileNotFoundError, NotADirectoryError):
+        return True
+    except OSError:
+        return False
+    return False
+
+
 def load_inventory(path: str | Path | None) -> dict[Path, InventoryRow]:
     """Inventory rows keyed by the resolved path of their file (relative to the CSV)."""
     if path is None:
@@ -210,7 +222,10 @@ class Indexer:
             str(p) for p in found.unsupported if p.resolve() != inventory_file
         ]
         roots = [Path(p).resolve() for p in paths]
-        for missing in sorted(p for p in rows if not p.exists() and under_any(p, roots)):
+        for folder, reason in found.unlisted:
+            self._fail(folder, reason)
+        unlisted = [folder.resolve() for folder, _ in found.unlisted]
+        for missing in sorted(p for p in rows if _gone(p) and under_any(p, roots)):
             self._fail(missing, "listed in the inventory but not found")
         stored = {(d.document.doc_id, d.document.version): d for d in self.store.documents()}
         candidates, parsed_ok = self._resolve(found.files, rows, label, lang)
@@ -248,7 +263,7 @@ class Indexer:
             )
         self._write_all()
         if prune:
-            self._prune(stored, yielded, roots)
+            self._prune(stored, yielded, roots, unlisted)
         return self.report
 
     def _resolve(
@@ -294,15 +309,19 @@ class Indexer:
         stored: dict[tuple[str, str], StoredDocument],
         yielded: set[tuple[str, str]],
         roots: list[Path],
+        unlisted: list[Path],
     ) -> None:
         """Remove stored versions this run did not yield whose file is gone or lies under the
-        paths indexed; a file that exists but failed this run keeps its documents."""
+        paths indexed; a file that exists but failed this run keeps its documents, and so does
+        every file under a folder that could not be listed (its state is unknown)."""
         failed = {source for source, _ in self.report.failed}
         for key in sorted(set(stored) - yielded):
             source = Path(stored[key].document.source)
-            if str(source) in failed and source.exists():
+            if str(source) in failed and not _gone(source):
                 continue
-            if not source.exists() or under_any(source, roots):
+            if under_any(source, unlisted):
+                continue
+            if _gone(source) or under_any(source, roots):
                 self.store.delete_document(*key)
                 self.report.removed += 1
 

@@ -142,6 +142,29 @@ def test_read_only_index_is_searched_and_refuses_indexing(tmp_path: Path) -> Non
         db.chmod(0o644)
 
 
+def test_prune_over_an_unlistable_folder_is_one_line_and_keeps_its_documents(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    docs, db = many_files(tmp_path / "docs", 2), tmp_path / "kb.db"
+    many_files(docs / "private", 2, prefix="priv")
+    assert run("index", str(docs), "--db", str(db), "--embedder", "none")[0] == 0
+    real = os.scandir
+
+    def scandir(path):  # type: ignore[no-untyped-def]  # we run as root: simulate chmod 000
+        if Path(path) == docs / "private":
+            raise PermissionError(13, "Permission denied", str(path))
+        return real(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    code, out, err = run("index", str(docs), "--db", str(db), "--prune")
+    assert code == 1, err
+    assert "removed 0, failed 1" in out
+    assert err.strip().splitlines() == [
+        f"failed: {docs / 'private'}: cannot list folder: Permission denied"
+    ]
+    assert consistent(db, vectors=False) == 4
+
+
 def test_locked_database_is_one_line_after_the_timeout(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

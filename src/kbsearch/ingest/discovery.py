@@ -1,10 +1,12 @@
 """Which files an ``index`` run reads: the files named, plus the supported files under the
 folders named. Hidden files and folders (``.git``, ``.draft.md``) and office lock files
 (``~$report.docx``) are skipped; other files with an unsupported suffix are counted so the
-run can say so."""
+run can say so. A folder that cannot be listed (``PermissionError``) is reported, not skipped
+silently, so that ``--prune`` keeps the documents under it."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,14 +20,42 @@ from kbsearch.ingest.metadata import path_doc_id
 class Discovery:
     """``files``: resolved path -> the doc id its path gives (relative to the folder named,
     without suffix; the stem for a file named directly), in sorted order. ``unsupported``:
-    files under the folders whose type kbsearch does not read."""
+    files under the folders whose type kbsearch does not read. ``unlisted``: folders that
+    could not be listed (or files that could not be looked at), as ``(path, reason)``; what
+    lies under them is unknown."""
 
     files: dict[Path, str] = field(default_factory=dict)
     unsupported: tuple[Path, ...] = ()
+    unlisted: tuple[tuple[Path, str], ...] = ()
 
 
-def _skipped(relative: Path) -> bool:
-    return any(part.startswith((".", "~$")) for part in relative.parts)
+def _skipped(name: str) -> bool:
+    return name.startswith((".", "~$"))
+
+
+def _walk(root: Path) -> tuple[list[Path], list[tuple[Path, str]]]:
+    """The non-hidden entries under ``root`` that are not folders (sorted), and the folders
+    that could not be listed. Symbolic links to folders are not followed (as ``rglob``)."""
+    found: list[Path] = []
+    unlisted: list[tuple[Path, str]] = []
+    pending = [root]
+    while pending:
+        folder = pending.pop()
+        try:
+            with os.scandir(folder) as listing:
+                entries = list(listing)
+        except OSError as exc:
+            unlisted.append((folder, f"cannot list folder: {exc.strerror or exc}"))
+            continue
+        for entry in entries:
+            if _skipped(entry.name):
+                continue
+            try:
+                is_folder = entry.is_dir(follow_symlinks=False)
+            except OSError:
+                is_folder = False
+            (pending if is_folder else found).append(folder / entry.name)
+    return sorted(found), sorted(unlisted)
 
 
 def discover(paths: Iterable[str | Path]) -> Discovery:
@@ -36,22 +66,28 @@ def discover(paths: Iterable[str | Path]) -> Discovery:
     """
     files: dict[Path, str] = {}
     unsupported: list[Path] = []
+    unlisted: list[tuple[Path, str]] = []
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
-            for found in sorted(path.rglob("*")):
-                relative = found.relative_to(path)
-                if not found.is_file() or _skipped(relative):
+            entries, cannot_list = _walk(path)
+            unlisted += cannot_list
+            for found in entries:
+                try:
+                    if not found.is_file():
+                        continue
+                except OSError as exc:  # a file that cannot be looked at is not "gone"
+                    unlisted.append((found, f"cannot read: {exc.strerror or exc}"))
                     continue
                 if found.suffix.lower() in SUPPORTED_SUFFIXES:
-                    files.setdefault(found.resolve(), path_doc_id(relative))
+                    files.setdefault(found.resolve(), path_doc_id(found.relative_to(path)))
                 else:
                     unsupported.append(found)
         elif path.is_file():
             files.setdefault(path.resolve(), path_doc_id(Path(path.name)))
         else:
             raise IngestError(f"{path}: no such file or folder")
-    return Discovery(files, tuple(unsupported))
+    return Discovery(files, tuple(unsupported), tuple(unlisted))
 
 
 def expand_paths(paths: Iterable[str | Path]) -> list[Path]:
@@ -71,4 +107,8 @@ def nothing_indexable(paths: Iterable[str | Path], found: Discovery) -> str:
     """The message for a run that found no file to read."""
     named = ", ".join(str(p) for p in paths)
     skipped = f" ({len(found.unsupported)} unsupported file(s))" if found.unsupported else ""
+    if found.unlisted:
+        folder, reason = found.unlisted[0]
+        more = f" and {len(found.unlisted) - 1} more" if len(found.unlisted) > 1 else ""
+        skipped += f" ({folder}: {reason}{more})"
     return f"no file to index in {named}{skipped}; kbsearch reads {', '.join(SUPPORTED_SUFFIXES)}"
