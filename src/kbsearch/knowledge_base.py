@@ -56,6 +56,7 @@ if TYPE_CHECKING:
     from .backends.qdrant.target import QdrantTarget
 
 NO_EMBEDDER = "none"
+SHOWN_IDS = 10  # passage ids named in the error for a document id given as a passage id
 
 
 class KnowledgeBase:
@@ -411,7 +412,7 @@ class KnowledgeBase:
         with self.store.read_transaction():  # the passage and the run from one state
             row = self.backend.passages([passage_id], request.filters).get(passage_id)
             if row is None:
-                raise PassageNotFoundError(f"no passage {passage_id!r} for this audience and date")
+                raise self._not_found(passage_id, request.filters.audience, " and date")
             trace = self.pipeline.run(request).trace
             terms = cast(LexicalRoute, self.routes["lexical"]).terms(query, request.filters)
             audience = str(request.filters.audience)
@@ -434,8 +435,31 @@ class KnowledgeBase:
             raise PassageNotFoundError(f"no passage {passage_id!r} for this audience")
         row = self.store.passage_rows([passage_id]).get(passage_id)
         if row is None or (audience != Audience.STAFF and row.access != "public"):
-            raise PassageNotFoundError(f"no passage {passage_id!r} for this audience")
+            raise self._not_found(passage_id, audience)
         return row.passage
+
+    def document_passages(self, document: str, audience: str = DEFAULT_AUDIENCE) -> list[Passage]:
+        """The passages ``audience`` may see of ``document``: a document id (every version) or
+        ``DOC_ID@vVERSION``; empty when there are none or ``document`` is not of that form."""
+        audience = Audience.parse(audience)
+        if not isinstance(document, str) or "#" in document or not is_text(document):
+            return []
+        doc_id, at, version = document.partition("@")
+        if at and not version.startswith("v"):
+            return []
+        return self.store.document_passages(doc_id, version[1:] if at else None, str(audience))
+
+    def _not_found(self, passage_id: str, audience: str, what: str = "") -> PassageNotFoundError:
+        """The error for a passage ``audience`` cannot see; when ``passage_id`` names a
+        document it can see, the error says so and lists the passage ids (issue 14 item 14)."""
+        ids = [p.passage_id for p in self.document_passages(passage_id, audience)]
+        if not ids:
+            return PassageNotFoundError(f"no passage {passage_id!r} for this audience{what}")
+        more = f" and {len(ids) - SHOWN_IDS} more" if len(ids) > SHOWN_IDS else ""
+        return PassageNotFoundError(
+            f"{passage_id!r} is a document id, not a passage id; its passages: "
+            f"{', '.join(ids[:SHOWN_IDS])}{more}"
+        )
 
     def documents(self) -> list[StoredDocument]:
         return self.store.documents()

@@ -153,3 +153,39 @@ def test_unknown_language_lists_the_choices(db: str) -> None:
     assert code == 1 and "unknown language 'french'; this index holds en" in err
     code, _, err = run("search", "parcel", "--db", db, "--doc", "")
     assert code == 1 and "document filter" in err
+
+
+def test_show_a_document_id_lists_its_passages(db: str) -> None:
+    """Issue 14 item 14: `kbsearch show DOC_ID` (or DOC_ID@vN) lists the passages."""
+    code, out, err = run("show", "returns", "--db", db)
+    assert code == 0, err
+    assert out.splitlines() == [
+        "returns is a document id; its 2 passage(s):",
+        "  returns@v1#return-window  Return window",
+        "  returns@v2#return-window  Return window",
+    ]
+    code, out, _ = run("show", "returns@v2", "--db", db, "--json")
+    assert code == 0
+    ids = [p["passage_id"] for p in json.loads(out)["passages"]]
+    assert ids and all(i.startswith("returns@v2#") for i in ids)
+
+
+def test_explain_a_document_id_says_so_and_names_its_passages(db: str) -> None:
+    code, _, err = run("explain", "return window", "returns@v1", "--db", db)
+    assert code == 1
+    assert err.count("\n") == 1
+    assert err.startswith("error: 'returns@v1' is a document id, not a passage id; its passages: ")
+    assert "returns@v1#return-window" in err and "returns@v2" not in err
+
+
+@pytest.mark.parametrize("command", ["show", "explain"])
+def test_a_staff_document_id_is_not_revealed_to_the_public(db: str, command: str) -> None:
+    args = ["goodwill"] if command == "show" else ["goodwill credit", "goodwill"]
+    code, out, err = run(command, *args, "--db", db)
+    assert code == 1
+    assert err == "error: no passage 'goodwill' for this audience" + (
+        " and date\n" if command == "explain" else "\n"
+    )
+    assert "goodwill@v1" not in out + err
+    code, out, _ = run("show", "goodwill", "--db", db, "--audience", "staff")
+    assert code == 0 and "goodwill@v1#goodwill-amount" in out

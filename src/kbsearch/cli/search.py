@@ -106,9 +106,19 @@ def explain_command(query: str, passage_id: str, db: str, audience: str, as_of: 
 @audience_option
 @click.option("--json", "as_json", is_flag=True)
 def show_command(passage_id: str, db: str, audience: str, as_json: bool) -> None:
-    """Print one passage."""
+    """Print one passage; given a document id (DOC_ID or DOC_ID@vVERSION), list its passages."""
     with open_kb(db) as kb:
-        passage = kb.get_passage(passage_id, audience=audience)
+        passages = kb.document_passages(passage_id, audience=audience)
+        if not passages:
+            passage = kb.get_passage(passage_id, audience=audience)
+    if passages:
+        if as_json:
+            click.echo(dumps({"document": passage_id, "passages": [p.to_dict() for p in passages]}))
+            return
+        click.echo(f"{passage_id} is a document id; its {len(passages)} passage(s):")
+        for p in passages:
+            click.echo(f"  {p.passage_id}  {snippet(p.section, 60)}")
+        return
     if as_json:
         click.echo(dumps(passage.to_dict()))
         return

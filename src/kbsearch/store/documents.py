@@ -212,6 +212,21 @@ class DocumentStore(StoreBase):
         )
         return [_passage(r) for r in rows]
 
+    def document_passages(
+        self, doc_id: str, version: str | None, audience: str = "public"
+    ) -> list[Passage]:
+        """The passages of document ``doc_id`` (one ``version``, or every version) that
+        ``audience`` may see, by version then reading order."""
+        sql = "SELECT * FROM passages WHERE doc_id = ?"
+        params = [doc_id]
+        if version is not None:
+            sql += " AND version = ?"
+            params.append(version)
+        if audience != "staff":
+            sql += " AND access = 'public'"
+        rows = self.connection.execute(sql + " ORDER BY version, ordinal", params)
+        return [_passage(r) for r in rows]
+
     def filter_columns(self) -> PassageColumns:
         """Every passage's row id, passage id and filter columns, ordered by row id."""
         cursor = self.connection.cursor()
