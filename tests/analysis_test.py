@@ -48,3 +48,31 @@ def test_ligature_spellings_find_each_other(
 
 def test_body_of_plain_analyzer_is_folded() -> None:
     assert Analyzer("plain").body("vœux", "fr") == "voeux"
+
+
+def test_a_language_without_a_stemmer_is_searched_by_its_words() -> None:
+    """Its passages are indexed unstemmed, so its query terms are the words themselves (a
+    German staff note was unreachable: 'wasserkocher' was searched as English 'wasserkoch')."""
+    stem = Analyzer("stem")
+    assert stem.query_terms("Wasserkocher", ["de"]) == ["wasserkocher"]
+    assert stem.query_terms("kettles", ["en", "de"]) == ["kettl", "kettles"]
+    assert stem.query_terms("kettles", []) == ["kettl"]
+
+
+def test_a_document_in_a_language_without_a_stemmer_is_found(tmp_path: Path) -> None:
+    docs = write_files(
+        tmp_path / "docs",
+        {
+            "a.md": "---\naccess: public\n---\n# Kettle\n\n## Care\n\nDescale the kettle.\n",
+            "b.md": "---\naccess: staff\nlanguage: de\n---\n# Notiz\n\n## Geräte\n\n"
+            "Den Wasserkocher monatlich entkalken.\n",
+        },
+    )
+    with kbsearch.open_kb(tmp_path / "kb.db", create=True, embedder="none") as kb:
+        kb.index([docs])
+        for lang in (None, "de"):
+            hits = kb.search(
+                "Wasserkocher", route="lexical", filters=Filters(audience="staff", language=lang)
+            )
+            assert [h.passage_id for h in hits] == ["b@v1#gerate"]
+        assert kb.search("Wasserkocher", route="lexical", filters=Filters()) == []

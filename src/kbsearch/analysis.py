@@ -129,7 +129,9 @@ class Analyzer:
         With ``stopwords`` (the default), French elisions and the English and French stop
         words are dropped first (:mod:`kbsearch.stopwords`; a query of stop words only keeps
         them). With stemming, each word is stemmed with every language in ``languages``
-        (the index's languages, or the one a language filter names).
+        (the index's languages, or the one a language filter names; English when there are
+        none); a language without a stemmer adds the words unstemmed, as its passages are
+        indexed.
 
         Raises:
             QueryError: see :func:`query_words`.
@@ -139,7 +141,7 @@ class Analyzer:
             found = content_words(query_words(strip_elisions(query)), STOPWORD_LANGUAGES)
         if self.name == "plain":
             return dedupe(found)
-        langs = [lang for lang in languages if lang in STEMMER_LANGUAGES] or ["en"]
+        langs = list(dict.fromkeys(languages)) or ["en"]
         return dedupe(stem for lang in langs for stem in stem_words(found, lang))
 
 
