@@ -358,3 +358,12 @@ def test_report_as_json_lists_warnings(tmp_path: Path) -> None:
     with _open(tmp_path) as kb:
         payload = json.loads(json.dumps(kb.index([docs]).to_dict()))
     assert payload["warnings"][0]["reason"] == "has only a title; nothing indexed"
+
+
+@pytest.mark.parametrize(("name", "text"), [("corpus.jsonl", ""), ("cards.json", "[]")])
+def test_a_file_with_no_documents_is_a_warning(tmp_path: Path, name: str, text: str) -> None:
+    docs = write_files(tmp_path / "docs", {"a.md": "# A\n\nAlpha.\n", name: text})
+    with _open(tmp_path) as kb:
+        report = kb.index([docs])
+    assert (report.added, report.failed) == (1, [])
+    assert report.warnings == [(str((docs / name).resolve()), "holds no documents; nothing indexed")]

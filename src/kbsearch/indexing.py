@@ -279,6 +279,8 @@ class Indexer:
                 self._fail(source, str(parsed_or_error))
                 continue
             parsed_ok.add(str(source))
+            if not parsed_or_error:  # an empty corpus.jsonl or help-card list
+                self.report.warnings.append((str(source), "holds no documents; nothing indexed"))
             for parsed in parsed_or_error:
                 try:
                     document, defaulted = resolve_document(
