@@ -366,4 +366,5 @@ def test_a_file_with_no_documents_is_a_warning(tmp_path: Path, name: str, text: 
     with _open(tmp_path) as kb:
         report = kb.index([docs])
     assert (report.added, report.failed) == (1, [])
-    assert report.warnings == [(str((docs / name).resolve()), "holds no documents; nothing indexed")]
+    source = str((docs / name).resolve())
+    assert report.warnings == [(source, "holds no documents; nothing indexed")]
