@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from kbsearch.demo import DEMO_K, default_demo_dir, demo_files, example_searches, examples_dir
+from kbsearch.errors import InvalidArgumentError
 from kbsearch.evaluation.formats import load_questions
 from kbsearch.evaluation.report import write_report
 from kbsearch.knowledge_base import open_kb
@@ -61,6 +62,12 @@ def demo_command(directory: Path | None, routes: tuple[str, ...], embedder: str 
         console.print(f"[red]failed[/red] {source}: {reason}", markup=True)
 
     with open_kb(db) as kb:
+        if not kb.routes["dense"].available():  # built with --embedder none
+            if routes and set(routes) != {"lexical"}:
+                raise InvalidArgumentError(
+                    f"{db} has no vectors (built with --embedder none): use --route lexical"
+                )
+            chosen = ("lexical",)
         for example in example_searches(examples):
             console.rule(f"{example.title}: {example.query!r}")
             for label, filters in example.variants:
