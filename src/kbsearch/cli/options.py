@@ -112,4 +112,7 @@ def make_filters(
         InvalidArgumentError: see :class:`kbsearch.filters.Filters`.
     """
     ids = tuple(d.strip() for value in doc_ids for d in value.split(",") if d.strip())
+    if doc_ids and not ids:
+        shown = ", ".join(repr(value) for value in doc_ids)
+        raise InvalidArgumentError(f"--doc {shown} names no document id")
     return Filters(audience=audience, as_of=as_of, language=lang, doc_ids=ids if doc_ids else None)
