@@ -368,3 +368,20 @@ def test_a_file_with_no_documents_is_a_warning(tmp_path: Path, name: str, text: 
     assert (report.added, report.failed) == (1, [])
     source = str((docs / name).resolve())
     assert report.warnings == [(source, "holds no documents; nothing indexed")]
+
+
+def test_two_files_with_one_path_id_say_how_to_resolve_it(tmp_path: Path) -> None:
+    docs = write_files(
+        tmp_path / "docs",
+        {"faq.html": "<h1>FAQ</h1><p>Web answers.</p>", "faq.md": "# FAQ\n\nOld.\n"},
+    )
+    with _open(tmp_path) as kb:
+        report = kb.index([docs])
+    assert report.added == 1
+    assert report.failed == [
+        (
+            str((docs / "faq.md").resolve()),
+            f"duplicate document faq version 1 (also in {(docs / 'faq.html').resolve()}); give"
+            " one of them another `doc_id:` (front matter or the inventory)",
+        )
+    ]

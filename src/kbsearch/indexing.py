@@ -296,10 +296,15 @@ class Indexer:
                     continue
                 key = (document.doc_id, document.version)
                 if key in seen:
+                    hint = (
+                        "; give one of them another `doc_id:` (front matter or the inventory)"
+                        if seen[key] != str(source)
+                        else ""
+                    )
                     self._fail(
                         source,
                         f"duplicate document {document.doc_id} version {document.version}"
-                        f" (also in {seen[key]})",
+                        f" (also in {seen[key]}){hint}",
                     )
                     continue
                 seen[key] = str(source)
