@@ -68,3 +68,28 @@ def test_lexical_only_index_has_no_decision(tmp_path: Path) -> None:
     assert assessed.decision is None and assessed.hits
     with pytest.raises(InvalidArgumentError, match="no vectors"):
         kb.ask(QUERY, filters=Filters(as_of=DAY))
+
+
+@pytest.mark.parametrize(("audience", "languages"), [("public", ["en"]), ("staff", ["de", "en"])])
+def test_ask_picks_its_sentence_with_the_audience_languages(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, audience: str, languages: list[str]
+) -> None:
+    """A staff-only German note must not change how a public answer is composed (the channel
+    of issue 14 item 3)."""
+    files = FILES | {
+        "notiz.md": "---\naccess: staff\nlanguage: de\n---\n# Notiz\n\n## Paket\n\n"
+        "Ein verlorenes Paket wird voll erstattet.\n"
+    }
+    docs = write_files(tmp_path / "docs", files)
+    with kbsearch.open_kb(tmp_path / "kb.db", create=True, embedder=FakeEmbedder()) as kb:
+        kb.index([docs], inventory=docs / "inventory.csv")
+        seen: list[list[str]] = []
+        real = kbsearch.knowledge_base.compose
+
+        def compose(*args):  # type: ignore[no-untyped-def]
+            seen.append(list(args[-1]))
+            return real(*args)
+
+        monkeypatch.setattr(kbsearch.knowledge_base, "compose", compose)
+        kb.ask(QUERY, filters=Filters(audience=audience, as_of=DAY), min_confidence=0.0)
+    assert seen == [languages]
