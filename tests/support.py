@@ -109,7 +109,7 @@ def seed_store(path: Path, analyzer: Analyzer) -> Store:
 SLOW_INDEX = """
 import sys, time
 sys.path.insert(0, {tests!r})
-import kbsearch.indexing, kbsearch.knowledge_base
+import kbsearch.indexing, kbsearch.embedder_slot
 from support import FakeEmbedder
 kbsearch.indexing.EMBED_BATCH = 1
 write = kbsearch.indexing.Indexer._write_batch
@@ -118,10 +118,10 @@ def slow(self, batch):
     print("batch", flush=True)
     time.sleep({pause})
 kbsearch.indexing.Indexer._write_batch = slow
-load = kbsearch.knowledge_base.load_embedder
-kbsearch.knowledge_base.load_embedder = (
+load = kbsearch.embedder_slot.load_embedder
+kbsearch.embedder_slot.load_embedder = (
     lambda spec: FakeEmbedder(name=spec) if spec.startswith("fake:") else load(spec))
-kbsearch.knowledge_base.resolve_spec = lambda spec: spec or "fake:bow"
+kbsearch.embedder_slot.resolve_spec = lambda spec: spec or "fake:bow"
 from kbsearch.cli import cli
 cli(sys.argv[1:])
 """

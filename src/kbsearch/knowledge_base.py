@@ -11,7 +11,6 @@ The CLI and the evaluation runner are thin layers over these calls.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -20,9 +19,9 @@ import numpy as np
 
 from .analysis import Analyzer, is_text, query_words
 from .backends.factory import close_backend, mirrored, open_backend
-from .embedders import Embedder, load_embedder, resolve_spec
+from .embedder_slot import EmbedderSlot
+from .embedders import Embedder
 from .errors import (
-    EmbedderMismatchError,
     InvalidArgumentError,
     PassageNotFoundError,
     ReadOnlyIndexError,
@@ -55,7 +54,6 @@ from .store import PassageRow, Store, StoredDocument
 if TYPE_CHECKING:
     from .backends.qdrant.target import QdrantTarget
 
-NO_EMBEDDER = "none"
 SHOWN_IDS = 10  # passage ids named in the error for a document id given as a passage id
 
 
@@ -75,10 +73,7 @@ class KnowledgeBase:
         qdrant: QdrantTarget | None = None,
     ) -> None:
         self.store = store
-        self._requested = embedder
-        self._embedder: Embedder | None = embedder if isinstance(embedder, Embedder) else None
-        self._spec: str | None = None  # the spec the loaded embedder came from
-        self._lock = threading.Lock()  # loading the embedder
+        self._embedders = EmbedderSlot(store.path, embedder, lambda: self.settings)
         self.backend = open_backend(store, qdrant)
         self.encoder = QueryEncoder(self.embedder, lambda: bool(self.settings), store.path)
         context = RouteContext(self.backend, lambda: self.analyzer, self.encoder)
@@ -108,13 +103,6 @@ class KnowledgeBase:
 
     # -- embedder ------------------------------------------------------------------------------
 
-    def _requested_spec(self) -> str | None:
-        if isinstance(self._requested, str):
-            return self._requested
-        if self._embedder is not None:
-            return getattr(self._embedder, "spec", self._embedder.name)
-        return None
-
     def embedder(self) -> Embedder | None:
         """The index's embedder (loaded on first use); ``None`` for a lexical-only index.
 
@@ -123,31 +111,7 @@ class KnowledgeBase:
                 with.
             EmbedderUnavailableError: it cannot be loaded.
         """
-        with self._lock:
-            return self._embedder_checked()
-
-    def _embedder_checked(self) -> Embedder | None:
-        settings = self.settings
-        recorded = settings.get("embedder")
-        requested = self._requested_spec()
-        if settings.get("embedder_spec") == NO_EMBEDDER and requested not in (None, NO_EMBEDDER):
-            raise EmbedderMismatchError(self._mismatch_message("none (no vectors)", str(requested)))
-        if self._embedder is None:
-            spec = requested or settings.get("embedder_spec")
-            if spec in (None, NO_EMBEDDER):
-                if recorded:
-                    raise EmbedderMismatchError(self._mismatch_message(str(recorded), "none"))
-                return None
-            self._embedder = self._load(str(spec))
-        if recorded and recorded != self._embedder.name:
-            raise EmbedderMismatchError(self._mismatch_message(str(recorded), self._embedder.name))
-        return self._embedder
-
-    def _mismatch_message(self, recorded: str, asked: str) -> str:
-        return (
-            f"{self.store.path} was built with embedder {recorded}, not {asked}; re-embed it"
-            f" with `kbsearch index PATH... --db {self.store.path} --reembed --embedder SPEC`"
-        )
+        return self._embedders.get()
 
     # -- indexing ------------------------------------------------------------------------------
 
@@ -199,12 +163,8 @@ class KnowledgeBase:
                 f" access (chmod u+w {self.store.path})"
             )
         current = self.store.index_settings()
-        if reembed:
-            self._embedder = None if self._requested in (None, NO_EMBEDDER) else self._embedder
-        embedder = self._embedder_for_indexing(current is None or reembed)
-        spec = None
-        if embedder is not None:
-            spec = self._spec or getattr(embedder, "spec", None) or embedder.name
+        embedder = self._embedders.for_indexing(current is None or reembed, reembed)
+        spec = self._embedders.recorded_spec(embedder) if embedder is not None else None
         settings, record = plan_settings(
             current, reembed, embedder, spec, analyzer, section_level, passage_budget
         )
@@ -223,23 +183,6 @@ class KnowledgeBase:
                                          progress, options)  # fmt: skip
             return run_index(self.store, paths, settings, record, embedder, progress,
                              prune=prune, **options)  # fmt: skip
-
-    def _embedder_for_indexing(self, fresh: bool) -> Embedder | None:
-        """The embedder to index with: the requested one for a new (or re-embedded) index,
-        else the index's own (checked against the request)."""
-        if not fresh:
-            return self.embedder()
-        if self._embedder is None:
-            spec = self._requested_spec()
-            if spec == NO_EMBEDDER:
-                return None
-            self._embedder = self._load(resolve_spec(spec))
-        return self._embedder
-
-    def _load(self, spec: str) -> Embedder:
-        embedder = load_embedder(spec)
-        self._spec = spec
-        return embedder
 
     # -- search --------------------------------------------------------------------------------
 

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from support import FakeEmbedder
 
 import kbsearch
-import kbsearch.knowledge_base
+import kbsearch.embedder_slot
 from kbsearch.cli import cli
 from kbsearch.demo import demo_files, examples_dir
 
@@ -50,8 +50,8 @@ def demo_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_readme_example_runs_as_written(
     command: str, demo_db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(kbsearch.knowledge_base, "load_embedder", lambda spec: FakeEmbedder(64))
-    monkeypatch.setattr(kbsearch.knowledge_base, "resolve_spec", lambda spec: "fake:bow")
+    monkeypatch.setattr(kbsearch.embedder_slot, "load_embedder", lambda spec: FakeEmbedder(64))
+    monkeypatch.setattr(kbsearch.embedder_slot, "resolve_spec", lambda spec: "fake:bow")
     monkeypatch.chdir(tmp_path)
     args = [str(demo_db) if word == "kb.db" else word for word in shlex.split(command)[1:]]
     result = CliRunner().invoke(cli, args)
