@@ -213,8 +213,16 @@ class KnowledgeBase:
             raise InvalidArgumentError(f"unknown route {route!r}")
         return self.routes[route].candidates(query, filters, depth)
 
-    def _request(self, query: str, filters: Filters | None, **options: Any) -> SearchRequest:
-        return SearchRequest(query, filters=Filters() if filters is None else filters, **options)
+    def _request(
+        self, query: str, filters: Filters | None, weights: Sequence[float], **options: Any
+    ) -> SearchRequest:
+        """The validated request (``weights`` as a tuple when given as a sequence)."""
+        return SearchRequest(
+            query,
+            filters=Filters() if filters is None else filters,
+            weights=tuple(weights) if isinstance(weights, Sequence) else weights,
+            **options,
+        )
 
     def search(
         self,
@@ -239,7 +247,7 @@ class KnowledgeBase:
         """
         request = self._request(
             query, filters, k=k, route=route, rrf_k=rrf_k, depth=depth,
-            weights=tuple(weights) if isinstance(weights, Sequence) else weights, explain=explain,
+            weights=weights, explain=explain,
         )  # fmt: skip
         # one read transaction: the rankings and the hits' rows come from one state of the
         # file, whatever another process writes meanwhile
@@ -271,7 +279,7 @@ class KnowledgeBase:
         threshold = None if min_confidence is None else check_threshold(min_confidence)
         request = self._request(
             query, filters, k=k, route=route, rrf_k=rrf_k, depth=depth,
-            weights=tuple(weights) if isinstance(weights, Sequence) else weights, explain=True,
+            weights=weights, explain=True,
         )  # fmt: skip
         with self.store.read_transaction():  # the lists and the evidence from one state
             result = self.pipeline.run(request)
@@ -347,7 +355,7 @@ class KnowledgeBase:
         dense = self.routes["dense"].available()
         request = self._request(
             query, filters, k=k, route=route or (HYBRID if dense else "lexical"), rrf_k=rrf_k,
-            depth=depth, weights=tuple(weights) if isinstance(weights, Sequence) else weights,
+            depth=depth, weights=weights,
             explain=True,
         )  # fmt: skip
         if not isinstance(passage_id, str) or not is_text(passage_id):
