@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .columns import PassageColumns, filter_sql
+from .columns import PassageColumns
 from .documents import PassageRow, StoredDocument
 from .fts import FTS_TABLES, FtsPostings, fts_table
 from .schema import FTS_TOKENIZE, SCHEMA_VERSION
@@ -56,6 +56,5 @@ __all__ = [
     "Store",
     "StoredDocument",
     "VectorTable",
-    "filter_sql",
     "fts_table",
 ]

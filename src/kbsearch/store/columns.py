@@ -9,8 +9,6 @@ from typing import Any
 
 import numpy as np
 
-from ..filters import Filters, to_sql
-
 
 @dataclass(frozen=True)
 class PassageColumns:
@@ -24,11 +22,6 @@ class PassageColumns:
     doc_id: np.ndarray
     effective_from: np.ndarray
     effective_to: np.ndarray
-
-
-def filter_sql(filters: Filters, alias: str = "p") -> tuple[str, list[object]]:
-    """The filters as a SQL condition on the passages table (:func:`kbsearch.filters.to_sql`)."""
-    return to_sql(filters, alias)
 
 
 # the filter columns of a passage row, in the order column_arrays reads them

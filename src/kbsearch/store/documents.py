@@ -15,9 +15,9 @@ from datetime import date
 import numpy as np
 
 from ..errors import SettingsConflictError
-from ..filters import Filters
+from ..filters import Filters, to_sql
 from ..records import Document, Passage
-from .columns import COLUMNS, PassageColumns, column_arrays, filter_sql
+from .columns import COLUMNS, PassageColumns, column_arrays
 from .fts import FTS_TABLES
 from .schema import StoreBase
 from .settings import IndexSettings
@@ -179,7 +179,7 @@ class DocumentStore(StoreBase):
     def count_passages(self, filters: Filters | None = None) -> int:
         if filters is None:
             return int(self.connection.execute("SELECT count(*) FROM passages").fetchone()[0])
-        where, params = filter_sql(filters)
+        where, params = to_sql(filters)
         sql = f"SELECT count(*) FROM passages p WHERE {where}"
         return int(self.connection.execute(sql, params).fetchone()[0])
 
@@ -191,7 +191,7 @@ class DocumentStore(StoreBase):
         if not ids:
             return {}
         out: dict[str, PassageRow] = {}
-        where, params = ("1", []) if filters is None else filter_sql(filters)
+        where, params = ("1", []) if filters is None else to_sql(filters)
         for start in range(0, len(ids), 500):
             chunk = ids[start : start + 500]
             marks = ",".join("?" * len(chunk))

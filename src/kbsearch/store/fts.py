@@ -12,8 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import StorageError
-from ..filters import Filters
-from .columns import filter_sql
+from ..filters import Filters, to_sql
 from .schema import StoreBase
 
 # audience -> the FTS5 table its lexical searches read (and take their BM25 statistics from)
@@ -46,7 +45,7 @@ class FtsStore(StoreBase):
 
     def _lexical_sql(self, filters: Filters) -> tuple[str, list[object]]:
         table = fts_table(filters.audience)
-        where, params = filter_sql(filters)
+        where, params = to_sql(filters)
         sql = (
             f"SELECT p.passage_id, -bm25({table}) AS score"
             f" FROM {table} CROSS JOIN passages p ON p.id = {table}.rowid"
