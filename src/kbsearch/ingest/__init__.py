@@ -2,16 +2,21 @@
 
 ``parse_file`` picks the parser from the file suffix through ``PARSERS``; ``SUPPORTED_SUFFIXES``
 lists what it accepts (``.jsonl`` = BEIR corpus, ``.json`` = help cards).
+
+A format's module (and the parsing library behind it: BeautifulSoup, pdfplumber, python-docx,
+docutils) is imported on its first use, so commands that parse nothing (``search``, ``--help``)
+start without them. ``FORMAT_MODULES`` names each suffix's module; each module's own
+``SUFFIXES`` must agree with it (a test checks).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import importlib
+from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, cast
 
 from kbsearch.errors import IngestError, InvalidArgumentError
-from kbsearch.ingest import beir, cards, html, markdown, mdx, pdf, plaintext, rst, word
 from kbsearch.ingest.inventory import InventoryRow, read_inventory, validate_periods
 from kbsearch.records import ParsedDocument
 
@@ -20,12 +25,37 @@ class Parser(Protocol):
     def __call__(self, path: Path, *, section_level: int = 2) -> list[ParsedDocument]: ...
 
 
-PARSERS: Mapping[str, Parser] = {
-    suffix: module.parse
-    for module in (markdown, mdx, rst, html, pdf, word, plaintext, beir, cards)
-    for suffix in module.SUFFIXES
+FORMAT_MODULES: Mapping[str, str] = {
+    ".md": "markdown",
+    ".markdown": "markdown",
+    ".mdx": "mdx",
+    ".rst": "rst",
+    ".html": "html",
+    ".htm": "html",
+    ".pdf": "pdf",
+    ".docx": "word",
+    ".txt": "plaintext",
+    ".jsonl": "beir",
+    ".json": "cards",
 }
-SUPPORTED_SUFFIXES: tuple[str, ...] = tuple(sorted(PARSERS))
+
+
+class _Parsers(Mapping[str, Parser]):
+    """Suffix -> the ``parse`` function of its format's module, imported on first access."""
+
+    def __getitem__(self, suffix: str) -> Parser:
+        module = importlib.import_module(f"kbsearch.ingest.{FORMAT_MODULES[suffix]}")
+        return cast(Parser, module.parse)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(FORMAT_MODULES)
+
+    def __len__(self) -> int:
+        return len(FORMAT_MODULES)
+
+
+PARSERS: Mapping[str, Parser] = _Parsers()
+SUPPORTED_SUFFIXES: tuple[str, ...] = tuple(sorted(FORMAT_MODULES))
 
 
 def parse_file(path: Path, *, section_level: int = 2) -> list[ParsedDocument]:
@@ -54,6 +84,7 @@ def parse_file(path: Path, *, section_level: int = 2) -> list[ParsedDocument]:
 
 
 __all__ = [
+    "FORMAT_MODULES",
     "PARSERS",
     "SUPPORTED_SUFFIXES",
     "InventoryRow",
