@@ -66,3 +66,33 @@ def test_a_staff_passage_named_for_a_public_question_is_reported() -> None:
     access = {"goodwill@v1#amount": "staff", "returns@v2#w": "public"}
     found = [(u.qid, u.reason) for u in unreachable_relevant(questions, DOCS, access)]
     assert found == [("c1", "hidden from the question's audience")]
+
+
+def test_a_section_no_passage_of_the_document_is_in_is_reported() -> None:
+    questions = QuestionSet(
+        (
+            ask("ok", Relevant(doc_id="returns", version="2", section="Window")),
+            ask("nested", Relevant(doc_id="returns", version="2", section="Refund window")),
+            ask("misspelt", Relevant(doc_id="returns", version="2", section="Widnow")),
+            ask("other version", Relevant(doc_id="returns", section="Exchanges")),
+            ask("any version", Relevant(doc_id="returns", section="Window")),
+        ),
+        rule="section",
+        format="policy",
+        access_aware=True,
+    )
+    sections = {
+        ("returns", "1"): {"Exchanges"},
+        ("returns", "2"): {"Window", "Money back > Refund window"},
+    }
+    found = [
+        (u.qid, u.item, u.reason) for u in unreachable_relevant(questions, DOCS, None, sections)
+    ]
+    # version 1 (the only one with "Exchanges") is no longer in force on the question's date
+    assert found == [
+        ("misspelt", "returns@v2#Widnow", "no such section"),
+        ("other version", "returns#Exchanges", "no such section"),
+    ]
+    assert unreachable_relevant(questions, DOCS) == unreachable_relevant(questions, DOCS, None, {
+        ("returns", "2"): {"Window", "Refund window", "Widnow", "Exchanges"}
+    })  # fmt: skip

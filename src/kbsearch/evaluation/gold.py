@@ -2,15 +2,17 @@
 
 A relevant item that names a document the index lacks, a version it lacks, or a passage the
 question's own filters hide (a staff passage for a public question, a version not in force on
-its date) can never be found: its question scores 0 however good the search is. Such items are
+its date), or a section that no passage of the document's versions is in (a misspelt heading),
+can never be found: its question scores 0 however good the search is. Such items are
 almost always mistakes in the question file, so they are reported, not silently scored.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 
+from kbsearch.evaluation.judging import section_covers
 from kbsearch.evaluation.questions import QuestionSet
 from kbsearch.evaluation.runner import question_filters
 from kbsearch.filters import in_force
@@ -30,12 +32,16 @@ def unreachable_relevant(
     questions: QuestionSet,
     documents: Iterable[Document],
     passage_ids: set[str] | Mapping[str, str] | None = None,
+    sections: Mapping[tuple[str, str], Collection[str]] | None = None,
 ) -> list[Unreachable]:
     """Relevant items that the index cannot return for their question (see module docstring).
 
     ``passage_ids`` (the passages the question set names, or every passage of the index) is
     needed only for items named by passage; given as a mapping from passage id to its access
-    label, a passage hidden from the question's audience is reported too.
+    label, a passage hidden from the question's audience is reported too. ``sections`` maps
+    ``(doc_id, version)`` to the section names of its passages; given, an item naming a section
+    that no passage of its document's visible, in-force versions covers
+    (:func:`kbsearch.evaluation.judging.section_covers`) is reported.
     """
     versions: dict[str, dict[str, Document]] = {}
     for doc in documents:
@@ -74,4 +80,18 @@ def unreachable_relevant(
                 out.append(Unreachable(q.qid, name, "hidden from the question's audience"))
             elif not any(in_force(d.effective_from, d.effective_to, day) for d in candidates):
                 out.append(Unreachable(q.qid, name, f"not in force on {day.isoformat()}"))
+            elif item.section is not None and sections is not None:
+                wanted = item.section
+                reachable = [
+                    d
+                    for d in candidates
+                    if (filters.audience == "staff" or d.access == "public")
+                    and in_force(d.effective_from, d.effective_to, day)
+                ]
+                if not any(
+                    section_covers(wanted, s)
+                    for d in reachable
+                    for s in sections.get((d.doc_id, d.version), ())
+                ):
+                    out.append(Unreachable(q.qid, f"{name}#{wanted}", "no such section"))
     return out
