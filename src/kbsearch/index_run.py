@@ -14,10 +14,11 @@ from typing import Any
 
 from .analysis import Analyzer
 from .embedders import Embedder
-from .errors import IndexingInterrupted, InvalidArgumentError
+from .errors import EmbeddingError, IndexingInterrupted, InvalidArgumentError
 from .indexing import Indexer, IndexReport, Settings
 from .store import IndexSettings, Store
 from .store.staging import staged_copy
+from .titles import embed_headings
 
 Progress = Callable[[int, int], None]
 
@@ -112,7 +113,9 @@ def run_index(
     """
     indexer = Indexer(store, Analyzer(settings.analyzer), embedder, settings, progress, record)
     try:
-        return indexer.run(paths, **options)
+        report = indexer.run(paths, **options)
+        add_heading_vectors(store, embedder, report)
+        return report
     except KeyboardInterrupt as exc:
         raise IndexingInterrupted(indexer.report) from exc
 
@@ -139,6 +142,7 @@ def reembed_into_copy(
         )
         try:
             report = indexer.run(paths, prune=False, **options)
+            add_heading_vectors(staging.copy, embedder, report)
         except KeyboardInterrupt as exc:
             indexer.report.kept_previous_index = True
             raise IndexingInterrupted(indexer.report) from exc
@@ -147,3 +151,25 @@ def reembed_into_copy(
         else:
             report.kept_previous_index = True
     return report
+
+
+def add_heading_vectors(store: Store, embedder: Embedder | None, report: IndexReport) -> None:
+    """After a run's passages are written: embed the headings the embedding cache lacks
+    (:func:`kbsearch.titles.embed_headings`, distinct texts only, so an index built before
+    heading vectors gets them on its next run) and, when any were added, bump the generation
+    so that searches reload them. A heading the embedder refuses is a warning, not a failure
+    (the passages are written; title scores are missing for it).
+
+    Raises:
+        StorageError: the embedding cache cannot be written.
+    """
+    if embedder is None or not store.index_settings():
+        return
+    try:
+        report.headings_embedded = embed_headings(store, embedder)
+    except EmbeddingError as exc:
+        report.warnings.append(("headings", f"heading vectors not embedded: {exc}"))
+        return
+    if report.headings_embedded:
+        with store.transaction():
+            store.bump_generation()

@@ -59,6 +59,7 @@ class IndexReport:
     default_access: int = 0
     passages: int = 0
     embedded: int = 0
+    headings_embedded: int = 0  # distinct headings embedded (kbsearch.titles)
     kept_previous_index: bool = False  # a re-embed that did not complete changed nothing
     warnings: list[tuple[str, str]] = field(default_factory=list)
     unsupported: list[str] = field(default_factory=list)

@@ -38,6 +38,7 @@ from .search.dense import DenseIndex
 from .search.encoder import QueryEncoder
 from .search.explain import Explanation, explain_from_trace
 from .search.fusion import DEFAULT_RRF_K
+from .search.fusion_methods import DEFAULT_FUSION
 from .search.lexical.impact import ImpactIndex
 from .search.pipeline import (
     DEFAULT_DEPTH,
@@ -48,7 +49,7 @@ from .search.pipeline import (
     parse_weights,
     validate_weights,
 )
-from .search.routes import LexicalRoute
+from .search.routes import LexicalRoute, make_scorers
 from .store import PassageRow, Store, StoredDocument
 
 if TYPE_CHECKING:
@@ -78,7 +79,7 @@ class KnowledgeBase:
         self.encoder = QueryEncoder(self.embedder, lambda: bool(self.settings), store.path)
         context = RouteContext(self.backend, lambda: self.analyzer, self.encoder)
         self.routes = make_routes(context)
-        self.pipeline = Pipeline(self.backend, self.routes)
+        self.pipeline = Pipeline(self.backend, self.routes, scorers=make_scorers(context))
         self.abstention = AbstentionStage()
 
     # -- lifecycle ----------------------------------------------------------------------------
@@ -235,19 +236,21 @@ class KnowledgeBase:
         depth: int = DEFAULT_DEPTH,
         weights: Sequence[float] = DEFAULT_WEIGHTS,
         explain: bool = False,
+        fusion: str = DEFAULT_FUSION,
     ) -> list[Hit]:
         """The top ``k`` passages for ``query`` in one route, best first (rank from 1).
 
-        ``hybrid`` fuses every route's top ``max(depth, k)`` with RRF (``rrf_k``, ``weights``
-        for lexical and dense). With ``explain`` (always for hybrid), each hit carries its
-        rank and score in each available route (within ``max(depth, k)``).
+        ``hybrid`` fuses every route's top ``max(depth, k)`` with ``fusion``: RRF (``rrf_k``,
+        ``weights`` for lexical and dense) or a score fusion (``"convex"``,
+        :mod:`kbsearch.search.fusion_methods`). With ``explain`` (always for hybrid), each hit
+        carries its rank and score in each available route (within ``max(depth, k)``).
 
         Raises:
             QueryError, InvalidArgumentError, EmbedderMismatchError, EmbedderUnavailableError.
         """
         request = self._request(
             query, filters, k=k, route=route, rrf_k=rrf_k, depth=depth,
-            weights=weights, explain=explain,
+            weights=weights, explain=explain, fusion=fusion,
         )  # fmt: skip
         # one read transaction: the rankings and the hits' rows come from one state of the
         # file, whatever another process writes meanwhile
@@ -265,6 +268,7 @@ class KnowledgeBase:
         depth: int = DEFAULT_DEPTH,
         weights: Sequence[float] = DEFAULT_WEIGHTS,
         min_confidence: float | None = None,
+        fusion: str = DEFAULT_FUSION,
     ) -> Assessment:
         """:meth:`search` with ``explain``, and the abstention stage's decision read from the
         run's trace (:mod:`kbsearch.search.abstention`): ``answerable`` when the confidence
@@ -279,7 +283,7 @@ class KnowledgeBase:
         threshold = None if min_confidence is None else check_threshold(min_confidence)
         request = self._request(
             query, filters, k=k, route=route, rrf_k=rrf_k, depth=depth,
-            weights=weights, explain=True,
+            weights=weights, explain=True, fusion=fusion,
         )  # fmt: skip
         with self.store.read_transaction():  # the lists and the evidence from one state
             result = self.pipeline.run(request)
@@ -343,6 +347,7 @@ class KnowledgeBase:
         rrf_k: float = DEFAULT_RRF_K,
         depth: int = DEFAULT_DEPTH,
         weights: Sequence[float] = DEFAULT_WEIGHTS,
+        fusion: str = DEFAULT_FUSION,
     ) -> Explanation:
         """Why ``passage_id`` ranks where it does for ``query``: read from the trace of the
         same pipeline run as ``search(..., explain=True)`` with these arguments (``route``:
@@ -355,8 +360,7 @@ class KnowledgeBase:
         dense = self.routes["dense"].available()
         request = self._request(
             query, filters, k=k, route=route or (HYBRID if dense else "lexical"), rrf_k=rrf_k,
-            depth=depth, weights=weights,
-            explain=True,
+            depth=depth, weights=weights, explain=True, fusion=fusion,
         )  # fmt: skip
         if not isinstance(passage_id, str) or not is_text(passage_id):
             raise PassageNotFoundError(f"no passage {passage_id!r} for this audience and date")

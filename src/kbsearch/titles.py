@@ -16,13 +16,16 @@ matrix product plus a gather.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 
 from .embedders import Embedder
 from .indexing import text_hash
+from .search.fusion_methods import TitleCounts
 from .store import Store
 
 HEADING_ROLE = "heading"
@@ -35,15 +38,40 @@ def heading_text(title: str, section: str, doc_id: str = "") -> str:
     return " > ".join(part for part in (title, section.strip()) if part)
 
 
-def passage_headings(store: Store) -> tuple[np.ndarray, list[str]]:
-    """``(row_ids, headings)`` of every passage, ordered by row id (the dense index's order)."""
+class _Row(NamedTuple):
+    row_id: int
+    passage_id: str
+    access: str
+    title: str  # the document's own title ("" when it has none)
+    heading: str
+
+
+def _heading_rows(store: Store) -> list[_Row]:
+    """Every passage's row id, id, access, own title and heading, ordered by row id."""
     rows = store.connection.execute(
-        "SELECT p.id, d.title, p.section, p.doc_id FROM passages p"
+        "SELECT p.id, p.passage_id, p.access, d.title, p.section, p.doc_id FROM passages p"
         " JOIN documents d ON d.id = p.document ORDER BY p.id"
     ).fetchall()
-    return np.array([r[0] for r in rows], dtype=np.int64), [
-        heading_text(r[1], r[2], r[3]) for r in rows
+    return [
+        _Row(r[0], r[1], r[2], heading_text(r[3], "", r[5]), heading_text(r[3], r[4], r[5]))
+        for r in rows
     ]
+
+
+def passage_headings(store: Store) -> tuple[np.ndarray, list[str]]:
+    """``(row_ids, headings)`` of every passage, ordered by row id (the dense index's order)."""
+    rows = _heading_rows(store)
+    return np.array([r.row_id for r in rows], dtype=np.int64), [r.heading for r in rows]
+
+
+def title_counts(store: Store, audience: str = "staff") -> TitleCounts:
+    """:class:`TitleCounts` of the passages ``audience`` may see (a public audience: public
+    passages only, so staff-only documents never shape its results)."""
+    rows = _heading_rows(store)
+    titles = [r.title for r in rows if audience == "staff" or r.access == "public"]
+    counts = Counter(t for t in titles if t)
+    unique = sum(1 for n in counts.values() if n == 1)
+    return TitleCounts(len(titles), sum(counts.values()), unique, len(counts))
 
 
 def embed_headings(
@@ -70,25 +98,33 @@ def embed_headings(
 @dataclass
 class HeadingIndex:
     """Heading vectors (``(h, dim)`` float32) and, per passage row, the index of its heading
-    vector or -1 (``(n,)`` int64), in the order of ``row_ids``."""
+    vector or -1 (``(n,)`` int64), in the order of ``row_ids`` (``passage_ids`` aligned)."""
 
     row_ids: np.ndarray
     vectors: np.ndarray
     which: np.ndarray
     generation: int
+    passage_ids: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=object))
+    _position: dict[str, int] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self._position = {str(pid): i for i, pid in enumerate(self.passage_ids)}
 
     @classmethod
     def load(cls, store: Store, embedder_name: str, dim: int) -> HeadingIndex:
-        """Read the cached heading vectors of every passage (none embedded: all -1)."""
-        row_ids, headings = passage_headings(store)
-        hashes = [text_hash(h) if h else "" for h in headings]
+        """Read the cached heading vectors of every passage (none embedded: all -1). Call it
+        inside one read transaction so that the rows and the generation agree."""
+        rows = _heading_rows(store)
+        hashes = [text_hash(r.heading) if r.heading else "" for r in rows]
         cached = store.cached_vectors(embedder_name, HEADING_ROLE, [h for h in hashes if h])
         order = list(cached)
         position = {h: i for i, h in enumerate(order)}
         blob = b"".join(cached[h] for h in order)
         vectors = np.frombuffer(blob, dtype=np.float32).reshape(len(order), dim)
         which = np.array([position.get(h, -1) for h in hashes], dtype=np.int64)
-        return cls(row_ids, vectors, which, store.generation())
+        row_ids = np.array([r.row_id for r in rows], dtype=np.int64)
+        passage_ids = np.array([r.passage_id for r in rows], dtype=object)
+        return cls(row_ids, vectors, which, store.generation(), passage_ids)
 
     @property
     def empty(self) -> bool:
@@ -103,3 +139,9 @@ class HeadingIndex:
         if has.any():
             out[has] = self.vectors[which[has]] @ np.asarray(query, dtype=np.float32)
         return out
+
+    def scores_of(self, query: np.ndarray, passage_ids: Sequence[str]) -> dict[str, float]:
+        """``{passage_id: cosine}`` for the given passages that have a heading vector."""
+        known = [pid for pid in passage_ids if pid in self._position]
+        values = self.scores(query, [self._position[pid] for pid in known])
+        return {pid: float(v) for pid, v in zip(known, values, strict=True) if not np.isnan(v)}

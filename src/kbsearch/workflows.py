@@ -25,6 +25,7 @@ from .knowledge_base import (
 from .records import Filters, Hit
 from .search import HYBRID, SearchRequest
 from .search.fusion import DEFAULT_RRF_K
+from .search.fusion_methods import DEFAULT_FUSION
 from .store.staging import discard_if_empty
 
 if TYPE_CHECKING:
@@ -145,6 +146,7 @@ def search_function(
     rrf_k: float = DEFAULT_RRF_K,
     depth: int = DEFAULT_DEPTH,
     weights: Sequence[float] = DEFAULT_WEIGHTS,
+    fusion: str = DEFAULT_FUSION,
 ) -> SearchFn:
     """``search(text, n, route, filters) -> hits`` for :func:`kbsearch.evaluation.evaluate`;
     each call encodes its query again (no query cache), so timed searches include it."""
@@ -152,8 +154,9 @@ def search_function(
     def search(text: str, n: int, route: str, filters: Filters) -> Sequence[Hit]:
         kb.clear_query_cache()
         return kb.search(
-            text, k=n, route=route, filters=filters, rrf_k=rrf_k, depth=depth, weights=weights
-        )
+            text, k=n, route=route, filters=filters, rrf_k=rrf_k, depth=depth, weights=weights,
+            fusion=fusion,
+        )  # fmt: skip
 
     return search
 
@@ -183,6 +186,7 @@ def evaluate_kb(
     depth: int = DEFAULT_DEPTH,
     rrf_k: float = DEFAULT_RRF_K,
     weights: Sequence[float] = DEFAULT_WEIGHTS,
+    fusion: str = DEFAULT_FUSION,
 ) -> EvaluationResult:
     """Search every question in every route of ``kb`` and score the runs (see
     :func:`kbsearch.evaluation.evaluate`; ``depth``, ``rrf_k`` and ``weights`` as in
@@ -193,8 +197,9 @@ def evaluate_kb(
         EvaluationError: as :func:`kbsearch.evaluation.evaluate`.
     """
     # the options are checked before any search runs
-    SearchRequest("", k=k, route=HYBRID, rrf_k=rrf_k, depth=depth, weights=tuple(weights))
-    search = search_function(kb, rrf_k=rrf_k, depth=depth, weights=weights)
+    SearchRequest("", k=k, route=HYBRID, rrf_k=rrf_k, depth=depth, weights=tuple(weights),
+                  fusion=fusion)  # fmt: skip
+    search = search_function(kb, rrf_k=rrf_k, depth=depth, weights=weights, fusion=fusion)
     return evaluate(search, questions, routes, k, depth=depth)
 
 

@@ -22,11 +22,13 @@ from ..errors import StorageError
 from ..filters import Filters
 from ..records import Document, Passage
 from ..search.dense import DenseIndex
+from ..search.fusion_methods import TitleCounts
 from ..search.lexical.bm25 import BM25Explanation, explain_bm25
 from ..search.lexical.impact import ImpactIndex
 from ..search.lexical.sql import search_sql
 from ..search.lexical.terms import QueryTerms
 from ..store import PassageRow, Store, fts_table
+from ..titles import HeadingIndex, title_counts
 
 T = TypeVar("T")
 _RETRIES = 5
@@ -168,3 +170,59 @@ class SqliteBackend:
 
     def dense_similarity(self, vector: np.ndarray, row: PassageRow) -> float | None:
         return self.dense_index(len(vector)).similarity(vector, row.row_id)
+
+    # -- scoring given passages (score fusion) ---------------------------------------------
+
+    def _positions(self, key: object, passage_ids: Callable[[], np.ndarray]) -> dict[str, int]:
+        """``{passage_id: row position}`` of a snapshot part's rows, built once per part."""
+        return self._part(("positions", key), lambda: positions(passage_ids()))
+
+    def lexical_scores(
+        self, terms: QueryTerms, audience: str, passage_ids: Sequence[str]
+    ) -> dict[str, float]:
+        index = self.impact_index(audience)
+        at = self._positions(("impact", index.table), lambda: index.passage_ids)
+        known = [pid for pid in passage_ids if pid in at]
+        if not index.exact(terms):  # FTS5 must tokenize the query: ask it per passage
+            rows = self.passages(known)
+            return {
+                pid: self.explain_lexical(terms, rows[pid], audience).score
+                for pid in known
+                if pid in rows
+            }
+        rows_at = np.array([at[pid] for pid in known], dtype=np.int64)
+        kept = index.scores(terms.kept)[rows_at] if terms.kept else np.zeros(len(known))
+        if terms.kept and terms.clamped:  # a passage without kept terms: the clamped ones'
+            kept = np.where(kept > 0, kept, index.scores(terms.clamped)[rows_at])
+        return {pid: float(score) for pid, score in zip(known, kept, strict=True)}
+
+    def dense_scores(self, vector: np.ndarray, passage_ids: Sequence[str]) -> dict[str, float]:
+        index = self.dense_index(len(vector))
+        at = self._positions(("dense", len(vector)), lambda: index.table.passage_ids)
+        known = [pid for pid in passage_ids if pid in at]
+        rows = index.table.vectors[np.array([at[pid] for pid in known], dtype=np.int64)]
+        cosines = rows @ np.asarray(vector, dtype=np.float32)
+        return {pid: float(c) for pid, c in zip(known, cosines, strict=True)}
+
+    def heading_index(self, dim: int) -> HeadingIndex:
+        """The heading vectors of the index's embedder (:mod:`kbsearch.titles`), per
+        generation; empty for an index built before heading vectors."""
+
+        def load() -> HeadingIndex:
+            settings = self.store.index_settings()
+            name = settings.embedder if settings is not None and settings.embedder else ""
+            return HeadingIndex.load(self.store, name, dim)
+
+        return self._part(("headings", dim), load)
+
+    def heading_scores(self, vector: np.ndarray, passage_ids: Sequence[str]) -> dict[str, float]:
+        return self.heading_index(len(vector)).scores_of(vector, passage_ids)
+
+    def title_counts(self, audience: str) -> TitleCounts:
+        key = ("title_counts", fts_table(audience))
+        return self._part(key, lambda: title_counts(self.store, audience))
+
+
+def positions(passage_ids: np.ndarray) -> dict[str, int]:
+    """``{passage_id: position}`` of an array of passage ids."""
+    return {str(pid): i for i, pid in enumerate(passage_ids)}

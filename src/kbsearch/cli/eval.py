@@ -33,9 +33,10 @@ from kbsearch.knowledge_base import DEFAULT_DEPTH, DEFAULT_WEIGHTS, open_kb
 from kbsearch.progress import progress_bar
 from kbsearch.records import ROUTES
 from kbsearch.search.fusion import DEFAULT_RRF_K
+from kbsearch.search.fusion_methods import DEFAULT_FUSION
 from kbsearch.workflows import evaluate_kb, index_corpus, unreachable
 
-from .options import ROUTE_LIST, WEIGHTS, weights_text
+from .options import ROUTE_LIST, WEIGHTS, fusion_option, weights_text
 
 COMPARE_MEASURES = ("nDCG@10", "MRR@10", "R@10", "R@100")
 KIND_MEASURES = ("R@5", "R@100", "MRR@10", "nDCG@10")
@@ -112,6 +113,7 @@ def run_evaluation(
     depth: int = DEFAULT_DEPTH,
     rrf_k: float = DEFAULT_RRF_K,
     weights: Sequence[float] = DEFAULT_WEIGHTS,
+    fusion: str = DEFAULT_FUSION,
     embedder: str | None = None,
     index_corpus_first: bool = False,
     analyzer: str | None = None,
@@ -126,7 +128,9 @@ def run_evaluation(
                 click.echo(f"indexed {questions.corpus} into {db}: "
                            f"{json.dumps(report.to_dict())}", err=True)  # fmt: skip
         warn_unreachable(unreachable(kb, questions))
-        return evaluate_kb(kb, questions, routes, k, depth=depth, rrf_k=rrf_k, weights=weights)
+        return evaluate_kb(
+            kb, questions, routes, k, depth=depth, rrf_k=rrf_k, weights=weights, fusion=fusion
+        )
 
 
 def warn_unreachable(found: Sequence[Unreachable], show: int = 10) -> None:
@@ -166,6 +170,7 @@ def _common(func: Callable[..., None]) -> Callable[..., None]:
             help="lexical,dense",
         ),  # fmt: skip
         click.option("--embedder", default=None, help="Embedder spec (default: the index's)."),
+        fusion_option,
     ]
     for option in reversed(options):
         func = option(func)
@@ -198,7 +203,7 @@ def _finish(
 def eval_command(questions: Path, db: Path, routes: tuple[str, ...], k: int, split: str,
                  as_json: bool, run_dir: Path | None, report: Path | None, rrf_k: float,
                  depth: int, weights: tuple[float, float], embedder: str | None,
-                 kind: str | None, fmt: str | None, rule: str | None,
+                 fusion: str, kind: str | None, fmt: str | None, rule: str | None,
                  abstention: bool) -> None:  # fmt: skip
     """Evaluate every route of the index DB on a question set (BEIR folder, policy JSONL,
     tutorial JSON, TREC qrels + topics)."""
@@ -206,10 +211,11 @@ def eval_command(questions: Path, db: Path, routes: tuple[str, ...], k: int, spl
     if kind is not None:
         qset = qset.only_kind(kind)
     result = run_evaluation(
-        qset, db, routes, k, depth=depth, rrf_k=rrf_k, weights=weights, embedder=embedder
-    )
+        qset, db, routes, k, depth=depth, rrf_k=rrf_k, weights=weights, fusion=fusion,
+        embedder=embedder,
+    )  # fmt: skip
     _finish(result, as_json, run_dir, report)
-    if abstention:
+    if abstention:  # abstention is measured with the default fusion (RRF)
         _abstention(qset, db, k, depth, rrf_k, weights, embedder, as_json, report)
 
 
@@ -261,12 +267,12 @@ def _abstention(qset: QuestionSet, db: Path, k: int, depth: int, rrf_k: float,
 def bench_command(dataset: Path, db: Path, routes: tuple[str, ...], k: int, split: str,
                   as_json: bool, run_dir: Path | None, report: Path | None, rrf_k: float,
                   depth: int, weights: tuple[float, float], embedder: str | None,
-                  analyzer: str | None) -> None:  # fmt: skip
+                  fusion: str, analyzer: str | None) -> None:  # fmt: skip
     """Index the BEIR folder DATASET into DB when DB holds no document, then evaluate it."""
     qset = load_questions(dataset, split, format="beir")
     result = run_evaluation(
-        qset, db, routes, k, depth=depth, rrf_k=rrf_k, weights=weights, embedder=embedder,
-        index_corpus_first=True, analyzer=analyzer,
+        qset, db, routes, k, depth=depth, rrf_k=rrf_k, weights=weights, fusion=fusion,
+        embedder=embedder, index_corpus_first=True, analyzer=analyzer,
     )  # fmt: skip
     _finish(result, as_json, run_dir, report)
 

@@ -30,6 +30,15 @@ def render_explanation(e: Explanation) -> str:
     lines.append(f"  sum = {b.score:.6f}")
     if e.dense is not None:
         lines.append(f"dense (cosine): {_pos(e.dense)}")
+    if e.fusion != "rrf":
+        lines.append(f"hybrid ({e.fusion}): {_pos(e.fused)}")
+        if "title" in e.scores and "title" not in e.parts:
+            lines.append(f"  title (heading cosine): {e.scores['title']:.6f}")
+        for route, value in e.parts.items():
+            raw = f" (score {e.scores[route]:.6f})" if route in e.scores else ""
+            lines.append(f"  {route}{raw}: weighted, normalised part {value:.6f}")
+        lines.append(f"  sum = {e.parts_total:.6f}")
+        return "\n".join(lines)
     lines.append(
         f"hybrid (RRF, k={e.rrf_k:g}, weights lexical={e.weights[0]:g} "
         f"dense={e.weights[1]:g}): {_pos(e.fused)}"

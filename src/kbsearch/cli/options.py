@@ -12,6 +12,7 @@ from kbsearch.errors import InvalidArgumentError
 from kbsearch.knowledge_base import DEFAULT_DEPTH, DEFAULT_WEIGHTS, parse_weights
 from kbsearch.records import DEFAULT_AUDIENCE, ROUTES, Filters
 from kbsearch.search.fusion import DEFAULT_RRF_K
+from kbsearch.search.fusion_methods import DEFAULT_FUSION, SCORE_FUSIONS, fusion_names, parse_fusion
 
 from .errors import ParsedValue
 
@@ -28,6 +29,19 @@ def _routes(text: str) -> tuple[str, ...]:
 
 
 ROUTE_LIST = ParsedValue("route,route...", _routes)
+FUSION = ParsedValue("NAME[:key=value,...]", lambda text: str(parse_fusion(text)))
+
+
+def fusion_option(func: F) -> F:
+    """``--fusion NAME[:key=value,...]``: the hybrid route's fusion method, checked."""
+    examples = "; ".join(str(parse_fusion(name)) for name in SCORE_FUSIONS)
+    return click.option(
+        "--fusion",
+        default=DEFAULT_FUSION,
+        show_default=True,
+        type=FUSION,
+        help=f"Hybrid fusion: {', '.join(fusion_names())} (defaults: {examples}).",
+    )(func)
 
 
 def weights_text(weights: tuple[float, float] = DEFAULT_WEIGHTS) -> str:
@@ -73,9 +87,10 @@ def filter_options(func: F) -> F:
 
 
 def fusion_options(func: F) -> F:
-    """``--rrf-k``, ``--depth``, ``--weights`` (parsed to a pair of floats)."""
+    """``--rrf-k``, ``--depth``, ``--weights`` (parsed to a pair of floats), ``--fusion``."""
     return apply(
         [
+            fusion_option,
             click.option(
                 "--rrf-k",
                 default=DEFAULT_RRF_K,

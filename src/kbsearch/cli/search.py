@@ -39,15 +39,15 @@ def dumps(value: object) -> str:
 @min_confidence_option
 @click.option("--json", "as_json", is_flag=True)
 def search_command(query: str, db: str, k: int, route: str, audience: str, as_of: str | None,
-                   lang: str | None, doc_ids: tuple[str, ...], rrf_k: float, depth: int,
-                   weights: tuple[float, float], explain: bool, embedder: str | None,
+                   lang: str | None, doc_ids: tuple[str, ...], fusion: str, rrf_k: float,
+                   depth: int, weights: tuple[float, float], explain: bool, embedder: str | None,
                    min_confidence: float | None, as_json: bool) -> None:  # fmt: skip
     """Search the knowledge base, with the confidence that the top K answers the query."""
     filters = make_filters(audience, as_of, lang, doc_ids)
     with open_kb(db, embedder=embedder) as kb:
         assessed = kb.assess(
             query, k=k, route=route, filters=filters, rrf_k=rrf_k, depth=depth,
-            weights=weights, min_confidence=min_confidence,
+            weights=weights, min_confidence=min_confidence, fusion=fusion,
         )  # fmt: skip
         hits, decision = assessed.hits, assessed.decision
         if not hits and not as_json:
@@ -86,8 +86,8 @@ def search_command(query: str, db: str, k: int, route: str, audience: str, as_of
 )
 @click.option("--json", "as_json", is_flag=True)
 def explain_command(query: str, passage_id: str, db: str, audience: str, as_of: str | None,
-                    lang: str | None, doc_ids: tuple[str, ...], rrf_k: float, depth: int,
-                    weights: tuple[float, float], k: int, route: str | None,
+                    lang: str | None, doc_ids: tuple[str, ...], fusion: str, rrf_k: float,
+                    depth: int, weights: tuple[float, float], k: int, route: str | None,
                     as_json: bool) -> None:  # fmt: skip
     """Explain why PASSAGE_ID ranks where it does for QUERY (the same run as `search
     --explain` with the same options)."""
@@ -95,7 +95,7 @@ def explain_command(query: str, passage_id: str, db: str, audience: str, as_of: 
     with open_kb(db) as kb:
         result = kb.explain(
             query, passage_id, k=k, route=route, filters=filters, rrf_k=rrf_k, depth=depth,
-            weights=weights,
+            weights=weights, fusion=fusion,
         )  # fmt: skip
     click.echo(dumps(result.to_dict()) if as_json else render_explanation(result))
 

@@ -23,6 +23,7 @@ from ..records import Document, Passage
 
 if TYPE_CHECKING:
     from ..store import PassageRow
+    from .fusion_methods import TitleCounts
     from .lexical.bm25 import BM25Explanation
     from .lexical.terms import QueryTerms
 
@@ -103,4 +104,36 @@ class Backend(Protocol):
 
     def dense_similarity(self, vector: np.ndarray, row: PassageRow) -> float | None:
         """Cosine of ``vector`` with the passage's vector (``None`` when it has none)."""
+        ...
+
+    # Scoring given passages (score fusion, :mod:`kbsearch.search.fusion_methods`): each
+    # returns ``{passage_id: score}`` for the given passages the route can score; a passage in
+    # the route's own candidate list gets the same score as there.
+
+    def lexical_scores(
+        self, terms: QueryTerms, audience: str, passage_ids: Sequence[str]
+    ) -> dict[str, float]:
+        """BM25 of each passage as :meth:`lexical_candidates` scores it: its kept terms', or
+        for a passage holding none of them its clamped terms'; 0 when it holds no query term.
+        Passages outside the audience's lexical index are left out.
+
+        Raises:
+            InvalidArgumentError: this backend cannot score given passages.
+        """
+        ...
+
+    def dense_scores(self, vector: np.ndarray, passage_ids: Sequence[str]) -> dict[str, float]:
+        """Cosine of ``vector`` (shape ``(dim,)``, L2-normalised) with each passage's vector;
+        passages without a vector are left out."""
+        ...
+
+    def heading_scores(self, vector: np.ndarray, passage_ids: Sequence[str]) -> dict[str, float]:
+        """Cosine of ``vector`` with each passage's heading vector (:mod:`kbsearch.titles`);
+        passages without one (no heading, or an index built before heading vectors) are left
+        out."""
+        ...
+
+    def title_counts(self, audience: str) -> TitleCounts:
+        """How the passages ``audience`` may see share document titles (once per
+        generation)."""
         ...

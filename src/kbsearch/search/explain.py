@@ -1,6 +1,8 @@
 """Why a passage is where it is, read from a pipeline :class:`~kbsearch.search.trace.Trace`:
 its rank and score in each route, the BM25 contribution of each query term, its cosine
-similarity, and its RRF contributions adding up to the fused score.
+similarity, and its RRF contributions adding up to the fused score; under a score fusion
+(``convex``...), its score in every route (and ``title``) and each part of its fused score
+instead of RRF's.
 
 Nothing here retrieves: ranks and scores come from the trace of the very run that produced
 the hits; only the per-term BM25 breakdown and, for a passage outside a route's list, its
@@ -39,6 +41,14 @@ class Explanation:
     weights: tuple[float, ...]
     rrf: Mapping[str, Contribution] = field(default_factory=dict)
     fused: RoutePosition = RoutePosition(None, None)
+    fusion: str = "rrf"
+    scores: Mapping[str, float] = field(default_factory=dict)  # a score fusion's inputs
+    parts: Mapping[str, float] = field(default_factory=dict)  # ... and its fused score's parts
+
+    @property
+    def parts_total(self) -> float:
+        """Sum of a score fusion's parts (equals ``fused.score`` when the passage is fused)."""
+        return math.fsum(self.parts.values())
 
     @property
     def rrf_total(self) -> float:
@@ -49,6 +59,8 @@ class Explanation:
         out = asdict(self)
         out["bm25"]["score"] = self.bm25.score
         out["rrf_total"] = self.rrf_total
+        if self.parts:
+            out["parts_total"] = self.parts_total
         return out
 
 
@@ -84,6 +96,13 @@ def explain_from_trace(
     fused_list = trace.fused or ()
     fused = position([(f.passage_id, f.score) for f in fused_list], passage_id)
     contributions = next((f.contributions for f in fused_list if f.passage_id == passage_id), {})
+    scores: Mapping[str, float] = {}
+    parts: Mapping[str, float] = {}
+    if trace.scored is not None:
+        fused = position([(f.passage_id, f.score) for f in trace.scored], passage_id)
+        parts = next((f.parts for f in trace.scored if f.passage_id == passage_id), {})
+        found = (c.scores for c in trace.candidates or () if c.passage_id == passage_id)
+        scores = next(found, {})
     return Explanation(
         query=trace.query,
         passage_id=passage_id,
@@ -95,4 +114,7 @@ def explain_from_trace(
         weights=tuple(trace.weights.values()),
         rrf=dict(contributions),
         fused=fused,
+        fusion=trace.fusion,
+        scores=dict(scores),
+        parts=dict(parts),
     )

@@ -19,8 +19,10 @@ from ..errors import InvalidArgumentError, StorageError
 from ..filters import Filters, check_language
 from ..records import Hit, RouteHit
 from .backend import Backend
-from .fusion import DEFAULT_RRF_K, reciprocal_rank_fusion
-from .routes import HYBRID, Route, route_names
+from .fusion import DEFAULT_RRF_K, Fused, reciprocal_rank_fusion
+from .fusion_convex import Candidate, ConvexFused
+from .fusion_methods import DEFAULT_FUSION, parse_fusion, score_fusion
+from .routes import HYBRID, Route, Scorer, route_names
 from .stages import Stage
 from .trace import StageTrace, Trace
 
@@ -51,12 +53,15 @@ class SearchRequest:
 
     ``route``: a registered route or ``hybrid``; ``depth``: how many candidates each route
     gives fusion (``max(depth, k)`` are taken); ``weights``: one per registered route, in
-    registry order; ``explain``: fuse every available route too, so each hit carries its rank
-    in each.
+    registry order (RRF's); ``explain``: fuse every available route too, so each hit carries
+    its rank in each; ``fusion``: the hybrid route's method, ``rrf`` or a score fusion with
+    optional parameters (:func:`kbsearch.search.fusion_methods.parse_fusion`; kept in its full
+    form, defaults filled in).
 
     Raises:
         InvalidArgumentError: k or depth not in 1..MAX_K, unknown route, RRF k not a finite
-            number >= 0, weights not finite numbers >= 0 (one per route, one positive).
+            number >= 0, weights not finite numbers >= 0 (one per route, one positive), an
+            unknown fusion or fusion parameter.
     """
 
     query: str
@@ -67,6 +72,7 @@ class SearchRequest:
     depth: int = DEFAULT_DEPTH
     weights: tuple[float, ...] = DEFAULT_WEIGHTS
     explain: bool = False
+    fusion: str = DEFAULT_FUSION
 
     def __post_init__(self) -> None:
         _whole(self.k, "k")
@@ -90,6 +96,7 @@ class SearchRequest:
         if rrf_k < 0:
             raise InvalidArgumentError(f"RRF k must be a finite number >= 0, got {rrf_k!r}")
         object.__setattr__(self, "weights", _weights(self.weights, len(names) - 1))
+        object.__setattr__(self, "fusion", str(parse_fusion(self.fusion)))
 
 
 def _weights(weights: object, count: int) -> tuple[float, ...]:
@@ -139,14 +146,20 @@ class SearchResult:
 
 
 class Pipeline:
-    """Runs a :class:`SearchRequest` over ``routes`` (registry order) and ``stages``."""
+    """Runs a :class:`SearchRequest` over ``routes`` (registry order) and ``stages``;
+    ``scorers`` give a score fusion's extra scores (``title``)."""
 
     def __init__(
-        self, backend: Backend, routes: Mapping[str, Route], stages: Sequence[Stage] = ()
+        self,
+        backend: Backend,
+        routes: Mapping[str, Route],
+        stages: Sequence[Stage] = (),
+        scorers: Mapping[str, Scorer] | None = None,
     ) -> None:
         self.backend = backend
         self.routes = dict(routes)
         self.stages = tuple(stages)
+        self.scorers = dict(scorers or {})
 
     def plan(self, request: SearchRequest) -> list[str]:
         """The routes a request runs: all for hybrid; the one asked for, plus every other
@@ -186,14 +199,23 @@ class Pipeline:
         depth = max(request.depth, request.k) if fusing else request.k
         lists = {name: self.routes[name].candidates(query, filters, depth) for name in names}
         weights = dict(zip(self.routes, request.weights, strict=True))
-        fused = None
-        if fusing:
-            chosen = {name: weights[name] for name in names}
-            fused = reciprocal_rank_fusion(lists, k=request.rrf_k, weights=chosen)
-        if request.route == HYBRID and fused is not None:
-            ranked: list[tuple[str, float]] = [(f.passage_id, f.score) for f in fused]
+        spec = parse_fusion(request.fusion)
+        fused: list[Fused] | None = None
+        candidates: list[Candidate] | None = None
+        scored: list[ConvexFused] | None = None
+        if request.route == HYBRID and spec.scored:
+            candidates = self.candidates(query, filters, lists)
+            audience = str(filters.audience)
+            scored = score_fusion(spec, candidates, lambda: self.backend.title_counts(audience))
+            ranked = [(f.passage_id, f.score) for f in scored]
         else:
-            ranked = list(lists[request.route])
+            if fusing:
+                chosen = {name: weights[name] for name in names}
+                fused = reciprocal_rank_fusion(lists, k=request.rrf_k, weights=chosen)
+            if fused is not None and request.route == HYBRID:
+                ranked = [(f.passage_id, f.score) for f in fused]
+            else:
+                ranked = list(lists[request.route])
         start = tuple(ranked)
         stages = []
         for stage in self.stages:
@@ -212,21 +234,45 @@ class Pipeline:
             fused=None if fused is None else tuple(fused),
             ranked=start,
             stages=tuple(stages),
+            fusion=request.fusion if request.route == HYBRID else DEFAULT_FUSION,
+            candidates=None if candidates is None else tuple(candidates),
+            scored=None if scored is None else tuple(scored),
         )
         return SearchResult(self._hits(trace), trace)
 
+    def candidates(
+        self, query: str, filters: Filters, lists: Mapping[str, Sequence[tuple[str, float]]]
+    ) -> list[Candidate]:
+        """The union of the routes' lists (first seen first), each passage scored in every
+        route (its own list's score where it is listed, else the route's
+        :meth:`~kbsearch.search.routes.Route.scores`) and by every scorer, with its rank in
+        each list holding it."""
+        ids = list(dict.fromkeys(pid for ranking in lists.values() for pid, _ in ranking))
+        scores: dict[str, dict[str, float]] = {pid: {} for pid in ids}
+        ranks: dict[str, dict[str, int]] = {pid: {} for pid in ids}
+        for name, ranking in lists.items():
+            listed = dict(ranking)
+            missing = [pid for pid in ids if pid not in listed]
+            found = self.routes[name].scores(query, filters, missing) if missing else {}
+            found.update(listed)
+            for pid in ids:
+                if pid in found:
+                    scores[pid][name] = found[pid]
+            for rank, (pid, _) in enumerate(ranking, start=1):
+                ranks[pid][name] = rank
+        for name, scorer in self.scorers.items():
+            for pid, score in scorer.scores(query, filters, ids).items():
+                scores[pid][name] = score
+        return [Candidate(pid, scores[pid], ranks[pid]) for pid in ids]
+
     def _hits(self, trace: Trace) -> list[Hit]:
         top = trace.final[: trace.k]
-        if trace.fused is not None:
-            per_route = {
-                f.passage_id: {r: RouteHit(c.rank, c.score) for r, c in f.contributions.items()}
-                for f in trace.fused
-            }
-        else:
-            per_route = {
-                pid: {trace.route: RouteHit(i, s)}
-                for i, (pid, s) in enumerate(trace.routes[trace.route], start=1)
-            }
+        fusing = trace.fused is not None or trace.scored is not None
+        per_route: dict[str, dict[str, RouteHit]] = {}
+        for route, ranking in trace.routes.items():  # each hit's rank in each list fused
+            if fusing or route == trace.route:
+                for i, (pid, s) in enumerate(ranking, start=1):
+                    per_route.setdefault(pid, {})[route] = RouteHit(i, s)
         rows = self.backend.passages(pid for pid, _ in top)
         if len(rows) < len(top):
             raise _IndexChanged

@@ -8,7 +8,7 @@ it from a :class:`RouteContext`.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -36,6 +36,16 @@ class Route(Protocol):
 
         Raises:
             QueryError: the query cannot be searched. InvalidArgumentError: not available.
+        """
+        ...
+
+    def scores(self, query: str, filters: Filters, passage_ids: Sequence[str]) -> dict[str, float]:
+        """``{passage_id: score}`` of given passages (candidates of another route), scored as
+        :meth:`candidates` scores its own; those the route cannot score are left out.
+
+        Raises:
+            as :meth:`candidates`; InvalidArgumentError: the backend cannot score given
+            passages.
         """
         ...
 
@@ -94,6 +104,10 @@ class LexicalRoute:
     def candidates(self, query: str, filters: Filters, depth: int) -> list[tuple[str, float]]:
         return self.backend.lexical_candidates(self.terms(query, filters), filters, depth)
 
+    def scores(self, query: str, filters: Filters, passage_ids: Sequence[str]) -> dict[str, float]:
+        terms = self.terms(query, filters)
+        return self.backend.lexical_scores(terms, str(filters.audience), passage_ids)
+
 
 class DenseRoute:
     """Exact cosine over the passage vectors (:mod:`kbsearch.search.dense`)."""
@@ -112,6 +126,28 @@ class DenseRoute:
             return []
         return self.backend.dense_candidates(self.encoder.vector(query), filters, depth)
 
+    def scores(self, query: str, filters: Filters, passage_ids: Sequence[str]) -> dict[str, float]:
+        if not self.encoder.indexed():
+            return {}
+        return self.backend.dense_scores(self.encoder.vector(query), passage_ids)
+
+
+class TitleScorer:
+    """The cosine of the query with given passages' heading vectors (:mod:`kbsearch.titles`):
+    the ``title`` score a score fusion reads. Not a route (it finds no candidates of its own);
+    empty for an index without vectors or built before heading vectors."""
+
+    name = "title"
+
+    def __init__(self, context: RouteContext) -> None:
+        self.backend = context.backend
+        self.encoder = context.encoder
+
+    def scores(self, query: str, filters: Filters, passage_ids: Sequence[str]) -> dict[str, float]:
+        if not self.encoder.available() or not self.encoder.indexed():
+            return {}
+        return self.backend.heading_scores(self.encoder.vector(query), passage_ids)
+
 
 REGISTRY: dict[str, Callable[[RouteContext], Route]] = {
     LexicalRoute.name: LexicalRoute,
@@ -127,3 +163,16 @@ def route_names() -> tuple[str, ...]:
 def make_routes(context: RouteContext) -> dict[str, Route]:
     """One instance of every registered route, in registry order."""
     return {name: factory(context) for name, factory in REGISTRY.items()}
+
+
+class Scorer(Protocol):
+    """Scores given passages (a route, or an extra score such as :class:`TitleScorer`)."""
+
+    def scores(
+        self, query: str, filters: Filters, passage_ids: Sequence[str]
+    ) -> dict[str, float]: ...
+
+
+def make_scorers(context: RouteContext) -> dict[str, Scorer]:
+    """The extra scores a score fusion reads beside the routes' (today: ``title``)."""
+    return {TitleScorer.name: TitleScorer(context)}

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from ..filters import Filters
 from .fusion import Fused
+from .fusion_convex import Candidate, ConvexFused
 
 Ranking = tuple[tuple[str, float], ...]  # (passage_id, score), best first
 
@@ -26,8 +27,11 @@ class Trace:
 
     ``routes``: each route's ranked list (its top ``depth``, filters applied) with its scores;
     ``fused``: every fused passage with its RRF contributions (``None`` when one route ran
-    alone); ``ranked``: the list the stages started from; ``stages``: each stage's input and
-    output; the hits are the top ``k`` of the last output.
+    alone); ``fusion``: the hybrid route's fusion method (``rrf``, or a score fusion with its
+    parameters, :mod:`kbsearch.search.fusion_methods`); for a score fusion, ``candidates`` (each
+    scored in every route, plus ``title``) and ``scored`` (each with the parts of its fused
+    score), and ``fused`` is ``None``; ``ranked``: the list the stages started from;
+    ``stages``: each stage's input and output; the hits are the top ``k`` of the last output.
     """
 
     query: str
@@ -41,6 +45,9 @@ class Trace:
     fused: tuple[Fused, ...] | None = None
     ranked: Ranking = ()
     stages: tuple[StageTrace, ...] = field(default=())
+    fusion: str = "rrf"
+    candidates: tuple[Candidate, ...] | None = None
+    scored: tuple[ConvexFused, ...] | None = None
 
     @property
     def final(self) -> Ranking:

@@ -23,10 +23,12 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 
 from ...analysis import Analyzer
+from ...errors import InvalidArgumentError
 from ...filters import Audience, Filters
 from ...records import Document, Passage
 from ...search.backend import LexicalStatistics
 from ...search.dense import DenseIndex
+from ...search.fusion_methods import TitleCounts
 from ...search.lexical.bm25 import BM25Explanation
 from ...search.lexical.impact import ImpactIndex
 from ...search.lexical.terms import QueryTerms
@@ -195,6 +197,30 @@ class QdrantBackend:
 
     def dense_similarity(self, vector: np.ndarray, row: PassageRow) -> float | None:
         return self.sqlite.dense_similarity(vector, row)
+
+    def lexical_scores(
+        self, terms: QueryTerms, audience: str, passage_ids: Sequence[str]
+    ) -> dict[str, float]:
+        """Not supported: Qdrant's BM25 (its own IDF) cannot score given passages cheaply, and
+        FTS5's scores would not match this backend's lexical list.
+
+        Raises:
+            InvalidArgumentError: always, naming the fusion that works here.
+        """
+        raise InvalidArgumentError(
+            "score fusion needs every candidate's lexical score, which the Qdrant backend"
+            " cannot give; search this index with --fusion rrf"
+        )
+
+    def dense_scores(self, vector: np.ndarray, passage_ids: Sequence[str]) -> dict[str, float]:
+        """The embedded backend's cosines (the vectors Qdrant holds are the index's)."""
+        return self.sqlite.dense_scores(vector, passage_ids)
+
+    def heading_scores(self, vector: np.ndarray, passage_ids: Sequence[str]) -> dict[str, float]:
+        return self.sqlite.heading_scores(vector, passage_ids)
+
+    def title_counts(self, audience: str) -> TitleCounts:
+        return self.sqlite.title_counts(audience)
 
     # -- drift ------------------------------------------------------------------------------
 

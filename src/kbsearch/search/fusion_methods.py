@@ -1,0 +1,152 @@
+"""Fusion methods chosen by name: the hybrid route's last step.
+
+- ``rrf`` (the default): Reciprocal Rank Fusion of the routes' top lists
+  (:mod:`kbsearch.search.fusion`); it needs ranks only.
+- a **score fusion** (:data:`SCORE_FUSIONS`) gets the candidates, the union of the routes' top
+  lists, each scored in every route (a passage one route missed is scored there too, by
+  :meth:`kbsearch.search.backend.Backend.lexical_scores` / ``dense_scores``) plus its heading
+  cosine (``title``, :mod:`kbsearch.titles`; absent without a heading vector), as
+  :class:`~kbsearch.search.fusion_convex.Candidate` records, and returns
+  :class:`~kbsearch.search.fusion_convex.ConvexFused` records best first, whose ``parts`` add
+  up to the fused score (what an explanation shows).
+
+``convex`` is :func:`~kbsearch.search.fusion_convex.convex_fusion` with min-max normalisation
+and weights ``(1 - alpha) * lexical + alpha * dense + title * heading cosine``; its defaults
+(alpha 0.6, title 0.2) had the best mean nDCG@10 over the four datasets' ``dev`` halves
+(docs/benchmarks.md, "Ranking quality"). A method is named alone (``convex``) or with
+parameters (``convex:alpha=0.7,title=0``).
+
+Adding a method is one entry in :data:`SCORE_FUSIONS`: a :class:`ScoreFusion` whose ``fuse``
+takes a :class:`FusionInput` (``collection()`` gives the audience's :class:`TitleCounts`, read
+once per index generation).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from ..errors import InvalidArgumentError
+from .fusion_convex import Candidate, ConvexFused, convex_fusion
+
+RRF = "rrf"
+DEFAULT_FUSION = RRF
+
+
+@dataclass(frozen=True)
+class TitleCounts:
+    """How the passages an audience may see share document titles (computed by
+    :func:`kbsearch.titles.title_counts`; the fields of learned fusion's ``CollectionStats``).
+
+    ``passages``: passages; ``titled``: those whose document has a title of its own (not the
+    one the indexer makes from the document id); ``unique_titled``: titled passages whose title
+    heads no other passage; ``titles``: distinct titles among the titled passages.
+    """
+
+    passages: int
+    titled: int
+    unique_titled: int
+    titles: int
+
+
+@dataclass(frozen=True)
+class FusionInput:
+    """What a score fusion reads: the candidates, its parameters (defaults filled in) and the
+    collection's title counts (a call, so that methods that do not need them never read them)."""
+
+    candidates: Sequence[Candidate]
+    parameters: Mapping[str, float]
+    collection: Callable[[], TitleCounts]
+
+
+@dataclass(frozen=True)
+class ScoreFusion:
+    """A score fusion: ``fuse`` and the parameters it accepts with their defaults."""
+
+    fuse: Callable[[FusionInput], list[ConvexFused]]
+    defaults: Mapping[str, float] = field(default_factory=dict)
+
+
+def _convex(x: FusionInput) -> list[ConvexFused]:
+    alpha, title = x.parameters["alpha"], x.parameters["title"]
+    if not 0 <= alpha <= 1:
+        raise InvalidArgumentError(f"convex alpha must be from 0 to 1, got {alpha:g}")
+    weights = {"lexical": 1 - alpha, "dense": alpha, "title": title}
+    return convex_fusion(x.candidates, weights, "minmax")
+
+
+SCORE_FUSIONS: dict[str, ScoreFusion] = {
+    "convex": ScoreFusion(_convex, {"alpha": 0.6, "title": 0.2}),
+}
+
+
+def fusion_names() -> tuple[str, ...]:
+    """Every name ``--fusion`` accepts: ``rrf``, then the score fusions."""
+    return (RRF, *SCORE_FUSIONS)
+
+
+@dataclass(frozen=True)
+class FusionSpec:
+    """A fusion method by name with its parameters (defaults filled in)."""
+
+    name: str
+    parameters: Mapping[str, float]
+
+    @property
+    def scored(self) -> bool:
+        """True for a score fusion (candidates scored in every route), False for RRF."""
+        return self.name != RRF
+
+    def __str__(self) -> str:
+        values = ",".join(f"{k}={v:g}" for k, v in self.parameters.items())
+        return f"{self.name}:{values}" if values else self.name
+
+
+def parse_fusion(text: object) -> FusionSpec:
+    """``NAME`` or ``NAME:key=value,...`` (``convex:alpha=0.7,title=0``), checked.
+
+    Raises:
+        InvalidArgumentError: an unknown name (the message lists the choices), an unknown
+            parameter (listing the method's), or a value that is not a finite number >= 0.
+    """
+    if not isinstance(text, str):
+        raise InvalidArgumentError(f"fusion must be a method name, got {text!r}")
+    name, _, rest = text.strip().partition(":")
+    if name not in fusion_names():
+        raise InvalidArgumentError(
+            f"unknown fusion {name!r}; choose one of {', '.join(fusion_names())}"
+        )
+    defaults = SCORE_FUSIONS[name].defaults if name in SCORE_FUSIONS else {}
+    parameters = dict(defaults)
+    for item in filter(None, (part.strip() for part in rest.split(","))):
+        key, equals, value = item.partition("=")
+        key = key.strip()
+        if key not in defaults or not equals:
+            known = ", ".join(defaults) or "none"
+            raise InvalidArgumentError(
+                f"fusion {name!r} takes key=value parameters among: {known}; got {item!r}"
+            )
+        try:
+            number = float(value)
+        except ValueError:
+            number = math.nan
+        if not math.isfinite(number) or number < 0:
+            raise InvalidArgumentError(
+                f"fusion parameter {key} must be a finite number >= 0, got {value.strip()!r}"
+            )
+        parameters[key] = number
+    return FusionSpec(name, parameters)
+
+
+def score_fusion(spec: FusionSpec, candidates: Sequence[Candidate],
+                 collection: Callable[[], TitleCounts]) -> list[ConvexFused]:  # fmt: skip
+    """Run the score fusion ``spec`` names over ``candidates``, best first.
+
+    Raises:
+        InvalidArgumentError: ``spec`` names RRF (not a score fusion) or a bad parameter.
+        FusionError: as the method raises (a duplicate candidate, a non-finite score).
+    """
+    if spec.name not in SCORE_FUSIONS:
+        raise InvalidArgumentError(f"{spec.name!r} is not a score fusion")
+    return SCORE_FUSIONS[spec.name].fuse(FusionInput(candidates, spec.parameters, collection))
