@@ -19,7 +19,7 @@ from typing import TypeVar
 import numpy as np
 
 from ..errors import StorageError
-from ..filters import Filters
+from ..filters import Audience, Filters
 from ..records import Document, Passage
 from ..search.dense import DenseIndex
 from ..search.fusion_methods import TitleCounts
@@ -182,7 +182,8 @@ class SqliteBackend:
     ) -> dict[str, float]:
         index = self.impact_index(audience)
         at = self._positions(("impact", index.table), lambda: index.passage_ids)
-        known = [pid for pid in passage_ids if pid in at]
+        staff = audience == Audience.STAFF  # the public index holds public passages only
+        known = [p for p in passage_ids if p in at and (staff or index.columns.public[at[p]])]
         if not index.exact(terms):  # FTS5 must tokenize the query: ask it per passage
             rows = self.passages(known)
             return {

@@ -20,7 +20,7 @@ from kbsearch.backends.qdrant.backend import QdrantBackend
 from kbsearch.backends.qdrant.collection import Collection
 from kbsearch.backends.qdrant.sparse import qdrant_idf
 from kbsearch.backends.sqlite import SqliteBackend
-from kbsearch.errors import PartialWriteError
+from kbsearch.errors import InvalidArgumentError, PartialWriteError
 from kbsearch.filters import Filters
 from kbsearch.records import Document, Passage
 from kbsearch.search import Pipeline, RouteContext, SearchRequest, make_routes
@@ -244,3 +244,11 @@ def test_a_failed_qdrant_write_leaves_sqlite_written_and_sync_repairs(
     # 12 short passages move the average length: the other points are re-weighted too
     assert changed == 5 + len(repaired.stale_lengths)
     assert qdrant.verify().ok
+
+
+def test_score_fusion_is_refused_with_a_clear_error(qdrant: QdrantBackend) -> None:
+    """Qdrant's BM25 cannot score given passages: a score fusion names the one that works."""
+    request = SearchRequest("refund parcel", route="hybrid", fusion="convex")
+    with pytest.raises(InvalidArgumentError, match="--fusion rrf"):
+        pipeline(qdrant).run(request)
+    assert pipeline(qdrant).run(SearchRequest("refund parcel", route="hybrid")).hits

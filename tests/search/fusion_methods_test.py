@@ -1,0 +1,129 @@
+"""The fusion seam: ``--fusion`` names a method (checked, with its parameters); RRF stays the
+default and unchanged; a score fusion ranks the union of the routes' lists, each candidate
+scored in every route and by its heading, exactly as the method ranks those candidates, and
+explanations show the parts of its fused score."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from support import FILES, FakeEmbedder, write_files
+
+import kbsearch
+from kbsearch import embedders
+from kbsearch.cli import cli
+from kbsearch.errors import InvalidArgumentError
+from kbsearch.filters import Filters
+from kbsearch.knowledge_base import KnowledgeBase
+from kbsearch.search import SearchRequest
+from kbsearch.search.fusion_convex import convex_fusion
+from kbsearch.search.fusion_methods import fusion_names, parse_fusion
+
+QUERIES = ["lost parcel refund", "return window days", "late parcel goodwill", "items 30"]
+
+
+@pytest.fixture(scope="module")
+def kb(tmp_path_factory: pytest.TempPathFactory) -> KnowledgeBase:
+    root = tmp_path_factory.mktemp("kb")
+    docs = write_files(root / "docs", FILES)
+    kb = kbsearch.open_kb(root / "kb.db", create=True, embedder=FakeEmbedder())
+    assert kb.index([docs], inventory=docs / "inventory.csv").ok
+    return kb
+
+
+def test_names_and_parameters_are_checked() -> None:
+    assert fusion_names() == ("rrf", "convex")
+    assert str(parse_fusion("convex")) == "convex:alpha=0.6,title=0.2"
+    assert dict(parse_fusion(" convex:title=0, alpha=0.75").parameters) == {
+        "alpha": 0.75,
+        "title": 0.0,
+    }
+    assert str(parse_fusion("rrf")) == "rrf"
+    with pytest.raises(InvalidArgumentError, match="choose one of rrf, convex"):
+        parse_fusion("cc")
+    with pytest.raises(InvalidArgumentError, match="among: alpha, title"):
+        parse_fusion("convex:beta=1")
+    with pytest.raises(InvalidArgumentError, match="among: none"):
+        parse_fusion("rrf:k=3")
+    for bad in ("convex:alpha=x", "convex:alpha=-1", "convex:title=nan", "convex:alpha"):
+        with pytest.raises(InvalidArgumentError):
+            parse_fusion(bad)
+    with pytest.raises(InvalidArgumentError, match="unknown fusion 'x'"):
+        SearchRequest("q", fusion="x")
+
+
+def test_convex_alpha_above_one_is_refused(kb: KnowledgeBase) -> None:
+    with pytest.raises(InvalidArgumentError, match="alpha must be from 0 to 1"):
+        kb.search("lost parcel", fusion="convex:alpha=2")
+
+
+def test_rrf_is_the_default_and_unchanged(kb: KnowledgeBase) -> None:
+    for query in QUERIES:
+        default = kb.pipeline.run(SearchRequest(query, k=10))
+        named = kb.pipeline.run(SearchRequest(query, k=10, fusion="rrf"))
+        assert default.hits == named.hits and default.trace.fused is not None
+        assert default.trace.scored is None and default.trace.fusion == "rrf"
+
+
+@pytest.mark.parametrize("audience", ["public", "staff"])
+@pytest.mark.parametrize("query", QUERIES)
+def test_convex_ranks_the_scored_union(kb: KnowledgeBase, query: str, audience: str) -> None:
+    filters = Filters(audience=audience)
+    spec = "convex:alpha=0.6,title=0.3"
+    result = kb.pipeline.run(SearchRequest(query, k=10, depth=3, filters=filters, fusion=spec))
+    trace = result.trace
+    assert trace.fusion == spec and trace.fused is None and trace.candidates is not None
+    listed = {pid for ranking in trace.routes.values() for pid, _ in ranking}
+    assert {c.passage_id for c in trace.candidates} == listed  # the union of the top lists
+    for c in trace.candidates:
+        assert set(c.scores) >= {"lexical", "dense", "title"}  # scored in every route
+        for route, ranking in trace.routes.items():
+            if route in c.ranks:
+                assert ranking[c.ranks[route] - 1] == (c.passage_id, c.scores[route])
+    expected = convex_fusion(trace.candidates, {"lexical": 0.4, "dense": 0.6, "title": 0.3})
+    assert [(h.passage_id, h.score) for h in result.hits] == [
+        (f.passage_id, f.score) for f in expected[:10]
+    ]
+    for hit in result.hits:  # each hit's rank in each list that holds it
+        for route, at in hit.routes.items():
+            assert trace.routes[route][at.rank - 1] == (hit.passage_id, at.score)
+
+
+def test_convex_without_titles_is_the_two_route_combination(kb: KnowledgeBase) -> None:
+    result = kb.pipeline.run(SearchRequest("lost parcel", k=10, fusion="convex:title=0"))
+    parts = {tuple(f.parts) for f in result.trace.scored or ()}
+    assert parts == {("lexical", "dense")}
+
+
+def test_explain_shows_the_parts_of_the_fused_score(kb: KnowledgeBase) -> None:
+    spec = "convex:alpha=0.5,title=0.2"
+    hits = kb.search("lost parcel refund", k=3, fusion=spec)
+    e = kb.explain("lost parcel refund", hits[1].passage_id, k=3, fusion=spec)
+    assert e.fusion == spec and e.fused.rank == 2 and not e.rrf
+    assert set(e.parts) == {"lexical", "dense", "title"}
+    assert math.isclose(e.parts_total, hits[1].score, abs_tol=1e-12)
+    assert e.fused.score == hits[1].score and "title" in e.scores
+    assert e.to_dict()["parts_total"] == e.parts_total
+
+
+def test_cli_fusion_option(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(embedders.EMBEDDERS, "fake", (lambda arg, threads: FakeEmbedder(), "test"))
+    docs = write_files(tmp_path / "docs", FILES)
+    db = str(tmp_path / "kb.db")
+    runner = CliRunner()
+    args = ["index", str(docs), "--db", db, "--inventory", str(docs / "inventory.csv")]
+    assert runner.invoke(cli, [*args, "--embedder", "fake"]).exit_code == 0
+    bad = runner.invoke(cli, ["search", "lost parcel", "--db", db, "--fusion", "cc"])
+    assert bad.exit_code == 2 and "choose one of rrf, convex" in bad.output
+    ok = runner.invoke(cli, ["search", "lost parcel", "--db", db, "--fusion", "convex"])
+    assert ok.exit_code == 0, ok.output
+    with kbsearch.open_kb(db) as kb:
+        top = kb.search("lost parcel", fusion="convex")[0].passage_id
+    assert top in ok.output
+    why = runner.invoke(cli, ["explain", "lost parcel", top, "--db", db, "--fusion", "convex"])
+    assert why.exit_code == 0, why.output
+    assert "hybrid (convex:alpha=0.6,title=0.2): rank 1" in why.output
+    assert "weighted, normalised part" in why.output
