@@ -19,11 +19,12 @@ from .qdrant import qdrant_options, target_from_options
 
 
 def report_line(report: IndexReport) -> str:
-    """``added 1, updated 0, ... (n passages written, m embedded)``."""
+    """``added 1, updated 0, ... (n passages written, m embedded[, h headings embedded])``."""
+    headings = f", {report.headings_embedded} headings embedded" if report.headings_embedded else ""
     return (
         f"added {report.added}, updated {report.updated}, unchanged {report.unchanged}, "
         f"removed {report.removed}, failed {len(report.failed)} "
-        f"({report.passages} passages written, {report.embedded} embedded)"
+        f"({report.passages} passages written, {report.embedded} embedded{headings})"
     )
 
 
