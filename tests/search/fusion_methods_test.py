@@ -5,6 +5,7 @@ explanations show the parts of its fused score."""
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 
@@ -127,3 +128,13 @@ def test_cli_fusion_option(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
     assert why.exit_code == 0, why.output
     assert "hybrid (convex:alpha=0.6,title=0.2): rank 1" in why.output
     assert "weighted, normalised part" in why.output
+    questions = tmp_path / "questions.jsonl"
+    row = {"id": "q1", "question": "is a lost parcel refunded", "as_of": "2026-06-01",
+           "public_ok": True, "relevant_chunks": ["delivery@v1#lost-parcel"]}  # fmt: skip
+    questions.write_text(json.dumps(row) + "\n")
+    evaluate = ["eval", str(questions), "--db", db, "--routes", "hybrid", "--json"]
+    bad_eval = runner.invoke(cli, [*evaluate, "--fusion", "convex:beta=1"])
+    assert bad_eval.exit_code == 2 and "among: alpha, title" in bad_eval.output
+    convex = runner.invoke(cli, [*evaluate, "--fusion", "convex"])
+    assert convex.exit_code == 0, convex.output
+    assert json.loads(convex.stdout)["routes"]["hybrid"]["missed"] == []

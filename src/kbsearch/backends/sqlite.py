@@ -173,15 +173,11 @@ class SqliteBackend:
 
     # -- scoring given passages (score fusion) ---------------------------------------------
 
-    def _positions(self, key: object, passage_ids: Callable[[], np.ndarray]) -> dict[str, int]:
-        """``{passage_id: row position}`` of a snapshot part's rows, built once per part."""
-        return self._part(("positions", key), lambda: positions(passage_ids()))
-
     def lexical_scores(
         self, terms: QueryTerms, audience: str, passage_ids: Sequence[str]
     ) -> dict[str, float]:
         index = self.impact_index(audience)
-        at = self._positions(("impact", index.table), lambda: index.passage_ids)
+        at = index.position
         staff = audience == Audience.STAFF  # the public index holds public passages only
         known = [p for p in passage_ids if p in at and (staff or index.columns.public[at[p]])]
         if not index.exact(terms):  # FTS5 must tokenize the query: ask it per passage
@@ -199,7 +195,7 @@ class SqliteBackend:
 
     def dense_scores(self, vector: np.ndarray, passage_ids: Sequence[str]) -> dict[str, float]:
         index = self.dense_index(len(vector))
-        at = self._positions(("dense", len(vector)), lambda: index.table.passage_ids)
+        at = index.position
         known = [pid for pid in passage_ids if pid in at]
         rows = index.table.vectors[np.array([at[pid] for pid in known], dtype=np.int64)]
         cosines = rows @ np.asarray(vector, dtype=np.float32)
@@ -222,8 +218,3 @@ class SqliteBackend:
     def title_counts(self, audience: str) -> TitleCounts:
         key = ("title_counts", fts_table(audience))
         return self._part(key, lambda: title_counts(self.store, audience))
-
-
-def positions(passage_ids: np.ndarray) -> dict[str, int]:
-    """``{passage_id: position}`` of an array of passage ids."""
-    return {str(pid): i for i, pid in enumerate(passage_ids)}

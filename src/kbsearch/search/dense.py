@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 from threadpoolctl import ThreadpoolController
@@ -54,6 +55,11 @@ class DenseIndex:
         transaction so that the vectors are those of that generation."""
         generation = store.generation()
         return cls(store.vector_table(dim), generation)
+
+    @cached_property
+    def position(self) -> dict[str, int]:
+        """``{passage_id: row position}``, built on first use (a race builds it twice, alike)."""
+        return {str(pid): i for i, pid in enumerate(self.table.passage_ids)}
 
     def mask(self, filters: Filters) -> np.ndarray:
         """Boolean mask of rows passing ``filters`` (the same rules as the SQL filter)."""

@@ -18,7 +18,11 @@ parameters (``convex:alpha=0.7,title=0``).
 
 Adding a method is one entry in :data:`SCORE_FUSIONS`: a :class:`ScoreFusion` whose ``fuse``
 takes a :class:`FusionInput` (``collection()`` gives the audience's :class:`TitleCounts`, read
-once per index generation).
+once per index generation). Learned fusion (``kbsearch.search.fusion_learned``) is::
+
+    "learned": ScoreFusion(
+        lambda x: fuse_learned(x.candidates, CollectionStats(**vars(x.collection())))
+    ),
 """
 
 from __future__ import annotations

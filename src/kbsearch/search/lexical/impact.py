@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -115,6 +116,11 @@ class ImpactIndex:
             columns=columns,
             languages=columns.languages(audience),
         )
+
+    @cached_property
+    def position(self) -> dict[str, int]:
+        """``{passage_id: row position}``, built on first use (a race builds it twice, alike)."""
+        return {str(pid): i for i, pid in enumerate(self.passage_ids)}
 
     def nbytes(self) -> int:
         """Bytes held by the numeric arrays (the vocabulary and ids not counted)."""
