@@ -33,6 +33,7 @@ import argparse
 import csv
 import hashlib
 import json
+import pickle
 import shutil
 import sys
 from pathlib import Path
@@ -75,7 +76,7 @@ def ranked(scores, candidates, ids, depth):
     return top_k(candidates, scores[candidates], ids, depth)
 
 
-def search_rows(kb, dataset, own, other, out, vectors):
+def search_rows(kb, dataset, own, other, out, vectors, kept_evidence):
     impact = kb.impact_index("staff")
     dense = kb.dense_index()
     background = Background.of(dense.table.vectors, dense.generation)
@@ -90,8 +91,8 @@ def search_rows(kb, dataset, own, other, out, vectors):
         vector = vectors[q.text]
         cos = dense.scores(vector)
         stats = term_statistics(impact, kb.analyzer, q.text, languages)
-        kept, _ = impact.split_terms(list(stats.terms))
-        bm = impact.scores(kept)
+        # the lexical route's own kept terms, in its order (stats groups them by query word)
+        bm = impact.scores(impact.terms(kb.analyzer, q.text, filters).kept)
         keep_d, keep_l = dense_mask.copy(), lexical_mask & (bm > 0)
         if condition == "removed":
             keep_d &= ~np.isin(dense.table.doc_id, list(relevant))
@@ -118,17 +119,23 @@ def search_rows(kb, dataset, own, other, out, vectors):
             kb.analyzer,
             languages,
         )
-        values = features(evidence)
         owner = dataset if condition != "other" else PARTNER[dataset]
-        row = [dataset, f"{owner}/{q.qid}", condition, int(condition == "present")]
-        row += [int(0 < first <= K), first, language]
-        row += [f"{values[n]:.6g}" for n in FEATURES]
-        out.writerow(row)
+        meta = [dataset, f"{owner}/{q.qid}", condition, int(condition == "present")]
+        meta += [int(0 < first <= K), first, language]
+        kept_evidence.append((meta, evidence))
+        out.writerow(table_row(meta, evidence))
+
+
+def table_row(meta, evidence):
+    """A feature table row: the row's description, then :data:`FEATURES` (6 digits)."""
+    values = features(evidence)
+    return [*meta, *(f"{values[n]:.6g}" for n in FEATURES)]
 
 
 def features_command(args) -> None:
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
+    kept_evidence: list = []
     with open(args.out, "w", newline="", encoding="utf-8") as handle:
         out = csv.writer(handle, delimiter="\t", lineterminator="\n")
         out.writerow(COLUMNS + FEATURES)
@@ -145,11 +152,25 @@ def features_command(args) -> None:
                 for i in range(0, len(texts), 32):
                     batch = texts[i : i + 32]
                     vectors.update(zip(batch, embedder.encode_queries(batch), strict=True))
-                search_rows(kb, dataset, own, other, out, vectors)
+                search_rows(kb, dataset, own, other, out, vectors, kept_evidence)
             print(
                 f"{dataset}: {len(own)} questions, {len(other)} from {PARTNER[dataset]}",
                 file=sys.stderr,
             )
+    if args.evidence:
+        with open(args.evidence, "wb") as handle:
+            pickle.dump(kept_evidence, handle, protocol=5)
+
+
+def table_command(args) -> None:
+    """The feature table again from kept evidence, with today's feature definitions (no search)."""
+    with open(args.evidence, "rb") as handle:
+        kept_evidence = pickle.load(handle)
+    with open(args.out, "w", newline="", encoding="utf-8") as handle:
+        out = csv.writer(handle, delimiter="\t", lineterminator="\n")
+        out.writerow(COLUMNS + FEATURES)
+        for meta, evidence in kept_evidence:
+            out.writerow(table_row(meta, evidence))
 
 
 def read_table(path: str) -> list[dict]:
@@ -245,6 +266,10 @@ def main() -> None:
     f.add_argument("--datasets", default="covid_faq_en,spf_qr_fr,piaf_fr,scifact")
     f.add_argument("--max-questions", type=int, default=300)
     f.add_argument("--work", default="/tmp/abstain_idx", help="where the index copies go")
+    f.add_argument("--evidence", default=None, help="also keep each row's evidence (pickle)")
+    e = sub.add_parser("table", help="the feature table from kept evidence (no search)")
+    e.add_argument("evidence")
+    e.add_argument("--out", required=True)
     t = sub.add_parser("fit")
     t.add_argument("table")
     t.add_argument("--out", required=True)
@@ -261,6 +286,7 @@ def main() -> None:
     args = parser.parse_args()
     commands = {
         "features": features_command,
+        "table": table_command,
         "fit": fit_command,
         "report": report_command,
         "demo": demo_command,

@@ -71,44 +71,68 @@ class Background:
 
 @dataclass(frozen=True)
 class TermStatistics:
-    """The analysed query terms with FTS5's IDF and whether the index holds them."""
+    """Each distinct content word of the query (stop words dropped as the lexical route drops
+    them) with its search terms, its FTS5 IDF and whether the index holds it.
 
-    terms: tuple[str, ...]
+    A word is counted once however many stems it has: in an index of two languages each word
+    is stemmed both ways and the stem of the other language is usually absent, so counting
+    stems would make a bilingual collection look as if it lacked a third of every query.
+    A word's IDF is that of its most frequent term in the index (the stem the collection
+    uses), or ``ln((N + 0.5) / 0.5)`` when the index holds none of its terms.
+    """
+
+    words: tuple[tuple[str, ...], ...]
     idf: tuple[float, ...]
     known: tuple[bool, ...]
+
+    @property
+    def terms(self) -> tuple[str, ...]:
+        """Every term of every word, in order, without repeats (what the lexical route
+        searches)."""
+        return tuple(dict.fromkeys(t for group in self.words for t in group))
 
 
 def term_statistics(
     index: ImpactIndex, analyzer: Analyzer, query: str, languages: Sequence[str]
 ) -> TermStatistics:
-    """Every distinct analysed term of ``query`` (stemmed in ``languages``, accents folded, as
-    the lexical route does) with its IDF in ``index`` (``ln((N + 0.5) / 0.5)`` when absent).
+    """The query's content words (:meth:`kbsearch.analysis.Analyzer.word_terms`, accents
+    folded as the lexical route folds them) with their IDF in ``index`` (class docstring).
 
     Raises:
         QueryError: empty / punctuation-only / over-long query.
     """
-    terms = tuple(dict.fromkeys(fold_diacritics(t) for t in analyzer.query_terms(query, languages)))
-    frequency = [index.frequency(t) for t in terms]
+    groups = [
+        tuple(dict.fromkeys(fold_diacritics(t) for t in group))
+        for group in analyzer.word_terms(query, languages)
+    ]
+    words_ = tuple(dict.fromkeys(groups))
+    frequency = [max(index.frequency(t) for t in group) for group in words_]
     return TermStatistics(
-        terms,
+        words_,
         tuple(fts5_idf(index.passages, df) for df in frequency),
         tuple(df > 0 for df in frequency),
     )
 
 
-def terms_in_row(index: ImpactIndex, terms: Sequence[str], position: int) -> tuple[bool, ...]:
-    """Whether the passage at row ``position`` of ``index`` holds each term (binary search in
-    each term's postings, which are sorted by row)."""
+def terms_in_row(
+    index: ImpactIndex, words_: Sequence[Sequence[str]], position: int
+) -> tuple[bool, ...]:
+    """Whether the passage at row ``position`` of ``index`` holds each word (any of its
+    terms; binary search in each term's postings, which are sorted by row)."""
     out = []
-    for term in terms:
-        i = index.vocabulary.get(term)
-        if i is None:
-            out.append(False)
-            continue
-        start, end = int(index.indptr[i]), int(index.indptr[i + 1])
-        postings = index.positions[start:end]
-        j = int(np.searchsorted(postings, position))
-        out.append(j < len(postings) and int(postings[j]) == position)
+    for group in words_:
+        found = False
+        for term in group:
+            i = index.vocabulary.get(term)
+            if i is None:
+                continue
+            start, end = int(index.indptr[i]), int(index.indptr[i + 1])
+            postings = index.positions[start:end]
+            j = int(np.searchsorted(postings, position))
+            if j < len(postings) and int(postings[j]) == position:
+                found = True
+                break
+        out.append(found)
     return tuple(out)
 
 
@@ -135,12 +159,16 @@ def sentence_coverage(
     total = sum(statistics.idf)
     if total <= 0:
         return 0.0
-    weight = dict(zip(statistics.terms, statistics.idf, strict=True))
     best = 0.0
     for text in texts:
         for start, end in sentence_spans(text):
             present = text_terms(text[start:end], analyzer, languages)
-            best = max(best, sum(w for t, w in weight.items() if t in present) / total)
+            found = sum(
+                w
+                for group, w in zip(statistics.words, statistics.idf, strict=True)
+                if any(t in present for t in group)
+            )
+            best = max(best, found / total)
     return best
 
 
@@ -166,8 +194,8 @@ def gather(
     def presence(ranking: Sequence[tuple[str, float]]) -> tuple[bool, ...]:
         row = row_of(index, ranking[0][0]) if ranking else None
         if row is None:
-            return (False,) * len(statistics.terms)
-        return terms_in_row(index, statistics.terms, row)
+            return (False,) * len(statistics.words)
+        return terms_in_row(index, statistics.words, row)
 
     return Evidence(
         lexical=tuple((str(p), float(s)) for p, s in lexical),

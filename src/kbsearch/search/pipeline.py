@@ -18,10 +18,11 @@ from ..analysis import query_words
 from ..errors import InvalidArgumentError, StorageError
 from ..filters import Filters, check_language
 from ..records import Hit, RouteHit
+from .abstain import check_threshold
 from .backend import Backend
 from .fusion import DEFAULT_RRF_K, reciprocal_rank_fusion
 from .routes import HYBRID, Route, route_names
-from .stages import Stage
+from .stages import JudgingStage, Run, Stage
 from .trace import StageTrace, Trace
 
 MAX_K = 100_000  # hits a search may ask for (k and depth)
@@ -67,9 +68,12 @@ class SearchRequest:
     depth: int = DEFAULT_DEPTH
     weights: tuple[float, ...] = DEFAULT_WEIGHTS
     explain: bool = False
+    min_confidence: float | None = None
 
     def __post_init__(self) -> None:
         _whole(self.k, "k")
+        if self.min_confidence is not None:
+            object.__setattr__(self, "min_confidence", check_threshold(self.min_confidence))
         _whole(self.depth, "depth")
         names = route_names()
         if self.route not in names:
@@ -139,10 +143,15 @@ class SearchResult:
 
 
 class Pipeline:
-    """Runs a :class:`SearchRequest` over ``routes`` (registry order) and ``stages``."""
+    """Runs a :class:`SearchRequest` over ``routes`` (registry order) and ``stages`` (in
+    order; a :class:`~kbsearch.search.stages.JudgingStage` passes the list on unchanged and
+    its verdict is recorded in the trace)."""
 
     def __init__(
-        self, backend: Backend, routes: Mapping[str, Route], stages: Sequence[Stage] = ()
+        self,
+        backend: Backend,
+        routes: Mapping[str, Route],
+        stages: Sequence[Stage | JudgingStage] = (),
     ) -> None:
         self.backend = backend
         self.routes = dict(routes)
@@ -196,10 +205,15 @@ class Pipeline:
             ranked = list(lists[request.route])
         start = tuple(ranked)
         stages = []
+        routes = {name: tuple(ranking) for name, ranking in lists.items()}
         for stage in self.stages:
-            output = stage.apply(query, ranked, filters)
-            stages.append(StageTrace(stage.name, tuple(ranked), tuple(output)))
-            ranked = output
+            before = tuple(ranked)
+            if isinstance(stage, JudgingStage):
+                run = Run(query, filters, request.k, routes, before, request.min_confidence)
+                stages.append(StageTrace(stage.name, before, before, stage.judge(run)))
+                continue
+            ranked = stage.apply(query, ranked, filters)
+            stages.append(StageTrace(stage.name, before, tuple(ranked)))
         trace = Trace(
             query=query,
             route=request.route,
@@ -208,7 +222,7 @@ class Pipeline:
             filters=filters,
             rrf_k=request.rrf_k,
             weights=weights,
-            routes={name: tuple(ranking) for name, ranking in lists.items()},
+            routes=routes,
             fused=None if fused is None else tuple(fused),
             ranked=start,
             stages=tuple(stages),
