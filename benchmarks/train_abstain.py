@@ -1,16 +1,20 @@
 """Train and measure the abstention model (kbsearch.search.abstain) on the shared datasets.
 
-Three steps, each reproducible:
+Steps, each reproducible:
 
-  # 1. features of every searched (question, condition), from built indexes (encodes queries)
-  python benchmarks/train_abstain.py features --data ../shared/data --idx /work/idx \
-      --split dev --out benchmarks/data/abstain_dev.tsv
+  # 1. features of every searched (question, condition), from built indexes (encodes queries);
+  #    --evidence also keeps each row's Evidence so tables can be rebuilt without searching
+  python benchmarks/train_abstain.py features --data /work/shared/data --idx /work/idx \
+      --split dev --out benchmarks/data/abstain_dev.tsv [--evidence /tmp/ev_dev.pkl]
+  # 1b. a table from kept evidence with today's feature definitions (no search)
+  python benchmarks/train_abstain.py table /tmp/ev_dev.pkl --out benchmarks/data/abstain_dev.tsv
   # 2. fit the model on the dev table (deterministic: the same table gives the same file)
   python benchmarks/train_abstain.py fit benchmarks/data/abstain_dev.tsv \
       --out src/kbsearch/search/models/abstain.json
   # 3. measure it on the final half
-  python benchmarks/train_abstain.py features ... --split final --out /tmp/abstain_final.tsv
-  python benchmarks/train_abstain.py report /tmp/abstain_final.tsv
+  python benchmarks/train_abstain.py features ... --split final \
+      --out benchmarks/data/abstain_final.tsv
+  python benchmarks/train_abstain.py report benchmarks/data/abstain_final.tsv
   # 4. the demo question set (builds a demo index in --work when absent)
   python benchmarks/train_abstain.py demo
 
