@@ -15,6 +15,8 @@ Steps, each reproducible:
   python benchmarks/train_abstain.py features ... --split final \
       --out benchmarks/data/abstain_final.tsv
   python benchmarks/train_abstain.py report benchmarks/data/abstain_final.tsv
+  # 3b. leave one collection out on the dev table (transfer to an unseen collection)
+  python benchmarks/train_abstain.py lodo benchmarks/data/abstain_dev.tsv
   # 4. the demo question set (builds a demo index in --work when absent)
   python benchmarks/train_abstain.py demo
 
@@ -207,6 +209,31 @@ def fit_command(args) -> None:
     print(f"threshold {model.threshold}")
 
 
+def lodo_command(args) -> None:
+    """Leave one collection out, on the dev table only: fit on three datasets, measure on the
+    fourth (AUROC present vs removed and vs other, answered share of present at the fitted
+    threshold): how the model transfers to a collection it never saw."""
+    from kbsearch.evaluation.abstention import auroc
+
+    table = read_table(args.table)
+    result = {}
+    for dataset in sorted({r["dataset"] for r in table}):
+        train = [r for r in table if r["dataset"] != dataset]
+        test = [r for r in table if r["dataset"] == dataset]
+        model = fit(training_rows(train), precision=args.precision)
+        conf = {id(r): model.confidence({n: float(r[n]) for n in FEATURES}) for r in test}
+        entry = {}
+        for other in ("removed", "other"):
+            pair = [r for r in test if r["condition"] in ("present", other)]
+            found = auroc([conf[id(r)] for r in pair], [r["condition"] == "present" for r in pair])
+            entry[f"auroc_vs_{other}"] = found
+        present = [conf[id(r)] for r in test if r["condition"] == "present"]
+        entry["threshold"] = model.threshold
+        entry["answered_present"] = sum(c >= model.threshold for c in present) / len(present)
+        result[dataset] = entry
+    print(json.dumps(result, indent=1))
+
+
 def report_command(args) -> None:
     model = ConfidenceModel.load(args.model)
     threshold = model.threshold if args.threshold is None else args.threshold
@@ -278,6 +305,9 @@ def main() -> None:
     t.add_argument("table")
     t.add_argument("--out", required=True)
     t.add_argument("--precision", type=float, default=0.9)
+    lo = sub.add_parser("lodo", help="leave one collection out (dev table)")
+    lo.add_argument("table")
+    lo.add_argument("--precision", type=float, default=0.9)
     r = sub.add_parser("report")
     r.add_argument("table")
     r.add_argument("--model", default=None)
@@ -293,6 +323,7 @@ def main() -> None:
         "table": table_command,
         "fit": fit_command,
         "report": report_command,
+        "lodo": lodo_command,
         "demo": demo_command,
     }
     commands[args.command](args)
