@@ -137,3 +137,29 @@ def test_assess_reads_the_decision_the_stage_recorded(kb: KnowledgeBase) -> None
         kbsearch.search.SearchRequest(QUERY, filters=filters, explain=True, min_confidence=0.3)
     ).trace
     assert assessed.decision == request_trace.verdict("abstain")
+
+
+def test_staff_text_never_moves_a_public_confidence(tmp_path: Path) -> None:
+    """Two indexes that differ only in a staff-only passage's text: a public search's
+    confidence is the same in both (its cosine background covers public passages only, as its
+    BM25 statistics do); a staff search's is not."""
+    other = FILES | {
+        "goodwill.md": "# Goodwill credits\n\n## Goodwill amount\n\n"
+        "Refunds for lost parcels are escalated to the parcel team in full detail.\n"
+    }
+    decisions = {}
+    for name, files in (("a", FILES), ("b", other)):
+        docs = write_files(tmp_path / name, files)
+        with kbsearch.open_kb(tmp_path / f"{name}.db", create=True, embedder=FakeEmbedder()) as kb:
+            kb.index([docs], inventory=docs / "inventory.csv")
+            decisions[name] = {
+                audience: kb.assess(QUERY, filters=Filters(audience=audience, as_of=DAY)).decision
+                for audience in ("public", "staff")
+            }
+    public_a, public_b = decisions["a"]["public"], decisions["b"]["public"]
+    assert public_a is not None and public_b is not None
+    assert public_a.confidence == public_b.confidence
+    assert public_a.features == public_b.features
+    staff_a, staff_b = decisions["a"]["staff"], decisions["b"]["staff"]
+    assert staff_a is not None and staff_b is not None
+    assert staff_a.confidence != staff_b.confidence

@@ -213,15 +213,22 @@ def gather(
 
 
 class BackgroundCache:
-    """The :class:`Background` of an index's vectors, recomputed when its generation changes."""
+    """The :class:`Background` of an index's vectors per audience, recomputed when the index
+    generation changes. A public search's background is computed over public passages only,
+    as its BM25 statistics are, so staff-only text cannot move a public confidence."""
 
     def __init__(self) -> None:
-        self._background: Background | None = None
+        self._backgrounds: dict[bool, Background] = {}
 
-    def get(self, vectors: np.ndarray, generation: int) -> Background:
-        if self._background is None or self._background.generation != generation:
-            self._background = Background.of(vectors, generation)
-        return self._background
+    def get(self, index: DenseIndex, staff: bool) -> Background:
+        """The background of ``index``'s passages a staff (``staff``) or public audience may
+        see."""
+        found = self._backgrounds.get(staff)
+        if found is None or found.generation != index.generation:
+            vectors = index.table.vectors if staff else index.table.vectors[index.columns.public]
+            found = Background.of(vectors, index.generation)
+            self._backgrounds[staff] = found
+        return found
 
 
 def collect(
@@ -233,7 +240,8 @@ def collect(
     cache: BackgroundCache,
 ) -> Evidence:
     """The evidence of one search of ``kb`` from its two route lists (best first), with the
-    audience's lexical statistics and the query's cosine background.
+    audience's lexical statistics and the query's cosine background over the audience's
+    passages.
 
     Raises:
         QueryError: the query cannot be analysed; the errors of ``kb.query_vector``.
@@ -242,7 +250,7 @@ def collect(
     languages = [filters.language] if filters.language else index.languages
     statistics = term_statistics(index, kb.analyzer, query, languages)
     dense_index = kb.dense_index()
-    background = cache.get(dense_index.table.vectors, dense_index.generation)
+    background = cache.get(dense_index, filters.staff)
     spread = background.of_query(kb.query_vector(query))
     return gather(
         index,
