@@ -1,16 +1,22 @@
 """Train and measure the abstention model (kbsearch.search.abstain) on the shared datasets.
 
-Three steps, each reproducible:
+Steps, each reproducible:
 
-  # 1. features of every searched (question, condition), from built indexes (encodes queries)
-  python benchmarks/train_abstain.py features --data ../shared/data --idx /work/idx \
-      --split dev --out benchmarks/data/abstain_dev.tsv
+  # 1. features of every searched (question, condition), from built indexes (encodes queries);
+  #    --evidence also keeps each row's Evidence so tables can be rebuilt without searching
+  python benchmarks/train_abstain.py features --data /work/shared/data --idx /work/idx \
+      --split dev --out benchmarks/data/abstain_dev.tsv [--evidence /tmp/ev_dev.pkl]
+  # 1b. a table from kept evidence with today's feature definitions (no search)
+  python benchmarks/train_abstain.py table /tmp/ev_dev.pkl --out benchmarks/data/abstain_dev.tsv
   # 2. fit the model on the dev table (deterministic: the same table gives the same file)
   python benchmarks/train_abstain.py fit benchmarks/data/abstain_dev.tsv \
       --out src/kbsearch/search/models/abstain.json
   # 3. measure it on the final half
-  python benchmarks/train_abstain.py features ... --split final --out /tmp/abstain_final.tsv
-  python benchmarks/train_abstain.py report /tmp/abstain_final.tsv
+  python benchmarks/train_abstain.py features ... --split final \
+      --out benchmarks/data/abstain_final.tsv
+  python benchmarks/train_abstain.py report benchmarks/data/abstain_final.tsv
+  # 3b. leave one collection out on the dev table (transfer to an unseen collection)
+  python benchmarks/train_abstain.py lodo benchmarks/data/abstain_dev.tsv
   # 4. the demo question set (builds a demo index in --work when absent)
   python benchmarks/train_abstain.py demo
 
@@ -33,6 +39,7 @@ import argparse
 import csv
 import hashlib
 import json
+import pickle
 import shutil
 import sys
 from pathlib import Path
@@ -75,7 +82,7 @@ def ranked(scores, candidates, ids, depth):
     return top_k(candidates, scores[candidates], ids, depth)
 
 
-def search_rows(kb, dataset, own, other, out, vectors):
+def search_rows(kb, dataset, own, other, out, vectors, kept_evidence):
     impact = kb.impact_index("staff")
     dense = kb.dense_index()
     background = Background.of(dense.table.vectors, dense.generation)
@@ -90,8 +97,8 @@ def search_rows(kb, dataset, own, other, out, vectors):
         vector = vectors[q.text]
         cos = dense.scores(vector)
         stats = term_statistics(impact, kb.analyzer, q.text, languages)
-        kept, _ = impact.split_terms(list(stats.terms))
-        bm = impact.scores(kept)
+        # the lexical route's own kept terms, in its order (stats groups them by query word)
+        bm = impact.scores(impact.terms(kb.analyzer, q.text, filters).kept)
         keep_d, keep_l = dense_mask.copy(), lexical_mask & (bm > 0)
         if condition == "removed":
             keep_d &= ~np.isin(dense.table.doc_id, list(relevant))
@@ -118,17 +125,23 @@ def search_rows(kb, dataset, own, other, out, vectors):
             kb.analyzer,
             languages,
         )
-        values = features(evidence)
         owner = dataset if condition != "other" else PARTNER[dataset]
-        row = [dataset, f"{owner}/{q.qid}", condition, int(condition == "present")]
-        row += [int(0 < first <= K), first, language]
-        row += [f"{values[n]:.6g}" for n in FEATURES]
-        out.writerow(row)
+        meta = [dataset, f"{owner}/{q.qid}", condition, int(condition == "present")]
+        meta += [int(0 < first <= K), first, language]
+        kept_evidence.append((meta, evidence))
+        out.writerow(table_row(meta, evidence))
+
+
+def table_row(meta, evidence):
+    """A feature table row: the row's description, then :data:`FEATURES` (6 digits)."""
+    values = features(evidence)
+    return [*meta, *(f"{values[n]:.6g}" for n in FEATURES)]
 
 
 def features_command(args) -> None:
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
+    kept_evidence: list = []
     with open(args.out, "w", newline="", encoding="utf-8") as handle:
         out = csv.writer(handle, delimiter="\t", lineterminator="\n")
         out.writerow(COLUMNS + FEATURES)
@@ -145,11 +158,25 @@ def features_command(args) -> None:
                 for i in range(0, len(texts), 32):
                     batch = texts[i : i + 32]
                     vectors.update(zip(batch, embedder.encode_queries(batch), strict=True))
-                search_rows(kb, dataset, own, other, out, vectors)
+                search_rows(kb, dataset, own, other, out, vectors, kept_evidence)
             print(
                 f"{dataset}: {len(own)} questions, {len(other)} from {PARTNER[dataset]}",
                 file=sys.stderr,
             )
+    if args.evidence:
+        with open(args.evidence, "wb") as handle:
+            pickle.dump(kept_evidence, handle, protocol=5)
+
+
+def table_command(args) -> None:
+    """The feature table again from kept evidence, with today's feature definitions (no search)."""
+    with open(args.evidence, "rb") as handle:
+        kept_evidence = pickle.load(handle)
+    with open(args.out, "w", newline="", encoding="utf-8") as handle:
+        out = csv.writer(handle, delimiter="\t", lineterminator="\n")
+        out.writerow(COLUMNS + FEATURES)
+        for meta, evidence in kept_evidence:
+            out.writerow(table_row(meta, evidence))
 
 
 def read_table(path: str) -> list[dict]:
@@ -180,6 +207,31 @@ def fit_command(args) -> None:
     Path(args.out).write_text(dumps(model), encoding="utf-8")
     print(json.dumps({n: c for n, c in zip(model.names, model.coef, strict=True)}, indent=1))
     print(f"threshold {model.threshold}")
+
+
+def lodo_command(args) -> None:
+    """Leave one collection out, on the dev table only: fit on three datasets, measure on the
+    fourth (AUROC present vs removed and vs other, answered share of present at the fitted
+    threshold): how the model transfers to a collection it never saw."""
+    from kbsearch.evaluation.abstention import auroc
+
+    table = read_table(args.table)
+    result = {}
+    for dataset in sorted({r["dataset"] for r in table}):
+        train = [r for r in table if r["dataset"] != dataset]
+        test = [r for r in table if r["dataset"] == dataset]
+        model = fit(training_rows(train), precision=args.precision)
+        conf = {id(r): model.confidence({n: float(r[n]) for n in FEATURES}) for r in test}
+        entry = {}
+        for other in ("removed", "other"):
+            pair = [r for r in test if r["condition"] in ("present", other)]
+            found = auroc([conf[id(r)] for r in pair], [r["condition"] == "present" for r in pair])
+            entry[f"auroc_vs_{other}"] = found
+        present = [conf[id(r)] for r in test if r["condition"] == "present"]
+        entry["threshold"] = model.threshold
+        entry["answered_present"] = sum(c >= model.threshold for c in present) / len(present)
+        result[dataset] = entry
+    print(json.dumps(result, indent=1))
 
 
 def report_command(args) -> None:
@@ -245,10 +297,17 @@ def main() -> None:
     f.add_argument("--datasets", default="covid_faq_en,spf_qr_fr,piaf_fr,scifact")
     f.add_argument("--max-questions", type=int, default=300)
     f.add_argument("--work", default="/tmp/abstain_idx", help="where the index copies go")
+    f.add_argument("--evidence", default=None, help="also keep each row's evidence (pickle)")
+    e = sub.add_parser("table", help="the feature table from kept evidence (no search)")
+    e.add_argument("evidence")
+    e.add_argument("--out", required=True)
     t = sub.add_parser("fit")
     t.add_argument("table")
     t.add_argument("--out", required=True)
     t.add_argument("--precision", type=float, default=0.9)
+    lo = sub.add_parser("lodo", help="leave one collection out (dev table)")
+    lo.add_argument("table")
+    lo.add_argument("--precision", type=float, default=0.9)
     r = sub.add_parser("report")
     r.add_argument("table")
     r.add_argument("--model", default=None)
@@ -261,8 +320,10 @@ def main() -> None:
     args = parser.parse_args()
     commands = {
         "features": features_command,
+        "table": table_command,
         "fit": fit_command,
         "report": report_command,
+        "lodo": lodo_command,
         "demo": demo_command,
     }
     commands[args.command](args)

@@ -144,6 +144,22 @@ class Analyzer:
         langs = list(dict.fromkeys(languages)) or ["en"]
         return dedupe(stem for lang in langs for stem in stem_words(found, lang))
 
+    def word_terms(self, query: str, languages: Sequence[str]) -> list[tuple[str, ...]]:
+        """The search terms of each distinct content word of ``query``, in order: the terms
+        :meth:`query_terms` makes from that one word (one per language with stemming, repeats
+        dropped). In an index of two languages a word has two stems, and the one of the other
+        language is usually absent; grouping them lets a statistic count the word once.
+
+        Raises:
+            QueryError: see :func:`query_words`.
+        """
+        found = dedupe(content_words(query_words(strip_elisions(query)), STOPWORD_LANGUAGES))
+        if self.name == "plain":
+            return [(w,) for w in found]
+        langs = list(dict.fromkeys(languages)) or ["en"]
+        groups = (tuple(dedupe(stem_words([w], lang)[0] for lang in langs)) for w in found)
+        return list(dict.fromkeys(groups))
+
 
 def match_expression(terms: Sequence[str]) -> str:
     """FTS5 query: every term double-quoted (a string, never an operator), OR-joined."""

@@ -31,7 +31,7 @@ from .index_run import plan_settings, reembed_into_copy, run_index
 from .indexing import IndexReport, expand_paths, load_inventory
 from .records import DEFAULT_AUDIENCE, Hit, Passage
 from .search import HYBRID, Pipeline, RouteContext, SearchRequest, make_routes
-from .search.abstain import check_threshold
+from .search.abstain import Decision
 from .search.abstention import AbstentionStage, Assessment
 from .search.answer import Answer, compose
 from .search.dense import DenseIndex
@@ -80,7 +80,11 @@ class KnowledgeBase:
         context = RouteContext(self.backend, lambda: self.analyzer, self.encoder)
         self.routes = make_routes(context)
         self.pipeline = Pipeline(self.backend, self.routes, scorers=make_scorers(context))
-        self.abstention = AbstentionStage()
+        # the same routes with the abstention stage: assess and ask run this one
+        self.abstention = AbstentionStage(self, self.routes["dense"].available)
+        self.assessing = Pipeline(
+            self.backend, self.routes, [self.abstention], scorers=make_scorers(context)
+        )
 
     # -- lifecycle ----------------------------------------------------------------------------
 
@@ -270,28 +274,26 @@ class KnowledgeBase:
         min_confidence: float | None = None,
         fusion: str = DEFAULT_FUSION,
     ) -> Assessment:
-        """:meth:`search` with ``explain``, and the abstention stage's decision read from the
-        run's trace (:mod:`kbsearch.search.abstention`): ``answerable`` when the confidence
-        that a relevant passage is in the top ``k`` reaches ``min_confidence`` (default: the
-        shipped model's threshold). The hits are exactly ``search(..., explain=True)``'s; the
-        decision is ``None`` for an index without vectors.
+        """:meth:`search` with ``explain``, run through the abstention stage
+        (:mod:`kbsearch.search.abstention`), whose decision the run's trace records:
+        ``answerable`` when the confidence that a relevant passage is in the top ``k`` reaches
+        ``min_confidence`` (default: the shipped model's threshold). The stage never reorders:
+        the hits are exactly ``search(..., explain=True)``'s. The decision is ``None`` for an
+        index without vectors.
 
         Raises:
             QueryError, InvalidArgumentError (also a ``min_confidence`` outside [0, 1]),
             EmbedderMismatchError, EmbedderUnavailableError.
         """
-        threshold = None if min_confidence is None else check_threshold(min_confidence)
         request = self._request(
             query, filters, k=k, route=route, rrf_k=rrf_k, depth=depth,
-            weights=weights, explain=True, fusion=fusion,
+            weights=weights, explain=True, fusion=fusion, min_confidence=min_confidence,
         )  # fmt: skip
         with self.store.read_transaction():  # the lists and the evidence from one state
-            result = self.pipeline.run(request)
-            routes = result.trace.routes
-            decision = None
-            if self.routes["dense"].available() and "dense" in routes:
-                decision = self.abstention.decide(self, query, request.filters, routes, threshold)
-        return Assessment(result.hits, decision, routes)
+            result = self.assessing.run(request)
+        verdict = result.trace.verdict(self.abstention.name)
+        decision = verdict if isinstance(verdict, Decision) else None
+        return Assessment(result.hits, decision, result.trace.routes)
 
     def ask(
         self,

@@ -51,7 +51,6 @@ def test_features_by_hand() -> None:
     assert values["overlap"] == pytest.approx(2 / 10)  # L0, L1 in both top tens
     assert values["top_agree"] == 1.0
     assert values["log_terms"] == pytest.approx(math.log(4))
-    assert values["french"] == 0.0
 
 
 def test_empty_routes_give_nothing_found_values() -> None:

@@ -93,3 +93,73 @@ def test_ask_picks_its_sentence_with_the_audience_languages(
         monkeypatch.setattr(kbsearch.knowledge_base, "compose", compose)
         kb.ask(QUERY, filters=Filters(audience=audience, as_of=DAY), min_confidence=0.0)
     assert seen == [languages]
+
+
+class Meddler:
+    """A judging stage that also has an ``apply`` reversing the list: the pipeline must call
+    ``judge`` only, so the list stays as it was."""
+
+    name = "meddler"
+
+    def judge(self, run):  # type: ignore[no-untyped-def]
+        return ("seen", run.k, tuple(run.routes), run.min_confidence)
+
+    def apply(self, query, ranked, filters):  # type: ignore[no-untyped-def]
+        return list(reversed(ranked))
+
+
+@pytest.mark.parametrize("route", ["hybrid", "lexical", "dense"])
+def test_the_stage_runs_in_the_pipeline_and_never_reorders(kb: KnowledgeBase, route: str) -> None:
+    from kbsearch.search import Pipeline, SearchRequest
+    from kbsearch.search.abstain import Decision
+
+    request = SearchRequest(
+        QUERY, k=4, route=route, filters=Filters(as_of=DAY), explain=True, min_confidence=0.5
+    )
+    plain = Pipeline(kb.backend, kb.routes).run(request)
+    staged = Pipeline(kb.backend, kb.routes, [kb.abstention, Meddler()]).run(request)
+    assert staged.hits == plain.hits
+    assert staged.trace.final == plain.trace.final
+    judged, meddled = staged.trace.stages
+    assert judged.name == "abstain" and judged.input == judged.output == plain.trace.ranked
+    decision = staged.trace.verdict("abstain")
+    assert isinstance(decision, Decision) and decision.threshold == 0.5
+    assert decision.answerable == (decision.confidence >= 0.5)
+    assert meddled.output == meddled.input
+    assert staged.trace.verdict("meddler") == ("seen", 4, ("lexical", "dense"), 0.5)
+    assert plain.trace.verdict("abstain") is None
+
+
+def test_assess_reads_the_decision_the_stage_recorded(kb: KnowledgeBase) -> None:
+    filters = Filters(as_of=DAY)
+    assessed = kb.assess(QUERY, filters=filters, min_confidence=0.3)
+    request_trace = kb.assessing.run(
+        kbsearch.search.SearchRequest(QUERY, filters=filters, explain=True, min_confidence=0.3)
+    ).trace
+    assert assessed.decision == request_trace.verdict("abstain")
+
+
+def test_staff_text_never_moves_a_public_confidence(tmp_path: Path) -> None:
+    """Two indexes that differ only in a staff-only passage's text: a public search's
+    confidence is the same in both (its cosine background covers public passages only, as its
+    BM25 statistics do); a staff search's is not."""
+    other = FILES | {
+        "goodwill.md": "# Goodwill credits\n\n## Goodwill amount\n\n"
+        "Refunds for lost parcels are escalated to the parcel team in full detail.\n"
+    }
+    decisions = {}
+    for name, files in (("a", FILES), ("b", other)):
+        docs = write_files(tmp_path / name, files)
+        with kbsearch.open_kb(tmp_path / f"{name}.db", create=True, embedder=FakeEmbedder()) as kb:
+            kb.index([docs], inventory=docs / "inventory.csv")
+            decisions[name] = {
+                audience: kb.assess(QUERY, filters=Filters(audience=audience, as_of=DAY)).decision
+                for audience in ("public", "staff")
+            }
+    public_a, public_b = decisions["a"]["public"], decisions["b"]["public"]
+    assert public_a is not None and public_b is not None
+    assert public_a.confidence == public_b.confidence
+    assert public_a.features == public_b.features
+    staff_a, staff_b = decisions["a"]["staff"], decisions["b"]["staff"]
+    assert staff_a is not None and staff_b is not None
+    assert staff_a.confidence != staff_b.confidence

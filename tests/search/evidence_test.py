@@ -27,6 +27,7 @@ def test_terms_found_in_a_row(tmp_path) -> None:
     store = seed_store(tmp_path / "kb.db", analyzer)
     index = ImpactIndex.load(store, "staff")
     stats = term_statistics(index, analyzer, "refund kettle zebra", ["en"])
+    assert stats.words == (("refund",), ("kettl",), ("zebra",))
     assert stats.terms == ("refund", "kettl", "zebra")
     assert stats.known == (True, True, False)
     assert stats.idf[2] > stats.idf[0] > 0  # an absent term weighs most
@@ -34,7 +35,7 @@ def test_terms_found_in_a_row(tmp_path) -> None:
         row = row_of(index, key)
         assert row is not None
         expected = tuple(w in text.lower() for w in ("refund", "kettle", "zebra"))
-        assert terms_in_row(index, stats.terms, row) == expected
+        assert terms_in_row(index, stats.words, row) == expected
     assert row_of(index, "nope") is None
 
 
@@ -42,9 +43,27 @@ def test_sentence_coverage_reads_one_sentence_at_a_time(tmp_path) -> None:
     from kbsearch.search.evidence import TermStatistics, sentence_coverage
 
     analyzer = Analyzer("stem")
-    stats = TermStatistics(("lost", "parcel", "refund"), (1.0, 1.0, 2.0), (True, True, True))
+    stats = TermStatistics(
+        (("lost",), ("parcel",), ("refund",)), (1.0, 1.0, 2.0), (True, True, True)
+    )
     spread = ["A lost bag. A parcel. We refund."]
     together = ["Nothing here. A lost parcel is refunded."]
     assert sentence_coverage(spread, stats, analyzer, ["en"]) == 0.5  # "We refund." alone
     assert sentence_coverage(together, stats, analyzer, ["en"]) == 1.0
     assert sentence_coverage([], stats, analyzer, ["en"]) == 0.0
+
+
+def test_a_word_counts_once_in_a_bilingual_index(tmp_path) -> None:
+    # "refunding" is stemmed "refund" in English and "refunding" in French: one word, known
+    # because the English stem is in the index; the absent French stem does not make it unknown
+    analyzer = Analyzer("stem")
+    store = seed_store(tmp_path / "kb.db", analyzer)
+    index = ImpactIndex.load(store, "staff")
+    english = term_statistics(index, analyzer, "refunding kettles", ["en"])
+    both = term_statistics(index, analyzer, "refunding kettles", ["en", "fr"])
+    assert both.words == (("refund", "refunding"), ("kettl",))
+    assert both.terms == ("refund", "refunding", "kettl")
+    assert both.known == (True, True)
+    assert both.idf == english.idf
+    unknown = term_statistics(index, analyzer, "zebra", ["en", "fr"])
+    assert unknown.known == (False,)

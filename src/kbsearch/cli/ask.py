@@ -29,17 +29,6 @@ def min_confidence_option(func: F) -> F:
     )(func)
 
 
-def decision_dict(decision: Decision | None) -> dict[str, Any]:
-    """``answerable``, ``confidence`` and ``min_confidence`` (``None`` without vectors)."""
-    if decision is None:
-        return {"answerable": None, "confidence": None, "min_confidence": None}
-    return {
-        "answerable": decision.answerable,
-        "confidence": decision.confidence,
-        "min_confidence": decision.threshold,
-    }
-
-
 def decision_line(decision: Decision) -> str:
     """The line ``search`` prints above its hits."""
     if decision.answerable:

@@ -10,8 +10,9 @@ import click
 
 from kbsearch.knowledge_base import DEFAULT_K, DEFAULT_ROUTE, open_kb
 from kbsearch.records import ROUTES
+from kbsearch.search.abstain import decision_fields
 
-from .ask import decision_dict, decision_line, min_confidence_option
+from .ask import decision_line, min_confidence_option
 from .explain_text import render_explanation
 from .ingest import print_no_results, staff_only_matches
 from .options import audience_option, db_option, filter_options, fusion_options, make_filters
@@ -54,7 +55,7 @@ def search_command(query: str, db: str, k: int, route: str, audience: str, as_of
             print_no_results(staff_only_matches(kb, query, filters))
             return
     if as_json:
-        payload = {"query": query, "route": route, "k": k, **decision_dict(decision)}
+        payload = {"query": query, "route": route, "k": k, **decision_fields(decision)}
         click.echo(dumps(payload | {"hits": [h.to_dict() for h in hits]}))
         return
     if decision is not None:

@@ -35,7 +35,13 @@ Features (all from what the routes return, plus the collection's cosine backgrou
   routes rank the same passage first; ``cross_lexical``: the dense top passage's BM25 over the
   maximum (0 beyond the lexical list); ``cross_dense``: the lexical top passage's cosine as a
   z-score (beyond the dense list, its last cosine stands in).
-- ``log_terms``: ``ln(1 + query terms)``; ``french``: 1 when the query is detected as French.
+- ``log_terms``: ``ln(1 + query words)``.
+
+"Terms" above are the query's content words (:class:`kbsearch.search.evidence.TermStatistics`):
+a word stemmed in two languages counts once, so a bilingual collection does not look as if it
+lacked the other language's stem of every word. The query's language is not a feature: in the
+training mix it only tells the datasets apart (two of the four are French), which does not
+transfer to another collection.
 """
 
 from __future__ import annotations
@@ -68,7 +74,6 @@ FEATURES: tuple[str, ...] = (
     "cross_lexical",
     "cross_dense",
     "log_terms",
-    "french",
 )
 SENTENCE_DEPTH = 3  # passages of each route whose sentences sentence_coverage reads
 OVERLAP_DEPTH = 10  # the top lists compared by ``overlap``
@@ -161,7 +166,6 @@ def features(evidence: Evidence) -> dict[str, float]:
         "cross_lexical": cross_bm / maximum if maximum > 0 else 0.0,
         "cross_dense": (cross_cos - e.background_mean) / std if e.lexical and cos else 0.0,
         "log_terms": math.log1p(terms),
-        "french": float(e.query_language == "fr"),
     }
 
 
@@ -270,6 +274,18 @@ class ConfidenceModel:
         values = features(evidence)
         confidence = self.confidence(values)
         return Decision(confidence >= limit, confidence, limit, values)
+
+
+def decision_fields(decision: Decision | None) -> dict[str, Any]:
+    """``answerable``, ``confidence`` and ``min_confidence`` as every search result carries
+    them (CLI JSON and the HTTP API); all ``None`` without a decision (no vectors)."""
+    if decision is None:
+        return {"answerable": None, "confidence": None, "min_confidence": None}
+    return {
+        "answerable": decision.answerable,
+        "confidence": decision.confidence,
+        "min_confidence": decision.threshold,
+    }
 
 
 def check_threshold(value: object) -> float:

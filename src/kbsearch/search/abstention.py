@@ -1,20 +1,23 @@
 """The abstention stage: after fusion, decide whether the hits answer the question.
 
-It reads the lexical and dense lists the search produced (never searching again, never
-reordering them) and returns a :class:`~kbsearch.search.abstain.Decision` with the calibrated
-confidence (:mod:`kbsearch.search.abstain`). An index without vectors has no dense list: the
-stage then gives no decision (``None``), since its model reads both routes.
+A :class:`~kbsearch.search.stages.JudgingStage`: the pipeline runs it on every search of the
+assessing pipeline (``KnowledgeBase.assess``/``ask``), hands it each route's ranked list, and
+records its :class:`~kbsearch.search.abstain.Decision` in the trace; the ranked list goes on
+unchanged, so abstention never reorders the hits. It reads the routes' own lists and scores
+(BM25, cosine), never a fusion score, so it does not depend on how the routes are fused.
+Without a dense list (an index without vectors) it gives no decision (``None``), since its
+model reads both routes.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from ..filters import Filters
 from ..records import Hit
 from .abstain import ConfidenceModel, Decision
 from .evidence import BackgroundCache, Searcher, collect
+from .stages import Run
 
 
 @dataclass(frozen=True)
@@ -28,11 +31,23 @@ class Assessment:
 
 
 class AbstentionStage:
-    """Answer-or-abstain over a search's route lists (module docstring)."""
+    """Answer-or-abstain over a run's route lists (module docstring).
+
+    ``searcher``: the indexes the evidence is read from; ``available``: whether the dense
+    route can run (checked on every run; default: always); ``model``: the shipped model
+    unless given.
+    """
 
     name = "abstain"
 
-    def __init__(self, model: ConfidenceModel | None = None) -> None:
+    def __init__(
+        self,
+        searcher: Searcher,
+        available: Callable[[], bool] = lambda: True,
+        model: ConfidenceModel | None = None,
+    ) -> None:
+        self._searcher = searcher
+        self._available = available
         self._model = model
         self._cache = BackgroundCache()
 
@@ -43,21 +58,22 @@ class AbstentionStage:
             self._model = ConfidenceModel.load()
         return self._model
 
-    def decide(
-        self,
-        kb: Searcher,
-        query: str,
-        filters: Filters,
-        routes: Mapping[str, Sequence[tuple[str, float]]],
-        threshold: float | None = None,
-    ) -> Decision | None:
-        """The decision from ``routes`` (``{"lexical": [...], "dense": [...]}``, best first);
-        ``None`` without a dense list.
+    def judge(self, run: Run) -> Decision | None:
+        """The decision from ``run.routes["lexical"]`` and ``["dense"]`` at
+        ``run.min_confidence`` (default: the model's threshold); ``None`` without both lists.
 
         Raises:
-            InvalidArgumentError: ``threshold`` outside [0, 1].
+            InvalidArgumentError: ``min_confidence`` outside [0, 1].
+            QueryError and the embedder's errors (the query's vector is read, cached).
         """
-        if "lexical" not in routes or "dense" not in routes:
+        if "lexical" not in run.routes or "dense" not in run.routes or not self._available():
             return None
-        evidence = collect(kb, query, filters, routes["lexical"], routes["dense"], self._cache)
-        return self.model.decide(evidence, threshold)
+        evidence = collect(
+            self._searcher,
+            run.query,
+            run.filters,
+            run.routes["lexical"],
+            run.routes["dense"],
+            self._cache,
+        )
+        return self.model.decide(evidence, run.min_confidence)

@@ -71,44 +71,68 @@ class Background:
 
 @dataclass(frozen=True)
 class TermStatistics:
-    """The analysed query terms with FTS5's IDF and whether the index holds them."""
+    """Each distinct content word of the query (stop words dropped as the lexical route drops
+    them) with its search terms, its FTS5 IDF and whether the index holds it.
 
-    terms: tuple[str, ...]
+    A word is counted once however many stems it has: in an index of two languages each word
+    is stemmed both ways and the stem of the other language is usually absent, so counting
+    stems would make a bilingual collection look as if it lacked a third of every query.
+    A word's IDF is that of its most frequent term in the index (the stem the collection
+    uses), or ``ln((N + 0.5) / 0.5)`` when the index holds none of its terms.
+    """
+
+    words: tuple[tuple[str, ...], ...]
     idf: tuple[float, ...]
     known: tuple[bool, ...]
+
+    @property
+    def terms(self) -> tuple[str, ...]:
+        """Every term of every word, in order, without repeats (what the lexical route
+        searches)."""
+        return tuple(dict.fromkeys(t for group in self.words for t in group))
 
 
 def term_statistics(
     index: ImpactIndex, analyzer: Analyzer, query: str, languages: Sequence[str]
 ) -> TermStatistics:
-    """Every distinct analysed term of ``query`` (stemmed in ``languages``, accents folded, as
-    the lexical route does) with its IDF in ``index`` (``ln((N + 0.5) / 0.5)`` when absent).
+    """The query's content words (:meth:`kbsearch.analysis.Analyzer.word_terms`, accents
+    folded as the lexical route folds them) with their IDF in ``index`` (class docstring).
 
     Raises:
         QueryError: empty / punctuation-only / over-long query.
     """
-    terms = tuple(dict.fromkeys(fold_diacritics(t) for t in analyzer.query_terms(query, languages)))
-    frequency = [index.frequency(t) for t in terms]
+    groups = [
+        tuple(dict.fromkeys(fold_diacritics(t) for t in group))
+        for group in analyzer.word_terms(query, languages)
+    ]
+    words_ = tuple(dict.fromkeys(groups))
+    frequency = [max(index.frequency(t) for t in group) for group in words_]
     return TermStatistics(
-        terms,
+        words_,
         tuple(fts5_idf(index.passages, df) for df in frequency),
         tuple(df > 0 for df in frequency),
     )
 
 
-def terms_in_row(index: ImpactIndex, terms: Sequence[str], position: int) -> tuple[bool, ...]:
-    """Whether the passage at row ``position`` of ``index`` holds each term (binary search in
-    each term's postings, which are sorted by row)."""
+def terms_in_row(
+    index: ImpactIndex, words_: Sequence[Sequence[str]], position: int
+) -> tuple[bool, ...]:
+    """Whether the passage at row ``position`` of ``index`` holds each word (any of its
+    terms; binary search in each term's postings, which are sorted by row)."""
     out = []
-    for term in terms:
-        i = index.vocabulary.get(term)
-        if i is None:
-            out.append(False)
-            continue
-        start, end = int(index.indptr[i]), int(index.indptr[i + 1])
-        postings = index.positions[start:end]
-        j = int(np.searchsorted(postings, position))
-        out.append(j < len(postings) and int(postings[j]) == position)
+    for group in words_:
+        found = False
+        for term in group:
+            i = index.vocabulary.get(term)
+            if i is None:
+                continue
+            start, end = int(index.indptr[i]), int(index.indptr[i + 1])
+            postings = index.positions[start:end]
+            j = int(np.searchsorted(postings, position))
+            if j < len(postings) and int(postings[j]) == position:
+                found = True
+                break
+        out.append(found)
     return tuple(out)
 
 
@@ -135,12 +159,16 @@ def sentence_coverage(
     total = sum(statistics.idf)
     if total <= 0:
         return 0.0
-    weight = dict(zip(statistics.terms, statistics.idf, strict=True))
     best = 0.0
     for text in texts:
         for start, end in sentence_spans(text):
             present = text_terms(text[start:end], analyzer, languages)
-            best = max(best, sum(w for t, w in weight.items() if t in present) / total)
+            found = sum(
+                w
+                for group, w in zip(statistics.words, statistics.idf, strict=True)
+                if any(t in present for t in group)
+            )
+            best = max(best, found / total)
     return best
 
 
@@ -166,8 +194,8 @@ def gather(
     def presence(ranking: Sequence[tuple[str, float]]) -> tuple[bool, ...]:
         row = row_of(index, ranking[0][0]) if ranking else None
         if row is None:
-            return (False,) * len(statistics.terms)
-        return terms_in_row(index, statistics.terms, row)
+            return (False,) * len(statistics.words)
+        return terms_in_row(index, statistics.words, row)
 
     return Evidence(
         lexical=tuple((str(p), float(s)) for p, s in lexical),
@@ -185,15 +213,22 @@ def gather(
 
 
 class BackgroundCache:
-    """The :class:`Background` of an index's vectors, recomputed when its generation changes."""
+    """The :class:`Background` of an index's vectors per audience, recomputed when the index
+    generation changes. A public search's background is computed over public passages only,
+    as its BM25 statistics are, so staff-only text cannot move a public confidence."""
 
     def __init__(self) -> None:
-        self._background: Background | None = None
+        self._backgrounds: dict[bool, Background] = {}
 
-    def get(self, vectors: np.ndarray, generation: int) -> Background:
-        if self._background is None or self._background.generation != generation:
-            self._background = Background.of(vectors, generation)
-        return self._background
+    def get(self, index: DenseIndex, staff: bool) -> Background:
+        """The background of ``index``'s passages a staff (``staff``) or public audience may
+        see."""
+        found = self._backgrounds.get(staff)
+        if found is None or found.generation != index.generation:
+            vectors = index.table.vectors if staff else index.table.vectors[index.columns.public]
+            found = Background.of(vectors, index.generation)
+            self._backgrounds[staff] = found
+        return found
 
 
 def collect(
@@ -205,7 +240,8 @@ def collect(
     cache: BackgroundCache,
 ) -> Evidence:
     """The evidence of one search of ``kb`` from its two route lists (best first), with the
-    audience's lexical statistics and the query's cosine background.
+    audience's lexical statistics and the query's cosine background over the audience's
+    passages.
 
     Raises:
         QueryError: the query cannot be analysed; the errors of ``kb.query_vector``.
@@ -214,7 +250,7 @@ def collect(
     languages = [filters.language] if filters.language else index.languages
     statistics = term_statistics(index, kb.analyzer, query, languages)
     dense_index = kb.dense_index()
-    background = cache.get(dense_index.table.vectors, dense_index.generation)
+    background = cache.get(dense_index, filters.staff)
     spread = background.of_query(kb.query_vector(query))
     return gather(
         index,

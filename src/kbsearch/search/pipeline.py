@@ -18,12 +18,13 @@ from ..analysis import query_words
 from ..errors import InvalidArgumentError, StorageError
 from ..filters import Filters, check_language
 from ..records import Hit, RouteHit
+from .abstain import check_threshold
 from .backend import Backend
 from .fusion import DEFAULT_RRF_K, Fused, reciprocal_rank_fusion
 from .fusion_convex import Candidate, ConvexFused
 from .fusion_methods import DEFAULT_FUSION, parse_fusion, score_fusion
 from .routes import HYBRID, Route, Scorer, route_names
-from .stages import Stage
+from .stages import JudgingStage, Run, Stage
 from .trace import StageTrace, Trace
 
 MAX_K = 100_000  # hits a search may ask for (k and depth)
@@ -73,9 +74,12 @@ class SearchRequest:
     weights: tuple[float, ...] = DEFAULT_WEIGHTS
     explain: bool = False
     fusion: str = DEFAULT_FUSION
+    min_confidence: float | None = None
 
     def __post_init__(self) -> None:
         _whole(self.k, "k")
+        if self.min_confidence is not None:
+            object.__setattr__(self, "min_confidence", check_threshold(self.min_confidence))
         _whole(self.depth, "depth")
         names = route_names()
         if self.route not in names:
@@ -146,14 +150,16 @@ class SearchResult:
 
 
 class Pipeline:
-    """Runs a :class:`SearchRequest` over ``routes`` (registry order) and ``stages``;
-    ``scorers`` give a score fusion's extra scores (``title``)."""
+    """Runs a :class:`SearchRequest` over ``routes`` (registry order) and ``stages`` (in
+    order; a :class:`~kbsearch.search.stages.JudgingStage` passes the list on unchanged and
+    its verdict is recorded in the trace); ``scorers`` give a score fusion's extra scores
+    (``title``)."""
 
     def __init__(
         self,
         backend: Backend,
         routes: Mapping[str, Route],
-        stages: Sequence[Stage] = (),
+        stages: Sequence[Stage | JudgingStage] = (),
         scorers: Mapping[str, Scorer] | None = None,
     ) -> None:
         self.backend = backend
@@ -218,10 +224,15 @@ class Pipeline:
                 ranked = list(lists[request.route])
         start = tuple(ranked)
         stages = []
+        routes = {name: tuple(ranking) for name, ranking in lists.items()}
         for stage in self.stages:
-            output = stage.apply(query, ranked, filters)
-            stages.append(StageTrace(stage.name, tuple(ranked), tuple(output)))
-            ranked = output
+            before = tuple(ranked)
+            if isinstance(stage, JudgingStage):
+                run = Run(query, filters, request.k, routes, before, request.min_confidence)
+                stages.append(StageTrace(stage.name, before, before, stage.judge(run)))
+                continue
+            ranked = stage.apply(query, ranked, filters)
+            stages.append(StageTrace(stage.name, before, tuple(ranked)))
         trace = Trace(
             query=query,
             route=request.route,
@@ -230,7 +241,7 @@ class Pipeline:
             filters=filters,
             rrf_k=request.rrf_k,
             weights=weights,
-            routes={name: tuple(ranking) for name, ranking in lists.items()},
+            routes=routes,
             fused=None if fused is None else tuple(fused),
             ranked=start,
             stages=tuple(stages),

@@ -1,13 +1,23 @@
 """Stages run after fusion (or after the one route), before the top k is cut: a reranker, an
 abstention rule. None by default; :class:`kbsearch.search.pipeline.Pipeline` takes a list.
+
+Two kinds:
+
+- :class:`Stage` turns the ranked list into another (rerank: reorder, rescore, drop).
+- :class:`JudgingStage` reads the run (each route's list and the ranked one) and returns a
+  verdict (the abstention stage's answer-or-abstain decision); the pipeline hands the list on
+  unchanged, so such a stage can never reorder the hits. Its verdict goes into the trace
+  (:attr:`kbsearch.search.trace.StageTrace.verdict`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Protocol
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
 
 from ..filters import Filters
+from .trace import Ranking
 
 
 class Stage(Protocol):
@@ -22,3 +32,28 @@ class Stage(Protocol):
     def apply(
         self, query: str, ranked: Sequence[tuple[str, float]], filters: Filters
     ) -> list[tuple[str, float]]: ...
+
+
+@dataclass(frozen=True)
+class Run:
+    """What a judging stage reads: the request's query, filters, ``k`` and minimum confidence
+    (``None``: the stage's default), each route's ranked list (``{route: ((passage_id,
+    score), ...)}``, best first, as the routes scored them) and the ranked list so far."""
+
+    query: str
+    filters: Filters
+    k: int
+    routes: Mapping[str, Ranking]
+    ranked: Ranking
+    min_confidence: float | None = None
+
+
+@runtime_checkable
+class JudgingStage(Protocol):
+    """A stage that returns a verdict on a run and leaves its list as it is (module
+    docstring). ``judge`` returns ``None`` when it has nothing to say (for example the
+    abstention stage on an index without vectors)."""
+
+    name: str
+
+    def judge(self, run: Run) -> object | None: ...

@@ -14,11 +14,13 @@ Ranking = tuple[tuple[str, float], ...]  # (passage_id, score), best first
 
 @dataclass(frozen=True)
 class StageTrace:
-    """One stage's input and output lists."""
+    """One stage's input and output lists, and a judging stage's verdict (``None`` for a
+    stage that only reorders; the output of a judging stage is its input)."""
 
     name: str
     input: Ranking
     output: Ranking
+    verdict: object | None = None
 
 
 @dataclass(frozen=True)
@@ -53,3 +55,9 @@ class Trace:
     def final(self) -> Ranking:
         """The list the hits were cut from (after every stage)."""
         return self.stages[-1].output if self.stages else self.ranked
+
+    def verdict(self, stage: str) -> object | None:
+        """The verdict of the last stage named ``stage`` (``None`` when none ran or it had
+        nothing to say)."""
+        found = [s.verdict for s in self.stages if s.name == stage]
+        return found[-1] if found else None

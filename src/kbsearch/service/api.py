@@ -35,6 +35,9 @@ class SearchBody(BaseModel):
     lang: str | None = Field(None, description="Only passages in this language (en, fr...).")
     doc: list[str] | str | None = Field(None, description="Only these document ids.")
     offset: int = Field(0, description="Hits to skip (0-based), for the next page.")
+    min_confidence: float | None = Field(
+        None, description="Answerable from this confidence on (default: the model's)."
+    )
 
 
 async def _search(service: Service, caller: Caller, args: ops.SearchArgs) -> dict[str, Any]:
@@ -54,16 +57,47 @@ async def search_get(
     lang: str | None = None,
     doc: Annotated[list[str] | None, Query()] = None,
     offset: int = 0,
+    min_confidence: float | None = None,
 ) -> dict[str, Any]:
-    args = ops.SearchArgs(q, k, route, as_of, lang, tuple(doc or ()), offset)
+    args = ops.SearchArgs(q, k, route, as_of, lang, tuple(doc or ()), offset, min_confidence)
     return await _search(service, caller, args)
 
 
 @router.post("/search", summary="Search (JSON body)")
 async def search_post(service: ServiceDep, caller: CallerDep, body: SearchBody) -> dict[str, Any]:
     doc = ops.doc_list(body.doc) or ()
-    args = ops.SearchArgs(body.q, body.k, body.route, body.as_of, body.lang, doc, body.offset)
+    args = ops.SearchArgs(
+        body.q, body.k, body.route, body.as_of, body.lang, doc, body.offset, body.min_confidence
+    )
     return await _search(service, caller, args)
+
+
+@router.get("/ask", summary="A cited answer, or the documents don't say")
+async def ask(
+    service: ServiceDep,
+    caller: CallerDep,
+    q: Annotated[str, Query(description="The question.")],
+    k: int = 5,
+    as_of: str | None = None,
+    lang: str | None = None,
+    doc: Annotated[list[str] | None, Query()] = None,
+    min_confidence: float | None = None,
+) -> dict[str, Any]:
+    """``kbsearch ask --json``: the best sentence of the top passage with its citation when
+    the abstention stage answers, else "The documents don't say" and the nearest ``k``."""
+    return await service.engine.run_read(
+        lambda kb: ops.ask(
+            kb,
+            caller.audience,
+            q,
+            service.limits,
+            k=k,
+            as_of=as_of,
+            lang=lang,
+            doc=tuple(doc or ()),
+            min_confidence=min_confidence,
+        )  # fmt: skip
+    )
 
 
 @router.get("/explain", summary="Why a passage ranks where it does")

@@ -48,7 +48,9 @@ def build_server(engine: Engine, audience: str, limits: ops.Limits | None = None
         offset: int = 0,
     ) -> dict[str, Any]:
         """Passages that answer `query`, best first: each with its title, section, version,
-        effective dates, language, source and text. `route`: lexical, dense or hybrid;
+        effective dates, language, source and text; `answerable` false (with its
+        `confidence`) when no passage is likely to answer: then say the documents don't say
+        rather than answer from these passages. `route`: lexical, dense or hybrid;
         `as_of`: YYYY-MM-DD (the versions in force that day; default today); `lang`: en,
         fr...; `offset`: for the next page (see `next_offset`)."""
         args = ops.SearchArgs(query, k, route, as_of, lang, (), offset)

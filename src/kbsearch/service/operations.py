@@ -15,6 +15,7 @@ from ..errors import InvalidArgumentError, KbsearchError, QueryError
 from ..filters import parse_day
 from ..knowledge_base import KnowledgeBase
 from ..records import Filters
+from ..search.abstain import decision_fields
 from .present import Catalogue, document_summary, hit_dict, passage_dict, visible_documents
 
 
@@ -33,7 +34,8 @@ class Limits:
 
 @dataclass(frozen=True)
 class SearchArgs:
-    """One search request: ``k`` hits from ``offset`` (0-based) in ``route``."""
+    """One search request: ``k`` hits from ``offset`` (0-based) in ``route``;
+    ``min_confidence``: the abstention stage's threshold (``None``: the model's)."""
 
     q: str
     k: int = 10
@@ -42,6 +44,7 @@ class SearchArgs:
     lang: str | None = None
     doc: Sequence[str] = field(default_factory=tuple)
     offset: int = 0
+    min_confidence: float | None = None
 
 
 def doc_list(values: Sequence[str] | str | None) -> tuple[str, ...] | None:
@@ -92,17 +95,27 @@ def check_search(args: SearchArgs, limits: Limits) -> None:
 
 
 def search(kb: KnowledgeBase, audience: str, args: SearchArgs, limits: Limits) -> dict[str, Any]:
-    """One page of hits, as ``kbsearch search --json`` plus ``offset`` and ``next_offset``
-    (``None`` on the last page) and each hit's document labels.
+    """One page of hits, as ``kbsearch search --json`` (with ``answerable``, ``confidence``
+    and ``min_confidence`` from the abstention stage, all ``None`` for an index without
+    vectors) plus ``offset`` and ``next_offset`` (``None`` on the last page) and each hit's
+    document labels.
 
     Raises:
         QueryError, InvalidArgumentError: see :func:`check_search` and
-            :meth:`KnowledgeBase.search`.
+            :meth:`KnowledgeBase.assess` (also a ``min_confidence`` outside [0, 1]).
     """
     check_search(args, limits)
     filters = make_filters(audience, args.as_of, args.lang, args.doc)
-    # one more than the page, to know whether another page follows
-    hits = kb.search(args.q, k=args.offset + args.k + 1, route=args.route, filters=filters)
+    # one more than the page, to know whether another page follows; the stage never
+    # reorders, so the hits are the plain search's
+    assessed = kb.assess(
+        args.q,
+        k=args.offset + args.k + 1,
+        route=args.route,
+        filters=filters,
+        min_confidence=args.min_confidence,
+    )
+    hits = assessed.hits
     page = hits[args.offset : args.offset + args.k]
     catalogue = Catalogue(kb)
     more = len(hits) > args.offset + args.k
@@ -114,8 +127,32 @@ def search(kb: KnowledgeBase, audience: str, args: SearchArgs, limits: Limits) -
         "next_offset": args.offset + args.k if more else None,
         "as_of": filters.as_of.isoformat() if isinstance(filters.as_of, date) else None,
         "language": filters.language,
+        **decision_fields(assessed.decision),
         "hits": [hit_dict(h, catalogue, kb, args.q) for h in page],
     }
+
+
+def ask(
+    kb: KnowledgeBase,
+    audience: str,
+    q: str,
+    limits: Limits,
+    *,
+    k: int = 5,
+    as_of: str | None = None,
+    lang: str | None = None,
+    doc: Sequence[str] | str | None = None,
+    min_confidence: float | None = None,
+) -> dict[str, Any]:
+    """The cited answer to ``q`` as ``kbsearch ask --json`` prints it (the best sentence of
+    the top passage and its citation, or "The documents don't say" with the nearest ``k``).
+
+    Raises:
+        QueryError, InvalidArgumentError: as :func:`search`; also an index without vectors.
+    """
+    check_search(SearchArgs(q, k), limits)
+    filters = make_filters(audience, as_of, lang, doc)
+    return kb.ask(q, k=k, filters=filters, min_confidence=min_confidence).to_dict()
 
 
 def explain(

@@ -1,6 +1,8 @@
 """The search page (server-rendered with Jinja2, a little JavaScript, no build step): a search
-box, the route, an as-of date and a language; results with title, section, version, dates,
-snippet and source; a "why" fold with the explanation; and the latest evaluation report."""
+box, the route, an as-of date and a language; the abstention stage's verdict ("The documents
+don't say" with the confidence when it abstains, the nearest passages still listed below it);
+results with title, section, version, dates, snippet and source; a "why" fold with the
+explanation; and the latest evaluation report."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ from markupsafe import Markup, escape
 
 from ..errors import KbsearchError
 from ..records import ROUTES
+from ..search.answer import NO_ANSWER
 from . import operations as ops
 from .context import COOKIE, HERE, Service, caller_of, service_of
 from .engine import SearchTimeout
@@ -60,8 +63,9 @@ async def search_page(
     as_of: str = "",
     lang: str = "",
     offset: int = 0,
+    min_confidence: float | None = None,
 ) -> Response:
-    args = ops.SearchArgs(q, 10, route, as_of or None, lang or None, (), offset)
+    args = ops.SearchArgs(q, 10, route, as_of or None, lang or None, (), offset, min_confidence)
 
     def read(kb: Any) -> tuple[list[str], dict[str, Any] | None]:
         languages = _languages(kb, caller.audience)
@@ -89,6 +93,7 @@ async def search_page(
         "error": error,
         "caller": caller,
         "has_report": service.report is not None and caller.audience == "staff",
+        "no_answer": NO_ANSWER,
     }
     return templates.TemplateResponse(request, "search.html", context, status_code=status)
 
