@@ -92,3 +92,7 @@ class BackendUnavailableError(KbsearchError):
 class PartialWriteError(BackendUnavailableError):
     """A write reached the system of record but only part of it reached a mirror backend;
     the message says how far it got and that ``kbsearch sync`` repairs it."""
+
+
+class ModelFormatError(KbsearchError, ValueError):
+    """A shipped model file (e.g. the learned fusion's trees) is malformed or unsupported."""

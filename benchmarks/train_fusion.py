@@ -1,0 +1,312 @@
+"""Train and evaluate the learned fusion (:mod:`kbsearch.search.fusion_learned`) on the candidate
+dumps of ``benchmarks/ranking_dump.py`` (``DATASET.SPLIT.pkl`` in one folder).
+
+    python benchmarks/train_fusion.py cv /tmp/rk --db-dir /work/idx          # dev: choose
+    python benchmarks/train_fusion.py train /tmp/rk --db-dir /work/idx \\
+        --out src/kbsearch/search/models/fusion_lgbm.txt                     # dev: fit, ship
+    python benchmarks/train_fusion.py report /tmp/rk --db-dir /work/idx --split final
+
+``cv``: nDCG@10 on the dev halves of the baselines (each route, RRF k = 10 with stop words =
+today's default, the convex combination a = .6) and of LambdaRank models, each scored on
+questions it was not trained on: 5-fold cross-validation by question over the pooled dev halves
+(every dataset in every fold), and leave-one-dataset-out (trained on three datasets' dev halves,
+scored on the fourth's: a collection the model never saw). ``train``: one model on all four dev
+halves, written in LightGBM's text format (deterministic: one thread, fixed seeds, the same file
+on a rerun). ``report``: the shipped model through :func:`fuse_learned` on ``--split`` with the
+paired randomization test (kbsearch's, 10,000 resamples) against today's default and against the
+best single route.
+
+Collection statistics come from the index each dump was made from (``--db-dir/DATASET.db``,
+opened read-only). Needs the ``rank`` extra (LightGBM).
+"""
+
+from __future__ import annotations
+
+import argparse
+import pickle
+import sqlite3
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from ranking_lab import DATASETS, candidates, methods, minmax, ndcg10  # noqa: E402
+
+from kbsearch.search.fusion_learned import (  # noqa: E402
+    FEATURES,
+    CollectionStats,
+    features,
+    fuse_learned,
+    load_model,
+)
+
+LEXICAL = "lexical_stop"  # the lexical route's default analysis (stop words dropped)
+PARAMS = {
+    "objective": "lambdarank",
+    "metric": "ndcg",
+    "eval_at": [10],
+    "num_leaves": 8,
+    "max_depth": 4,
+    "learning_rate": 0.05,
+    "min_data_in_leaf": 200,
+    "lambdarank_truncation_level": 20,
+    "feature_pre_filter": False,
+    "deterministic": True,
+    "force_row_wise": True,
+    "num_threads": 1,
+    "seed": 0,
+    "verbosity": -1,
+}
+ROUNDS = 100
+
+
+def collection_stats(db: Path) -> CollectionStats:
+    """Counts over the index's passages (a title equal to the document id is the indexer's)."""
+    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        rows = con.execute(
+            "SELECT d.title, d.doc_id FROM passages p JOIN documents d ON d.id = p.document"
+        ).fetchall()
+    finally:
+        con.close()
+    return CollectionStats.from_titles([t if t and t != doc else None for t, doc in rows])
+
+
+@dataclass
+class Query:
+    """One question: its candidates' features, gains, judged keys and evidence for ties."""
+
+    x: np.ndarray
+    gain: np.ndarray
+    keys: list[str]
+    found: np.ndarray
+    best: np.ndarray
+    qrels: dict[str, int]
+    raw: dict
+
+
+def prepare(q: dict, stats: CollectionStats) -> Query:
+    cands = candidates(q, LEXICAL, True)  # sorted by passage id
+    x = features(cands, stats)
+    keys = [q["info"][c.passage_id]["key"] for c in cands]
+    gain = np.array([q["qrels"].get(k, 0) for k in keys], dtype=np.int32)
+    found = np.array([len(c.ranks) for c in cands])
+    best = np.array([min(c.ranks.values()) for c in cands])
+    return Query(x, gain, keys, found, best, q["qrels"], q)
+
+
+def ndcg_of(query: Query, score: np.ndarray) -> float:
+    """nDCG@10 of the candidates ordered by score, then evidence (as fuse_learned ties)."""
+    idx = np.lexsort((np.arange(len(query.keys)), query.best, -query.found, -score))
+    return ndcg10([query.keys[i] for i in idx], query.qrels)
+
+
+def load(folder: Path, split: str, db_dir: Path) -> dict[str, list[Query]]:
+    data = {}
+    for ds in DATASETS:
+        path = folder / f"{ds}.{split}.pkl"
+        if not path.exists():
+            continue
+        with path.open("rb") as f:
+            qs = pickle.load(f)["questions"]
+        stats = collection_stats(db_dir / f"{ds}.db")
+        print(f"{ds}: {len(qs)} questions, {stats} -> {stats.vector()}", file=sys.stderr)
+        data[ds] = [prepare(q, stats) for q in qs]
+    return data
+
+
+def fit(train: list[tuple[str, Query]], params: dict, rounds: int, mask: list[int]):  # noqa: ANN201
+    """A LightGBM booster on the questions; every dataset weighs the same in total."""
+    import lightgbm as lgb
+
+    per_ds: dict[str, int] = {}
+    for ds, _ in train:
+        per_ds[ds] = per_ds.get(ds, 0) + 1
+    x = np.vstack([q.x for _, q in train])
+    x[:, mask] = 0.0
+    y = np.concatenate([q.gain for _, q in train])
+    group = [len(q.keys) for _, q in train]
+    scale = len(train) / len(per_ds)
+    weight = np.concatenate([np.full(len(q.keys), scale / per_ds[ds]) for ds, q in train])
+    data = lgb.Dataset(x, y, group=group, weight=weight, feature_name=list(FEATURES))
+    return lgb.train(params, data, num_boost_round=rounds)
+
+
+def scored(booster, queries: list[Query], mask: list[int]) -> np.ndarray:  # noqa: ANN001
+    out = []
+    for q in queries:
+        x = q.x.copy()
+        x[:, mask] = 0.0
+        out.append(ndcg_of(q, booster.predict(x, num_threads=1)))
+    return np.array(out)
+
+
+def baselines(data: dict[str, list[Query]]) -> dict[str, dict[str, np.ndarray]]:
+    """Per-question nDCG@10 of the single routes, today's default and the convex combination."""
+    table: dict[str, dict[str, np.ndarray]] = {}
+    for name in ("lexical_stop", "dense", "rrf10_stop"):
+        method = methods()[name]
+        table[name] = {
+            ds: np.array(
+                [ndcg10([q.raw["info"][p]["key"] for p in method(q.raw)], q.qrels) for q in qs]
+            )
+            for ds, qs in data.items()
+        }
+    for a, t in ((0.6, 0.0), (0.6, 0.2)):
+        j = {f: i for i, f in enumerate(FEATURES)}
+        table[f"convex a={a} t={t}"] = {
+            ds: np.array(
+                [
+                    ndcg_of(
+                        q,
+                        (1 - a) * q.x[:, j["lexical_norm"]]
+                        + a * q.x[:, j["dense_norm"]]
+                        + t * np.nan_to_num(minmax_present(q.x[:, j["title_cos"]])),
+                    )
+                    for q in qs
+                ]
+            )
+            for ds, qs in data.items()
+        }
+    return table
+
+
+def minmax_present(x: np.ndarray) -> np.ndarray:
+    """The lab's title handling: an absent title gets the lowest present cosine."""
+    present = ~np.isnan(x)
+    if not present.any():
+        return np.zeros_like(x)
+    x = np.where(present, x, x[present].min())
+    return minmax(x)
+
+
+def cross_validate(
+    data: dict[str, list[Query]], params: dict, rounds: int, mask: list[int], folds: int = 5
+) -> dict[str, np.ndarray]:
+    """Per-question nDCG@10, each question scored by a model trained on the other folds."""
+    out = {ds: np.zeros(len(qs)) for ds, qs in data.items()}
+    for k in range(folds):
+        train = [(ds, q) for ds, qs in data.items() for i, q in enumerate(qs) if i % folds != k]
+        booster = fit(train, params, rounds, mask)
+        for ds, qs in data.items():
+            held = [i for i in range(len(qs)) if i % folds == k]
+            out[ds][held] = scored(booster, [qs[i] for i in held], mask)
+    return out
+
+
+def leave_one_out(
+    data: dict[str, list[Query]], params: dict, rounds: int, mask: list[int]
+) -> dict[str, np.ndarray]:
+    out = {}
+    for held in data:
+        train = [(ds, q) for ds, qs in data.items() if ds != held for q in qs]
+        out[held] = scored(fit(train, params, rounds, mask), data[held], mask)
+    return out
+
+
+def row(name: str, per: dict[str, np.ndarray], names: list[str]) -> str:
+    means = [float(per[n].mean()) for n in names]
+    return f"| {name} | " + " | ".join(f"{m:.4f}" for m in means) + f" | {np.mean(means):.4f} |"
+
+
+VARIANTS = {
+    "all": [],
+    "no collection": [FEATURES.index(f) for f in FEATURES[-3:]],
+    "no query, no collection": [
+        FEATURES.index(f)
+        for f in ("lexical_top_gap", "dense_top_gap", "dense_max", "agreement", *FEATURES[-3:])
+    ],
+}
+
+
+def cv_main(args: argparse.Namespace) -> None:
+    data = load(args.folder, "dev", args.db_dir)
+    names = list(data)
+    print("| method | " + " | ".join(names) + " | mean |")
+    print("|---|" + "---|" * (len(names) + 1))
+    for name, per in baselines(data).items():
+        print(row(name, per, names), flush=True)
+    for variant in args.variants:
+        mask = VARIANTS[variant]
+        for leaves, rounds in args.grid:
+            params = {**PARAMS, "num_leaves": leaves}
+            tag = f"lambdarank {variant}, {leaves} leaves, {rounds} trees"
+            print(row(f"{tag}: 5-fold", cross_validate(data, params, rounds, mask), names))
+            if args.lodo:
+                print(row(f"{tag}: leave-one-dataset-out", leave_one_out(data, params, rounds, mask), names), flush=True)
+
+
+def train_main(args: argparse.Namespace) -> None:
+    data = load(args.folder, "dev", args.db_dir)
+    train = [(ds, q) for ds, qs in data.items() for q in qs]
+    booster = fit(train, {**PARAMS, "num_leaves": args.leaves}, args.rounds, [])
+    args.out.write_text(booster.model_to_string(), encoding="utf-8")
+    print(f"wrote {args.out} ({args.out.stat().st_size} bytes)")
+
+
+def report_main(args: argparse.Namespace) -> None:
+    from kbsearch.evaluation.significance import randomization_test
+
+    model = load_model(args.model)
+    data = load(args.folder, args.split, args.db_dir)
+    names = list(data)
+    table = baselines(data)
+    learned = {}
+    for ds, qs in data.items():
+        stats = collection_stats(args.db_dir / f"{ds}.db")
+        per = []
+        for q in qs:
+            fused = fuse_learned(candidates(q.raw, LEXICAL, True), stats, model)
+            per.append(ndcg10([q.raw["info"][f.passage_id]["key"] for f in fused], q.qrels))
+        learned[ds] = np.array(per)
+    table["learned (shipped model)"] = learned
+    print("| method | " + " | ".join(f"{n} ({len(data[n])})" for n in names) + " |")
+    print("|---|" + "---|" * len(names))
+    for name, per in table.items():
+        cells = []
+        for ds in names:
+            base = table["rrf10_stop"][ds]
+            single = max((table["lexical_stop"][ds], table["dense"][ds]), key=np.mean)
+            vs = randomization_test(per[ds].tolist(), base.tolist())
+            vs1 = randomization_test(per[ds].tolist(), single.tolist())
+            cells.append(
+                f"{per[ds].mean():.4f} ({per[ds].mean() - base.mean():+.3f}, p {vs.p_value:.3f};"
+                f" vs best single {per[ds].mean() - single.mean():+.3f}, p {vs1.p_value:.3f})"
+            )
+        print(f"| {name} | " + " | ".join(cells) + " |")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("command", choices=("cv", "train", "report"))
+    parser.add_argument("folder", type=Path)
+    parser.add_argument("--db-dir", type=Path, required=True)
+    parser.add_argument("--split", default="final")
+    parser.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=list(VARIANTS))
+    parser.add_argument(
+        "--grid",
+        nargs="+",
+        type=lambda s: tuple(int(v) for v in s.split("x")),
+        default=[(8, 100)],
+        help="LEAVESxTREES settings, e.g. 8x100 4x50",
+    )
+    parser.add_argument("--lodo", action="store_true", help="also leave one dataset out")
+    parser.add_argument("--leaves", type=int, default=8)
+    parser.add_argument("--rounds", type=int, default=ROUNDS)
+    parser.add_argument("--out", type=Path, default=Path("fusion_lgbm.txt"))
+    parser.add_argument(
+        "--model",
+        type=Path,
+        default=Path(__file__).resolve().parents[1]
+        / "src/kbsearch/search/models/fusion_lgbm.txt",
+    )
+    args = parser.parse_args()
+    {"cv": cv_main, "train": train_main, "report": report_main}[args.command](args)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,258 @@
+"""Learned fusion: a small LambdaRank tree ensemble over features of both routes.
+
+The hybrid route's candidates (the union of the lexical and dense top lists, each scored in
+every route, :class:`kbsearch.search.fusion_convex.Candidate`) are turned into one feature row
+each (:data:`FEATURES`, :func:`features`) and scored by a gradient-boosted tree ensemble trained
+with LambdaRank (Burges, "From RankNet to LambdaRank to LambdaMART: An Overview", MSR-TR-2010-82;
+LightGBM's ``lambdarank`` objective) on the pooled ``dev`` halves of the shared datasets
+(``benchmarks/train_fusion.py``; the model ships as ``models/fusion_lgbm.txt`` and is evaluated
+in numpy by :mod:`kbsearch.search.tree_ensemble`).
+
+Features per candidate (n candidates of one query):
+
+- ``lexical_norm``, ``dense_norm``, ``title_norm``: the route's score min-max normalised over the
+  candidates (Bruch, Gai & Ingber, ACM TOIS 2023), a candidate without a lexical or dense score
+  taking that route's lowest; ``title_norm`` over the candidates with a title score only;
+- ``dense_cos``, ``title_cos``: the raw cosines; ``lexical_share``: BM25 / the best BM25 (0 when
+  no candidate matches a term); ``dense_gap``, ``title_gap``: best cosine minus the candidate's;
+- ``lexical_rank``, ``dense_rank``: rank (from 1) in the route's top list, ``depth + 1`` when the
+  route did not list it; ``both``: 1 when both routes listed it;
+- query signals, the same for all its candidates: ``lexical_top_gap`` ((s1 - s2) / s1 of the two
+  best BM25 scores), ``dense_top_gap`` (c1 - c2 of the two best cosines), ``dense_max`` (c1),
+  ``agreement`` (share of the lexical top 10 also in the dense top 10);
+- collection signals (:class:`CollectionStats`), so one model can treat a FAQ (every passage
+  under its own question as title) unlike articles (many passages per title) without knowing
+  the collection's name: ``titled_share``, ``unique_title_share``, ``passages_per_title``.
+
+A title score is absent (or NaN) when the passage has no heading vector; its three title
+features are then NaN, which the trees route by their learned default side.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import FusionError, InvalidArgumentError, ModelFormatError
+from .fusion_convex import Candidate, ConvexFused, evidence_order
+from .tree_ensemble import TreeEnsemble, parse_lightgbm
+
+MODEL_RESOURCE = "fusion_lgbm.txt"
+DEPTH = 100  # the top-list depth the model was trained with (ranks beyond it read as DEPTH + 1)
+TOP = 10  # the head compared by ``agreement``
+
+FEATURES = (
+    "lexical_norm",
+    "dense_norm",
+    "title_norm",
+    "dense_cos",
+    "title_cos",
+    "lexical_share",
+    "dense_gap",
+    "title_gap",
+    "lexical_rank",
+    "dense_rank",
+    "both",
+    "lexical_top_gap",
+    "dense_top_gap",
+    "dense_max",
+    "agreement",
+    "titled_share",
+    "unique_title_share",
+    "passages_per_title",
+)
+# which part of the explanation each feature's contribution adds to
+PART_OF = {
+    **{f: "lexical" for f in ("lexical_norm", "lexical_share", "lexical_rank")},
+    **{f: "dense" for f in ("dense_norm", "dense_cos", "dense_gap", "dense_rank")},
+    **{f: "title" for f in ("title_norm", "title_cos", "title_gap")},
+    **{f: "agreement" for f in ("both", "agreement")},
+    **{f: "query" for f in ("lexical_top_gap", "dense_top_gap", "dense_max")},
+    **{f: "collection" for f in ("titled_share", "unique_title_share", "passages_per_title")},
+}
+
+
+@dataclass(frozen=True)
+class CollectionStats:
+    """Counts over the searchable passages of a collection.
+
+    ``passages``: passages; ``titled``: passages whose document has a title of its own (not one
+    the indexer made from the document id); ``unique_titled``: titled passages whose title heads
+    no other passage; ``titles``: distinct titles among the titled passages.
+
+    Raises (at construction):
+        InvalidArgumentError: a negative count, or counts that cannot hold together
+            (``unique_titled <= titles <= titled <= passages``).
+    """
+
+    passages: int
+    titled: int
+    unique_titled: int
+    titles: int
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.unique_titled <= self.titles <= self.titled <= self.passages:
+            raise InvalidArgumentError(
+                "collection counts must satisfy 0 <= unique_titled <= titles <= titled"
+                f" <= passages, got {self}"
+            )
+
+    @classmethod
+    def from_titles(cls, titles: Sequence[str | None]) -> CollectionStats:
+        """From one entry per passage: its document's title, or None when it has none of its
+        own."""
+        counts: dict[str, int] = {}
+        for title in titles:
+            if title:
+                counts[title] = counts.get(title, 0) + 1
+        unique = sum(1 for n in counts.values() if n == 1)
+        return cls(len(titles), sum(counts.values()), unique, len(counts))
+
+    def vector(self) -> tuple[float, float, float]:
+        """``(titled_share, unique_title_share, passages_per_title)``; shares of all passages,
+        passages per distinct title (0 when no passage has a title)."""
+        n = max(self.passages, 1)
+        per_title = self.titled / self.titles if self.titles else 0.0
+        return self.titled / n, self.unique_titled / n, per_title
+
+
+def _minmax(x: np.ndarray) -> np.ndarray:
+    present = ~np.isnan(x)
+    if not present.any():
+        return x.copy()
+    low, high = float(x[present].min()), float(x[present].max())
+    return (x - low) / (high - low) if high > low else np.where(present, 0.0, np.nan)
+
+
+def _route_scores(candidates: Sequence[Candidate], route: str) -> np.ndarray:
+    raw = np.array([c.scores.get(route, math.nan) for c in candidates], dtype=np.float64)
+    if np.isinf(raw).any():
+        raise FusionError(f"route {route!r} gives a candidate a non-finite score")
+    return raw
+
+
+def features(candidates: Sequence[Candidate], collection: CollectionStats) -> np.ndarray:
+    """One row of :data:`FEATURES` per candidate, in order: shape ``(n, len(FEATURES))``.
+
+    Raises:
+        FusionError: a passage listed twice or an infinite score.
+    """
+    ids = [c.passage_id for c in candidates]
+    if len(set(ids)) != len(ids):
+        raise FusionError("a passage is listed twice among the candidates")
+    n = len(candidates)
+    out = np.full((n, len(FEATURES)), np.nan)
+    if n == 0:
+        return out
+    lexical = _route_scores(candidates, "lexical")
+    dense = _route_scores(candidates, "dense")
+    title = _route_scores(candidates, "title")
+    for raw in (lexical, dense):  # a route that did not score a candidate: its lowest score
+        present = ~np.isnan(raw)
+        raw[~present] = raw[present].min() if present.any() else 0.0
+    ranks = {
+        route: np.array([min(c.ranks.get(route, DEPTH + 1), DEPTH + 1) for c in candidates])
+        for route in ("lexical", "dense")
+    }
+    lex_sorted = np.sort(lexical)[::-1]
+    dense_sorted = np.sort(dense)[::-1]
+    top_lex = lex_sorted[0]
+    second = lex_sorted[1] if n > 1 else 0.0
+    head = {route: set(np.flatnonzero(ranks[route] <= TOP).tolist()) for route in ranks}
+    has_title = ~np.isnan(title)
+    title_max = title[has_title].max() if has_title.any() else np.nan
+    columns = {
+        "lexical_norm": _minmax(lexical),
+        "dense_norm": _minmax(dense),
+        "title_norm": _minmax(title),
+        "dense_cos": dense,
+        "title_cos": title,
+        "lexical_share": lexical / top_lex if top_lex > 0 else np.zeros(n),
+        "dense_gap": dense_sorted[0] - dense,
+        "title_gap": title_max - title,
+        "lexical_rank": ranks["lexical"].astype(np.float64),
+        "dense_rank": ranks["dense"].astype(np.float64),
+        "both": ((ranks["lexical"] <= DEPTH) & (ranks["dense"] <= DEPTH)).astype(np.float64),
+        "lexical_top_gap": (top_lex - second) / top_lex if top_lex > 0 else 0.0,
+        "dense_top_gap": dense_sorted[0] - (dense_sorted[1] if n > 1 else dense_sorted[0]),
+        "dense_max": dense_sorted[0],
+        "agreement": len(head["lexical"] & head["dense"]) / TOP,
+    }
+    columns.update(zip(FEATURES[-3:], collection.vector(), strict=True))
+    for j, name in enumerate(FEATURES):
+        out[:, j] = columns[name]
+    return out
+
+
+@cache
+def shipped_model() -> TreeEnsemble:
+    """The model shipped with kbsearch (``search/models/fusion_lgbm.txt``), loaded once.
+
+    Raises:
+        ModelFormatError: the file is malformed or its features are not :data:`FEATURES`.
+    """
+    text = resources.files("kbsearch.search").joinpath("models", MODEL_RESOURCE).read_text()
+    return checked(parse_lightgbm(text))
+
+
+def load_model(path: Path) -> TreeEnsemble:
+    """A model file trained by ``benchmarks/train_fusion.py``.
+
+    Raises:
+        OSError: unreadable file. ModelFormatError: malformed, or other features.
+    """
+    return checked(parse_lightgbm(path.read_text(encoding="utf-8")))
+
+
+def checked(model: TreeEnsemble) -> TreeEnsemble:
+    """``model`` if it reads :data:`FEATURES` in that order.
+
+    Raises:
+        ModelFormatError: it reads other features.
+    """
+    if model.feature_names != FEATURES:
+        raise ModelFormatError(
+            f"fusion model features {model.feature_names} are not {FEATURES}; retrain it"
+        )
+    return model
+
+
+def fuse_learned(
+    candidates: Sequence[Candidate],
+    collection: CollectionStats,
+    model: TreeEnsemble | None = None,
+) -> list[ConvexFused]:
+    """Candidates scored by the learned model (default: :func:`shipped_model`), best first;
+    ties as :func:`kbsearch.search.fusion_convex.evidence_order` (more routes found it, better
+    best rank, passage id).
+
+    Each result's ``parts`` split its score by feature group (``lexical``, ``dense``,
+    ``title``, ``agreement``, ``query``, ``collection``, and the model's constant ``bias``;
+    :meth:`TreeEnsemble.contributions`): they add up to ``score``.
+
+    Raises:
+        FusionError: a passage listed twice or an infinite score.
+    """
+    model = model or shipped_model()
+    x = features(candidates, collection)
+    contrib, bias = model.contributions(x)
+    scores = contrib.sum(axis=1) + bias
+    groups = sorted(set(PART_OF.values()))
+    index = {g: [j for j, f in enumerate(FEATURES) if PART_OF[f] == g] for g in groups}
+    fused = [
+        ConvexFused(
+            c.passage_id,
+            float(scores[i]),
+            {**{g: float(contrib[i, index[g]].sum()) for g in groups}, "bias": bias},
+            dict(c.ranks),
+        )
+        for i, c in enumerate(candidates)
+    ]
+    fused.sort(key=evidence_order)
+    return fused

@@ -1,0 +1,196 @@
+"""A gradient-boosted tree ensemble read from LightGBM's text model format, evaluated in numpy.
+
+LightGBM (Ke et al., "LightGBM: A Highly Efficient Gradient Boosting Decision Tree", NeurIPS
+2017) trains the model (``benchmarks/train_fusion.py``); searching only needs numpy, so LightGBM
+is a training-time dependency (the ``rank`` extra), not a runtime one.
+
+Only numerical splits are supported (no categorical features, no linear trees), with LightGBM's
+missing-value rule per split (``decision_type`` bits: 1 categorical, 2 default-left, bits 3-4
+the missing type: 0 none, 1 zero, 2 NaN; ``tree.h``, ``NumericalDecision``):
+
+- a NaN value is replaced by 0 unless the missing type is NaN;
+- missing type zero and ``|x| <= 1e-35``, or missing type NaN and x is NaN: go to the split's
+  default side;
+- otherwise go left when ``x <= threshold``.
+
+The prediction is the sum over trees of the leaf reached. :meth:`TreeEnsemble.contributions`
+splits it along each row's paths (Saabas, "Interpreting random forests", 2014): each split moves
+the node value from the parent's to the child's, and that change is credited to the split's
+feature; the root values form the bias, so bias + contributions = prediction.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import ModelFormatError
+
+ZERO_THRESHOLD = 1e-35
+CATEGORICAL, DEFAULT_LEFT = 1, 2
+MISSING_ZERO, MISSING_NAN = 1, 2
+
+
+@dataclass(frozen=True)
+class TreeEnsemble:
+    """All trees flattened into one node space (internal nodes and leaves alike); a leaf's
+    children are itself, so every row can take ``depth`` steps.
+
+    ``feature``, ``threshold``, ``default_left``, ``missing``, ``left``, ``right`` and ``value``
+    have one entry per node (``value``: the leaf value, or the internal value LightGBM records
+    for an internal node); ``roots`` one per tree.
+    """
+
+    feature_names: tuple[str, ...]
+    feature: np.ndarray
+    threshold: np.ndarray
+    default_left: np.ndarray
+    missing: np.ndarray
+    left: np.ndarray
+    right: np.ndarray
+    value: np.ndarray
+    roots: np.ndarray
+    depth: int
+
+    def _walk(self, x: np.ndarray) -> list[np.ndarray]:
+        """The node of every (row, tree) at each step, from the roots to the leaves."""
+        if x.ndim != 2 or x.shape[1] != len(self.feature_names):
+            raise ModelFormatError(
+                f"expected rows of {len(self.feature_names)} features, got shape {x.shape}"
+            )
+        rows = np.arange(x.shape[0])[:, None]
+        node = np.broadcast_to(self.roots, (x.shape[0], self.roots.size))
+        path = [node]
+        for _ in range(self.depth):
+            v = x[rows, self.feature[node]]
+            mt = self.missing[node]
+            nan = np.isnan(v)
+            v = np.where(nan & (mt != MISSING_NAN), 0.0, v)
+            default = ((mt == MISSING_ZERO) & (np.abs(v) <= ZERO_THRESHOLD)) | (
+                (mt == MISSING_NAN) & nan
+            )
+            go_left = np.where(default, self.default_left[node], v <= self.threshold[node])
+            node = np.where(go_left, self.left[node], self.right[node])
+            path.append(node)
+        return path
+
+    def predict(self, x: np.ndarray) -> np.ndarray:
+        """Scores of the rows of ``x`` (shape ``(n, features)``, float64) -> shape ``(n,)``.
+
+        Raises:
+            ModelFormatError: ``x`` has the wrong number of columns.
+        """
+        leaves = self._walk(np.asarray(x, dtype=np.float64))[-1]
+        return np.asarray(self.value[leaves].sum(axis=1), dtype=np.float64)
+
+    def contributions(self, x: np.ndarray) -> tuple[np.ndarray, float]:
+        """Per-feature contributions (shape ``(n, features)``) and the bias, so that
+        ``contributions.sum(axis=1) + bias == predict(x)`` (up to rounding).
+
+        Raises:
+            ModelFormatError: ``x`` has the wrong number of columns.
+        """
+        x = np.asarray(x, dtype=np.float64)
+        path = self._walk(x)
+        out = np.zeros(x.shape, dtype=np.float64)
+        rows = np.broadcast_to(np.arange(x.shape[0])[:, None], path[0].shape)
+        for parent, child in zip(path, path[1:], strict=False):
+            moved = child != parent
+            delta = np.where(moved, self.value[child] - self.value[parent], 0.0)
+            np.add.at(out, (rows, self.feature[parent]), delta)
+        return out, float(self.value[self.roots].sum())
+
+
+def _numbers(fields: dict[str, str], key: str, kind: type) -> np.ndarray:
+    text = fields.get(key, "").strip()
+    return np.array([kind(v) for v in text.split()] if text else [], dtype=kind)
+
+
+def parse_lightgbm(text: str) -> TreeEnsemble:
+    """A :class:`TreeEnsemble` from the text of a LightGBM model file (``Booster.save_model``).
+
+    Raises:
+        ModelFormatError: no trees, a categorical split or a linear tree, or a malformed tree.
+    """
+    header, _, body = text.partition("\nTree=")
+    head = dict(line.split("=", 1) for line in header.splitlines() if "=" in line)
+    if "feature_names" not in head or not body:
+        raise ModelFormatError("not a LightGBM text model (no feature_names or no trees)")
+    names = tuple(head["feature_names"].split())
+    body = body.split("\nend of trees", 1)[0]
+    feature: list[np.ndarray] = []
+    threshold: list[np.ndarray] = []
+    dleft: list[np.ndarray] = []
+    missing: list[np.ndarray] = []
+    left: list[np.ndarray] = []
+    right: list[np.ndarray] = []
+    value: list[np.ndarray] = []
+    roots: list[int] = []
+    depth, base = 0, 0
+    for block in body.split("\nTree="):
+        fields = dict(line.split("=", 1) for line in block.splitlines() if "=" in line)
+        if fields.get("is_linear", "0") != "0" or fields.get("num_cat", "0") != "0":
+            raise ModelFormatError("linear trees and categorical splits are not supported")
+        leaf_value = _numbers(fields, "leaf_value", float)
+        n_leaves = leaf_value.size
+        if n_leaves == 0 or int(fields.get("num_leaves", -1)) != n_leaves:
+            raise ModelFormatError("a tree's leaf count does not match its leaf values")
+        n_internal = n_leaves - 1
+        decision = _numbers(fields, "decision_type", int)
+        if (decision & CATEGORICAL).any():
+            raise ModelFormatError("categorical splits are not supported")
+        lc, rc = _numbers(fields, "left_child", int), _numbers(fields, "right_child", int)
+        internal = _numbers(fields, "internal_value", float)
+        if n_internal and not (lc.size == rc.size == decision.size == internal.size == n_internal):
+            raise ModelFormatError("a tree's split arrays differ in length")
+
+        def to_global(child: np.ndarray, base: int = base, n_internal: int = n_internal) -> np.ndarray:
+            return np.where(child >= 0, base + child, base + n_internal + ~child)
+
+        own = np.arange(base + n_internal, base + n_internal + n_leaves)
+        feature += [_numbers(fields, "split_feature", int), np.zeros(n_leaves, dtype=int)]
+        threshold += [_numbers(fields, "threshold", float), np.zeros(n_leaves)]
+        dleft += [(decision & DEFAULT_LEFT) > 0, np.zeros(n_leaves, dtype=bool)]
+        missing += [(decision >> 2) & 3, np.zeros(n_leaves, dtype=int)]
+        left += [to_global(lc), own]
+        right += [to_global(rc), own]
+        value += [internal, leaf_value]
+        roots.append(base if n_internal else base + n_internal)
+        depth = max(depth, _depth(lc, rc))
+        base += n_internal + n_leaves
+    return TreeEnsemble(
+        names,
+        np.concatenate(feature),
+        np.concatenate(threshold),
+        np.concatenate(dleft),
+        np.concatenate(missing),
+        np.concatenate(left),
+        np.concatenate(right),
+        np.concatenate(value),
+        np.array(roots),
+        depth,
+    )
+
+
+def _depth(left: np.ndarray, right: np.ndarray) -> int:
+    """Longest root-to-leaf path (in splits) of one tree's child arrays."""
+    if left.size == 0:
+        return 0
+    deepest, stack = 0, [(0, 1)]
+    while stack:
+        node, d = stack.pop()
+        deepest = max(deepest, d)
+        stack += [(int(c), d + 1) for c in (left[node], right[node]) if c >= 0]
+    return deepest
+
+
+def load_lightgbm(path: Path) -> TreeEnsemble:
+    """:func:`parse_lightgbm` of a file.
+
+    Raises:
+        OSError: the file cannot be read.
+        ModelFormatError: see :func:`parse_lightgbm`.
+    """
+    return parse_lightgbm(path.read_text(encoding="utf-8"))
