@@ -5,6 +5,7 @@ dumps of ``benchmarks/ranking_dump.py`` (``DATASET.SPLIT.pkl`` in one folder).
     python benchmarks/train_fusion.py train /tmp/rk --db-dir /work/idx \\
         --out src/kbsearch/search/models/fusion_lgbm.txt                     # dev: fit, ship
     python benchmarks/train_fusion.py report /tmp/rk --db-dir /work/idx --split final
+    python benchmarks/train_fusion.py time /tmp/rk --db-dir /work/idx --split dev   # ms/question
 
 ``cv``: nDCG@10 on the dev halves of the baselines (each route, RRF k = 10 with stop words =
 today's default, the convex combination a = .6) and of LambdaRank models, each scored on
@@ -62,6 +63,13 @@ PARAMS = {
     "verbosity": -1,
 }
 ROUNDS = 100
+# --monotone: a candidate never loses by scoring better in a route (LightGBM's monotone
+# constraints; +1 rises with the feature, -1 falls, 0 free: the query and collection signals)
+DIRECTION = {
+    **dict.fromkeys(("lexical_norm", "dense_norm", "title_norm", "dense_cos", "title_cos"), 1),
+    **dict.fromkeys(("lexical_share", "both", "rrf", "convex"), 1),
+    **dict.fromkeys(("dense_gap", "title_gap", "lexical_rank", "dense_rank"), -1),
+}
 
 
 def collection_stats(db: Path) -> CollectionStats:
@@ -119,30 +127,30 @@ def load(folder: Path, split: str, db_dir: Path) -> dict[str, list[Query]]:
     return data
 
 
-def fit(train: list[tuple[str, Query]], params: dict, rounds: int, mask: list[int]):  # noqa: ANN201
-    """A LightGBM booster on the questions; every dataset weighs the same in total."""
+def fit(train: list[tuple[str, Query]], params: dict, rounds: int, names: list[str]):  # noqa: ANN201
+    """A LightGBM booster on the questions' ``names`` columns; every dataset weighs the same in
+    total (a question's weight is the number of datasets' share over its dataset's questions)."""
     import lightgbm as lgb
 
     per_ds: dict[str, int] = {}
     for ds, _ in train:
         per_ds[ds] = per_ds.get(ds, 0) + 1
-    x = np.vstack([q.x for _, q in train])
-    x[:, mask] = 0.0
+    cols = [FEATURES.index(n) for n in names]
+    x = np.vstack([q.x[:, cols] for _, q in train])
     y = np.concatenate([q.gain for _, q in train])
     group = [len(q.keys) for _, q in train]
     scale = len(train) / len(per_ds)
     weight = np.concatenate([np.full(len(q.keys), scale / per_ds[ds]) for ds, q in train])
-    data = lgb.Dataset(x, y, group=group, weight=weight, feature_name=list(FEATURES))
+    if params.get("monotone"):
+        params = {k: v for k, v in params.items() if k != "monotone"}
+        params["monotone_constraints"] = [DIRECTION.get(n, 0) for n in names]
+    data = lgb.Dataset(x, y, group=group, weight=weight, feature_name=names)
     return lgb.train(params, data, num_boost_round=rounds)
 
 
-def scored(booster, queries: list[Query], mask: list[int]) -> np.ndarray:  # noqa: ANN001
-    out = []
-    for q in queries:
-        x = q.x.copy()
-        x[:, mask] = 0.0
-        out.append(ndcg_of(q, booster.predict(x, num_threads=1)))
-    return np.array(out)
+def scored(booster, queries: list[Query], names: list[str]) -> np.ndarray:  # noqa: ANN001
+    cols = [FEATURES.index(n) for n in names]
+    return np.array([ndcg_of(q, booster.predict(q.x[:, cols], num_threads=1)) for q in queries])
 
 
 def baselines(data: dict[str, list[Query]]) -> dict[str, dict[str, np.ndarray]]:
@@ -185,26 +193,26 @@ def minmax_present(x: np.ndarray) -> np.ndarray:
 
 
 def cross_validate(
-    data: dict[str, list[Query]], params: dict, rounds: int, mask: list[int], folds: int = 5
+    data: dict[str, list[Query]], params: dict, rounds: int, names: list[str], folds: int = 5
 ) -> dict[str, np.ndarray]:
     """Per-question nDCG@10, each question scored by a model trained on the other folds."""
     out = {ds: np.zeros(len(qs)) for ds, qs in data.items()}
     for k in range(folds):
         train = [(ds, q) for ds, qs in data.items() for i, q in enumerate(qs) if i % folds != k]
-        booster = fit(train, params, rounds, mask)
+        booster = fit(train, params, rounds, names)
         for ds, qs in data.items():
             held = [i for i in range(len(qs)) if i % folds == k]
-            out[ds][held] = scored(booster, [qs[i] for i in held], mask)
+            out[ds][held] = scored(booster, [qs[i] for i in held], names)
     return out
 
 
 def leave_one_out(
-    data: dict[str, list[Query]], params: dict, rounds: int, mask: list[int]
+    data: dict[str, list[Query]], params: dict, rounds: int, names: list[str]
 ) -> dict[str, np.ndarray]:
     out = {}
     for held in data:
         train = [(ds, q) for ds, qs in data.items() if ds != held for q in qs]
-        out[held] = scored(fit(train, params, rounds, mask), data[held], mask)
+        out[held] = scored(fit(train, params, rounds, names), data[held], names)
     return out
 
 
@@ -213,37 +221,40 @@ def row(name: str, per: dict[str, np.ndarray], names: list[str]) -> str:
     return f"| {name} | " + " | ".join(f"{m:.4f}" for m in means) + f" | {np.mean(means):.4f} |"
 
 
-VARIANTS = {
-    "all": [],
-    "no collection": [FEATURES.index(f) for f in FEATURES[-3:]],
-    "no query, no collection": [
-        FEATURES.index(f)
-        for f in ("lexical_top_gap", "dense_top_gap", "dense_max", "agreement", *FEATURES[-3:])
-    ],
+QUERY = ("lexical_top_gap", "dense_top_gap", "dense_max", "agreement")
+COLLECTION = ("titled_share", "unique_title_share", "passages_per_title")
+VARIANTS = {  # the features a model reads
+    "all": list(FEATURES),
+    "no collection": [f for f in FEATURES if f not in COLLECTION],
+    "no query, no collection": [f for f in FEATURES if f not in QUERY + COLLECTION],
 }
+CHOSEN = "no query, no collection"  # on dev: see docs/benchmarks.md, issue 13
 
 
 def cv_main(args: argparse.Namespace) -> None:
     data = load(args.folder, "dev", args.db_dir)
-    names = list(data)
-    print("| method | " + " | ".join(names) + " | mean |")
-    print("|---|" + "---|" * (len(names) + 1))
+    sets = list(data)
+    print("| method | " + " | ".join(sets) + " | mean |")
+    print("|---|" + "---|" * (len(sets) + 1))
     for name, per in baselines(data).items():
-        print(row(name, per, names), flush=True)
+        print(row(name, per, sets), flush=True)
     for variant in args.variants:
-        mask = VARIANTS[variant]
+        names = VARIANTS[variant]
         for leaves, rounds in args.grid:
-            params = {**PARAMS, "num_leaves": leaves}
+            params = {**PARAMS, "num_leaves": leaves, "monotone": args.monotone}
             tag = f"lambdarank {variant}, {leaves} leaves, {rounds} trees"
-            print(row(f"{tag}: 5-fold", cross_validate(data, params, rounds, mask), names))
+            tag += ", monotone" if args.monotone else ""
+            print(row(f"{tag}: 5-fold", cross_validate(data, params, rounds, names), sets))
             if args.lodo:
-                print(row(f"{tag}: leave-one-dataset-out", leave_one_out(data, params, rounds, mask), names), flush=True)
+                lodo = leave_one_out(data, params, rounds, names)
+                print(row(f"{tag}: leave-one-dataset-out", lodo, sets), flush=True)
 
 
 def train_main(args: argparse.Namespace) -> None:
     data = load(args.folder, "dev", args.db_dir)
     train = [(ds, q) for ds, qs in data.items() for q in qs]
-    booster = fit(train, {**PARAMS, "num_leaves": args.leaves}, args.rounds, [])
+    params = {**PARAMS, "num_leaves": args.leaves, "monotone": args.monotone}
+    booster = fit(train, params, args.rounds, VARIANTS[args.variant])
     args.out.write_text(booster.model_to_string(), encoding="utf-8")
     print(f"wrote {args.out} ({args.out.stat().st_size} bytes)")
 
@@ -280,9 +291,43 @@ def report_main(args: argparse.Namespace) -> None:
         print(f"| {name} | " + " | ".join(cells) + " |")
 
 
+def time_main(args: argparse.Namespace) -> None:
+    """Median and p99 wall time of fuse_learned and convex_fusion per question (one thread),
+    over the first 300 questions of each dataset's ``--split`` dump."""
+    import os
+    import time
+
+    from kbsearch.search.fusion_convex import convex_fusion
+
+    model = load_model(args.model)
+    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    for ds in DATASETS:
+        path = args.folder / f"{ds}.{args.split}.pkl"
+        if not path.exists():
+            continue
+        with path.open("rb") as f:
+            qs = pickle.load(f)["questions"][:300]
+        stats = collection_stats(args.db_dir / f"{ds}.db")
+        sets = [candidates(q, LEXICAL, True) for q in qs]
+        for name, fuse in (
+            ("learned", lambda c: fuse_learned(c, stats, model)),
+            ("convex", lambda c: convex_fusion(c, {"lexical": 0.4, "dense": 0.6})),
+        ):
+            took = []
+            for cands in sets:
+                t0 = time.perf_counter()
+                fuse(cands)
+                took.append((time.perf_counter() - t0) * 1e3)
+            size = np.mean([len(c) for c in sets])
+            print(
+                f"{ds:13s} {name:8s} {size:5.0f} candidates: median {np.median(took):.3f} ms,"
+                f" p99 {np.percentile(took, 99):.3f} ms"
+            )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("command", choices=("cv", "train", "report"))
+    parser.add_argument("command", choices=("cv", "train", "report", "time"))
     parser.add_argument("folder", type=Path)
     parser.add_argument("--db-dir", type=Path, required=True)
     parser.add_argument("--split", default="final")
@@ -295,7 +340,9 @@ def main() -> None:
         help="LEAVESxTREES settings, e.g. 8x100 4x50",
     )
     parser.add_argument("--lodo", action="store_true", help="also leave one dataset out")
+    parser.add_argument("--monotone", action="store_true", help="monotone in each route's score")
     parser.add_argument("--leaves", type=int, default=8)
+    parser.add_argument("--variant", choices=list(VARIANTS), default=CHOSEN)
     parser.add_argument("--rounds", type=int, default=ROUNDS)
     parser.add_argument("--out", type=Path, default=Path("fusion_lgbm.txt"))
     parser.add_argument(
@@ -305,7 +352,8 @@ def main() -> None:
         / "src/kbsearch/search/models/fusion_lgbm.txt",
     )
     args = parser.parse_args()
-    {"cv": cv_main, "train": train_main, "report": report_main}[args.command](args)
+    commands = {"cv": cv_main, "train": train_main, "report": report_main, "time": time_main}
+    commands[args.command](args)
 
 
 if __name__ == "__main__":

@@ -16,7 +16,9 @@ Features per candidate (n candidates of one query):
 - ``dense_cos``, ``title_cos``: the raw cosines; ``lexical_share``: BM25 / the best BM25 (0 when
   no candidate matches a term); ``dense_gap``, ``title_gap``: best cosine minus the candidate's;
 - ``lexical_rank``, ``dense_rank``: rank (from 1) in the route's top list, ``depth + 1`` when the
-  route did not list it; ``both``: 1 when both routes listed it;
+  route did not list it; ``both``: 1 when both routes listed it; the two fusions the trees
+  start from: ``rrf`` (sum of ``1 / (10 + rank)``, Cormack, Clarke & Buettcher, SIGIR 2009, with
+  the absent rank as above) and ``convex`` (``0.4 * lexical_norm + 0.6 * dense_norm``);
 - query signals, the same for all its candidates: ``lexical_top_gap`` ((s1 - s2) / s1 of the two
   best BM25 scores), ``dense_top_gap`` (c1 - c2 of the two best cosines), ``dense_max`` (c1),
   ``agreement`` (share of the lexical top 10 also in the dense top 10);
@@ -46,6 +48,8 @@ from .tree_ensemble import TreeEnsemble, parse_lightgbm
 MODEL_RESOURCE = "fusion_lgbm.txt"
 DEPTH = 100  # the top-list depth the model was trained with (ranks beyond it read as DEPTH + 1)
 TOP = 10  # the head compared by ``agreement``
+RRF_K = 10.0  # the ``rrf`` feature: reciprocal rank fusion as the default hybrid route ranks
+CONVEX_DENSE = 0.6  # the ``convex`` feature's dense weight (the best dev setting, issue 13)
 
 FEATURES = (
     "lexical_norm",
@@ -59,6 +63,8 @@ FEATURES = (
     "lexical_rank",
     "dense_rank",
     "both",
+    "rrf",
+    "convex",
     "lexical_top_gap",
     "dense_top_gap",
     "dense_max",
@@ -73,6 +79,7 @@ PART_OF = {
     **{f: "dense" for f in ("dense_norm", "dense_cos", "dense_gap", "dense_rank")},
     **{f: "title" for f in ("title_norm", "title_cos", "title_gap")},
     **{f: "agreement" for f in ("both", "agreement")},
+    **{f: "fused" for f in ("rrf", "convex")},
     **{f: "query" for f in ("lexical_top_gap", "dense_top_gap", "dense_max")},
     **{f: "collection" for f in ("titled_share", "unique_title_share", "passages_per_title")},
 }
@@ -179,6 +186,8 @@ def features(candidates: Sequence[Candidate], collection: CollectionStats) -> np
         "lexical_rank": ranks["lexical"].astype(np.float64),
         "dense_rank": ranks["dense"].astype(np.float64),
         "both": ((ranks["lexical"] <= DEPTH) & (ranks["dense"] <= DEPTH)).astype(np.float64),
+        "rrf": 1 / (RRF_K + ranks["lexical"]) + 1 / (RRF_K + ranks["dense"]),
+        "convex": (1 - CONVEX_DENSE) * _minmax(lexical) + CONVEX_DENSE * _minmax(dense),
         "lexical_top_gap": (top_lex - second) / top_lex if top_lex > 0 else 0.0,
         "dense_top_gap": dense_sorted[0] - (dense_sorted[1] if n > 1 else dense_sorted[0]),
         "dense_max": dense_sorted[0],
@@ -211,15 +220,15 @@ def load_model(path: Path) -> TreeEnsemble:
 
 
 def checked(model: TreeEnsemble) -> TreeEnsemble:
-    """``model`` if it reads :data:`FEATURES` in that order.
+    """``model`` if every feature it reads is one of :data:`FEATURES` (a model may read a
+    subset: the shipped one leaves the query and collection signals out).
 
     Raises:
-        ModelFormatError: it reads other features.
+        ModelFormatError: it reads a feature this module does not compute.
     """
-    if model.feature_names != FEATURES:
-        raise ModelFormatError(
-            f"fusion model features {model.feature_names} are not {FEATURES}; retrain it"
-        )
+    unknown = [f for f in model.feature_names if f not in FEATURES]
+    if unknown:
+        raise ModelFormatError(f"fusion model reads unknown features {unknown}; retrain it")
     return model
 
 
@@ -232,19 +241,20 @@ def fuse_learned(
     ties as :func:`kbsearch.search.fusion_convex.evidence_order` (more routes found it, better
     best rank, passage id).
 
-    Each result's ``parts`` split its score by feature group (``lexical``, ``dense``,
-    ``title``, ``agreement``, ``query``, ``collection``, and the model's constant ``bias``;
-    :meth:`TreeEnsemble.contributions`): they add up to ``score``.
+    Each result's ``parts`` split its score by the groups of features the model reads (of
+    ``lexical``, ``dense``, ``title``, ``agreement``, ``fused``, ``query``, ``collection``), plus
+    the model's constant ``bias`` (:meth:`TreeEnsemble.contributions`): they add up to
+    ``score``.
 
     Raises:
         FusionError: a passage listed twice or an infinite score.
     """
-    model = model or shipped_model()
-    x = features(candidates, collection)
-    contrib, bias = model.contributions(x)
+    model = checked(model or shipped_model())
+    columns = [FEATURES.index(f) for f in model.feature_names]
+    contrib, bias = model.contributions(features(candidates, collection)[:, columns])
     scores = contrib.sum(axis=1) + bias
-    groups = sorted(set(PART_OF.values()))
-    index = {g: [j for j, f in enumerate(FEATURES) if PART_OF[f] == g] for g in groups}
+    groups = sorted({PART_OF[f] for f in model.feature_names})
+    index = {g: [j for j, f in enumerate(model.feature_names) if PART_OF[f] == g] for g in groups}
     fused = [
         ConvexFused(
             c.passage_id,

@@ -1,0 +1,135 @@
+"""Learned fusion: the shipped model loads, and ranks small constructed candidate sets sensibly."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from kbsearch.errors import FusionError, InvalidArgumentError, ModelFormatError
+from kbsearch.search.fusion_convex import Candidate
+from kbsearch.search.fusion_learned import (
+    FEATURES,
+    CollectionStats,
+    checked,
+    features,
+    fuse_learned,
+    shipped_model,
+)
+from kbsearch.search.tree_ensemble import parse_lightgbm
+
+FAQ = CollectionStats(passages=200, titled=200, unique_titled=190, titles=195)
+ARTICLES = CollectionStats(passages=800, titled=800, unique_titled=40, titles=200)
+UNTITLED = CollectionStats(passages=500, titled=0, unique_titled=0, titles=0)
+
+
+def candidate(
+    pid: str, lexical: float, dense: float, title: float | None, ranks: dict[str, int]
+) -> Candidate:
+    scores = {"lexical": lexical, "dense": dense}
+    if title is not None:
+        scores["title"] = title
+    return Candidate(pid, scores, ranks)
+
+
+def crowd(n: int = 30, title: bool = True) -> list[Candidate]:
+    """``n`` middling candidates, each found by one route."""
+    rng = np.random.default_rng(1)
+    out = []
+    for i in range(n):
+        ranks = {"lexical": i + 3} if i % 2 else {"dense": i + 3}
+        out.append(
+            candidate(
+                f"p{i:02d}",
+                float(rng.uniform(1, 5)),
+                float(rng.uniform(0.70, 0.80)),
+                float(rng.uniform(0.6, 0.8)) if title else None,
+                ranks,
+            )
+        )
+    return out
+
+
+def test_the_shipped_model_loads_and_reads_the_features() -> None:
+    model = shipped_model()
+    assert set(model.feature_names) <= set(FEATURES)
+    assert {"lexical_norm", "dense_norm", "title_norm"} <= set(model.feature_names)
+    assert model.roots.size >= 1
+    assert shipped_model() is model  # loaded once
+
+
+@pytest.mark.parametrize("stats", [FAQ, ARTICLES, UNTITLED])
+def test_a_candidate_best_in_every_route_comes_first(stats: CollectionStats) -> None:
+    best = candidate("zz-best", 12.0, 0.90, 0.95, {"lexical": 1, "dense": 1})
+    second = candidate("zz-second", 8.0, 0.85, 0.85, {"lexical": 2, "dense": 2})
+    fused = fuse_learned([*crowd(), second, best], stats)
+    ids = [f.passage_id for f in fused]
+    assert ids[0] == "zz-best"
+    assert ids.index("zz-second") < len(ids) // 2
+
+
+def test_monotone_raising_one_route_score_never_lowers_a_candidate() -> None:
+    others = crowd()
+    previous = -math.inf
+    for dense in (0.70, 0.74, 0.78, 0.82, 0.86, 0.90):
+        target = candidate("target", 3.0, dense, 0.7, {"lexical": 5})
+        fused = fuse_learned([*others, target], FAQ)
+        score = next(f.score for f in fused if f.passage_id == "target")
+        assert score >= previous - 1e-12
+        previous = score
+
+
+def test_missing_title_scores_are_handled() -> None:
+    untitled = crowd(title=False)
+    assert np.isnan(features(untitled, UNTITLED)[:, FEATURES.index("title_norm")]).all()
+    mixed = [
+        *crowd(10),
+        candidate("x", 2.0, 0.75, None, {"dense": 40}),
+        candidate("w", 4.0, 0.79, None, {"lexical": 2}),
+    ]
+    for stats, cands in ((UNTITLED, untitled), (FAQ, mixed)):
+        fused = fuse_learned(cands, stats)
+        assert sorted(f.passage_id for f in fused) == sorted(c.passage_id for c in cands)
+        assert all(math.isfinite(f.score) for f in fused)
+    nan_title = candidate("y", 2.0, 0.75, math.nan, {"dense": 41})
+    assert fuse_learned([*mixed, nan_title], FAQ)  # NaN reads as absent
+
+
+def test_parts_add_up_to_the_score() -> None:
+    for f in fuse_learned(crowd(), ARTICLES):
+        assert {"lexical", "dense", "title", "bias"} <= set(f.parts)
+        assert math.isclose(sum(f.parts.values()), f.score, abs_tol=1e-9)
+
+
+def test_deterministic_and_independent_of_input_order() -> None:
+    cands = crowd()
+    first = [(f.passage_id, f.score) for f in fuse_learned(cands, FAQ)]
+    again = [(f.passage_id, f.score) for f in fuse_learned(list(reversed(cands)), FAQ)]
+    assert first == again
+
+
+def test_bad_input_is_refused() -> None:
+    assert fuse_learned([], FAQ) == []
+    with pytest.raises(FusionError):
+        fuse_learned([candidate("a", 1, 0.5, None, {}), candidate("a", 2, 0.6, None, {})], FAQ)
+    with pytest.raises(FusionError):
+        fuse_learned([candidate("a", math.inf, 0.5, None, {})], FAQ)
+    with pytest.raises(InvalidArgumentError):
+        CollectionStats(passages=10, titled=11, unique_titled=0, titles=1)
+
+
+def test_collection_stats_from_titles() -> None:
+    stats = CollectionStats.from_titles(["A", "A", "B", None, "C", "C", "C", ""])
+    assert stats == CollectionStats(passages=8, titled=6, unique_titled=1, titles=3)
+    assert stats.vector() == (6 / 8, 1 / 8, 2.0)
+    assert CollectionStats.from_titles([None, None]).vector() == (0.0, 0.0, 0.0)
+
+
+def test_a_model_of_other_features_is_refused() -> None:
+    text = (
+        "tree\nversion=v4\nfeature_names=lexical_norm b\n\nTree=0\nnum_leaves=1\nnum_cat=0\n"
+        "leaf_value=0.5\nis_linear=0\nshrinkage=1\n\n\nend of trees\n"
+    )
+    with pytest.raises(ModelFormatError):
+        checked(parse_lightgbm(text))
