@@ -254,15 +254,16 @@ def fuse_learned(
     contrib, bias = model.contributions(features(candidates, collection)[:, columns])
     scores = contrib.sum(axis=1) + bias
     groups = sorted({PART_OF[f] for f in model.feature_names})
-    index = {g: [j for j, f in enumerate(model.feature_names) if PART_OF[f] == g] for g in groups}
+    member = np.array([[PART_OF[f] == g for g in groups] for f in model.feature_names], float)
+    parts = (contrib @ member).tolist()
     fused = [
         ConvexFused(
             c.passage_id,
-            float(scores[i]),
-            {**{g: float(contrib[i, index[g]].sum()) for g in groups}, "bias": bias},
+            score,
+            {**dict(zip(groups, row, strict=True)), "bias": bias},
             dict(c.ranks),
         )
-        for i, c in enumerate(candidates)
+        for c, score, row in zip(candidates, scores.tolist(), parts, strict=True)
     ]
     fused.sort(key=evidence_order)
     return fused

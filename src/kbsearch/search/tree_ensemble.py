@@ -29,6 +29,10 @@ import numpy as np
 from ..errors import ModelFormatError
 
 ZERO_THRESHOLD = 1e-35
+# the five copies of a row a split may read: NaN as 0 (no missing type); NaN to the left or to
+# the right (missing type NaN, default left / right); zero (or NaN) to the left or to the right
+# (missing type zero)
+VARIANTS = ("nan as 0", "nan left", "nan right", "zero left", "zero right")
 CATEGORICAL, DEFAULT_LEFT = 1, 2
 MISSING_ZERO, MISSING_NAN = 1, 2
 
@@ -40,7 +44,8 @@ class TreeEnsemble:
 
     ``feature``, ``threshold``, ``default_left``, ``missing``, ``left``, ``right`` and ``value``
     have one entry per node (``value``: the leaf value, or the internal value LightGBM records
-    for an internal node); ``roots`` one per tree.
+    for an internal node; ``column``: which of :data:`VARIANTS` copies of the row the split
+    reads, as ``variant * features + feature``); ``roots`` one per tree.
     """
 
     feature_names: tuple[str, ...]
@@ -53,26 +58,37 @@ class TreeEnsemble:
     value: np.ndarray
     roots: np.ndarray
     depth: int
+    column: np.ndarray
 
     def _walk(self, x: np.ndarray) -> list[np.ndarray]:
-        """The node of every (row, tree) at each step, from the roots to the leaves."""
+        """The node of every (row, tree) at each step, from the roots to the leaves.
+
+        The missing-value rule is applied to ``x`` once, not per split: each split reads one of
+        five copies of the row (:data:`VARIANTS`: NaN as 0, or the split's default side written
+        as -inf, always left of a finite threshold, or +inf, always right).
+        """
         if x.ndim != 2 or x.shape[1] != len(self.feature_names):
             raise ModelFormatError(
                 f"expected rows of {len(self.feature_names)} features, got shape {x.shape}"
             )
-        rows = np.arange(x.shape[0])[:, None]
+        nan = np.isnan(x)
+        zero = np.where(nan, 0.0, x)
+        tiny = np.abs(zero) <= ZERO_THRESHOLD
+        copies = np.hstack(
+            [
+                zero,
+                np.where(nan, -np.inf, x),
+                np.where(nan, np.inf, x),
+                np.where(tiny, -np.inf, zero),
+                np.where(tiny, np.inf, zero),
+            ]
+        ).ravel()
+        offset = np.arange(x.shape[0])[:, None] * (len(VARIANTS) * x.shape[1])
         node = np.broadcast_to(self.roots, (x.shape[0], self.roots.size))
         path = [node]
         for _ in range(self.depth):
-            v = x[rows, self.feature[node]]
-            mt = self.missing[node]
-            nan = np.isnan(v)
-            v = np.where(nan & (mt != MISSING_NAN), 0.0, v)
-            default = ((mt == MISSING_ZERO) & (np.abs(v) <= ZERO_THRESHOLD)) | (
-                (mt == MISSING_NAN) & nan
-            )
-            go_left = np.where(default, self.default_left[node], v <= self.threshold[node])
-            node = np.where(go_left, self.left[node], self.right[node])
+            left = copies[offset + self.column[node]] <= self.threshold[node]
+            node = np.where(left, self.left[node], self.right[node])
             path.append(node)
         return path
 
@@ -94,13 +110,15 @@ class TreeEnsemble:
         """
         x = np.asarray(x, dtype=np.float64)
         path = self._walk(x)
-        out = np.zeros(x.shape, dtype=np.float64)
-        rows = np.broadcast_to(np.arange(x.shape[0])[:, None], path[0].shape)
+        n, width = x.shape
+        slot = (np.arange(n) * width)[:, None]
+        total = np.zeros(n * width, dtype=np.float64)
         for parent, child in zip(path, path[1:], strict=False):
-            moved = child != parent
-            delta = np.where(moved, self.value[child] - self.value[parent], 0.0)
-            np.add.at(out, (rows, self.feature[parent]), delta)
-        return out, float(self.value[self.roots].sum())
+            delta = self.value[child] - self.value[parent]  # 0 once at a leaf
+            total += np.bincount(
+                (slot + self.feature[parent]).ravel(), delta.ravel(), minlength=n * width
+            )
+        return total.reshape(n, width), float(self.value[self.roots].sum())
 
 
 def _numbers(fields: dict[str, str], key: str, kind: type) -> np.ndarray:
@@ -160,17 +178,30 @@ def parse_lightgbm(text: str) -> TreeEnsemble:
         roots.append(base if n_internal else base + n_internal)
         depth = max(depth, _depth(lc, rc))
         base += n_internal + n_leaves
+    split = np.concatenate(feature)
+    default_left, missing_type = np.concatenate(dleft), np.concatenate(missing)
+    variant = np.select(
+        [
+            (missing_type == MISSING_NAN) & default_left,
+            missing_type == MISSING_NAN,
+            (missing_type == MISSING_ZERO) & default_left,
+            missing_type == MISSING_ZERO,
+        ],
+        [1, 2, 3, 4],
+        default=0,
+    )
     return TreeEnsemble(
         names,
-        np.concatenate(feature),
+        split,
         np.concatenate(threshold),
-        np.concatenate(dleft),
-        np.concatenate(missing),
+        default_left,
+        missing_type,
         np.concatenate(left),
         np.concatenate(right),
         np.concatenate(value),
         np.array(roots),
         depth,
+        variant * len(names) + split,
     )
 
 
