@@ -310,7 +310,7 @@ def time_main(args: argparse.Namespace) -> None:
         stats = collection_stats(args.db_dir / f"{ds}.db")
         sets = [candidates(q, LEXICAL, True) for q in qs]
         for name, fuse in (
-            ("learned", lambda c: fuse_learned(c, stats, model)),
+            ("learned", lambda c, stats=stats: fuse_learned(c, stats, model)),
             ("convex", lambda c: convex_fusion(c, {"lexical": 0.4, "dense": 0.6})),
         ):
             took = []
@@ -348,8 +348,7 @@ def main() -> None:
     parser.add_argument(
         "--model",
         type=Path,
-        default=Path(__file__).resolve().parents[1]
-        / "src/kbsearch/search/models/fusion_lgbm.txt",
+        default=Path(__file__).resolve().parents[1] / "src/kbsearch/search/models/fusion_lgbm.txt",
     )
     args = parser.parse_args()
     commands = {"cv": cv_main, "train": train_main, "report": report_main, "time": time_main}

@@ -164,16 +164,13 @@ def parse_lightgbm(text: str) -> TreeEnsemble:
         if n_internal and not (lc.size == rc.size == decision.size == internal.size == n_internal):
             raise ModelFormatError("a tree's split arrays differ in length")
 
-        def to_global(child: np.ndarray, base: int = base, n_internal: int = n_internal) -> np.ndarray:
-            return np.where(child >= 0, base + child, base + n_internal + ~child)
-
         own = np.arange(base + n_internal, base + n_internal + n_leaves)
         feature += [_numbers(fields, "split_feature", int), np.zeros(n_leaves, dtype=int)]
         threshold += [_numbers(fields, "threshold", float), np.zeros(n_leaves)]
         dleft += [(decision & DEFAULT_LEFT) > 0, np.zeros(n_leaves, dtype=bool)]
         missing += [(decision >> 2) & 3, np.zeros(n_leaves, dtype=int)]
-        left += [to_global(lc), own]
-        right += [to_global(rc), own]
+        left += [_to_global(lc, base, n_internal), own]
+        right += [_to_global(rc, base, n_internal), own]
         value += [internal, leaf_value]
         roots.append(base if n_internal else base + n_internal)
         depth = max(depth, _depth(lc, rc))
@@ -203,6 +200,12 @@ def parse_lightgbm(text: str) -> TreeEnsemble:
         depth,
         variant * len(names) + split,
     )
+
+
+def _to_global(child: np.ndarray, base: int, n_internal: int) -> np.ndarray:
+    """A tree's child array (node index, or ``~leaf index`` for a leaf) in the flat node space
+    (the tree's internal nodes from ``base``, then its leaves)."""
+    return np.where(child >= 0, base + child, base + n_internal + ~child)
 
 
 def _depth(left: np.ndarray, right: np.ndarray) -> int:
