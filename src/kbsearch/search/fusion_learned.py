@@ -89,9 +89,15 @@ PART_OF = {
 class CollectionStats:
     """Counts over the searchable passages of a collection.
 
-    ``passages``: passages; ``titled``: passages whose document has a title of its own (not one
-    the indexer made from the document id); ``unique_titled``: titled passages whose title heads
-    no other passage; ``titles``: distinct titles among the titled passages.
+    ``passages``: passages; ``titled``: passages with a heading (:func:`kbsearch.titles.
+    heading_text`: the document's title, with the section when there is one; a title equal to
+    the document id is none); ``unique_titled``: titled passages whose heading heads no other
+    passage; ``titles``: distinct headings. From a store:
+    ``CollectionStats.from_titles(kbsearch.titles.passage_headings(store)[1])``.
+
+    The shipped model reads none of these (leave-one-dataset-out on dev showed no gain from
+    them, docs/benchmarks.md); they are part of the signature so that a model trained with the
+    collection features (``benchmarks/train_fusion.py --variant all``) can be dropped in.
 
     Raises (at construction):
         InvalidArgumentError: a negative count, or counts that cannot hold together
@@ -112,8 +118,7 @@ class CollectionStats:
 
     @classmethod
     def from_titles(cls, titles: Sequence[str | None]) -> CollectionStats:
-        """From one entry per passage: its document's title, or None when it has none of its
-        own."""
+        """From one entry per passage: its heading, or ``None`` / ``""`` when it has none."""
         counts: dict[str, int] = {}
         for title in titles:
             if title:
