@@ -21,7 +21,9 @@ from kbsearch.filters import Filters
 from kbsearch.knowledge_base import KnowledgeBase
 from kbsearch.search import SearchRequest
 from kbsearch.search.fusion_convex import convex_fusion
+from kbsearch.search.fusion_learned import CollectionStats, fuse_learned
 from kbsearch.search.fusion_methods import fusion_names, parse_fusion
+from kbsearch.titles import title_counts
 
 QUERIES = ["lost parcel refund", "return window days", "late parcel goodwill", "items 30"]
 
@@ -36,7 +38,8 @@ def kb(tmp_path_factory: pytest.TempPathFactory) -> KnowledgeBase:
 
 
 def test_names_and_parameters_are_checked() -> None:
-    assert fusion_names() == ("rrf", "convex")
+    assert fusion_names() == ("rrf", "convex", "learned")
+    assert str(parse_fusion("learned")) == "learned"
     assert str(parse_fusion("convex")) == "convex:alpha=0.6,title=0.2"
     assert dict(parse_fusion(" convex:title=0, alpha=0.75").parameters) == {
         "alpha": 0.75,
@@ -97,6 +100,24 @@ def test_convex_without_titles_is_the_two_route_combination(kb: KnowledgeBase) -
     result = kb.pipeline.run(SearchRequest("lost parcel", k=10, fusion="convex:title=0"))
     parts = {tuple(f.parts) for f in result.trace.scored or ()}
     assert parts == {("lexical", "dense")}
+
+
+@pytest.mark.parametrize("audience", ["public", "staff"])
+def test_learned_ranks_the_candidates_with_the_shipped_model(
+    kb: KnowledgeBase, audience: str
+) -> None:
+    filters = Filters(audience=audience)
+    for query in QUERIES:
+        result = kb.pipeline.run(SearchRequest(query, k=10, filters=filters, fusion="learned"))
+        assert result.trace.fusion == "learned" and result.trace.candidates is not None
+        stats = CollectionStats(**vars(title_counts(kb.store, audience)))
+        expected = fuse_learned(result.trace.candidates, stats)
+        assert [(h.passage_id, h.score) for h in result.hits] == [
+            (f.passage_id, f.score) for f in expected[:10]
+        ]
+    hits = kb.search("lost parcel refund", k=3, fusion="learned")
+    e = kb.explain("lost parcel refund", hits[0].passage_id, k=3, fusion="learned")
+    assert "bias" in e.parts and math.isclose(e.parts_total, hits[0].score, abs_tol=1e-9)
 
 
 def test_explain_shows_the_parts_of_the_fused_score(kb: KnowledgeBase) -> None:

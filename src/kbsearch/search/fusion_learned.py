@@ -87,13 +87,13 @@ PART_OF = {
 
 @dataclass(frozen=True)
 class CollectionStats:
-    """Counts over the searchable passages of a collection.
+    """Counts over the passages an audience may see (the fields of
+    :class:`kbsearch.search.fusion_methods.TitleCounts`, which
+    :func:`kbsearch.titles.title_counts` computes from a store).
 
-    ``passages``: passages; ``titled``: passages with a heading (:func:`kbsearch.titles.
-    heading_text`: the document's title, with the section when there is one; a title equal to
-    the document id is none); ``unique_titled``: titled passages whose heading heads no other
-    passage; ``titles``: distinct headings. From a store:
-    ``CollectionStats.from_titles(kbsearch.titles.passage_headings(store)[1])``.
+    ``passages``: passages; ``titled``: those whose document has a title of its own (not the
+    one the indexer makes from the document id); ``unique_titled``: titled passages whose title
+    heads no other passage; ``titles``: distinct titles among the titled passages.
 
     The shipped model reads none of these (leave-one-dataset-out on dev showed no gain from
     them, docs/benchmarks.md); they are part of the signature so that a model trained with the
@@ -118,7 +118,8 @@ class CollectionStats:
 
     @classmethod
     def from_titles(cls, titles: Sequence[str | None]) -> CollectionStats:
-        """From one entry per passage: its heading, or ``None`` / ``""`` when it has none."""
+        """From one entry per passage: its document's title, or ``None`` / ``""`` when it has
+        none of its own."""
         counts: dict[str, int] = {}
         for title in titles:
             if title:

@@ -18,11 +18,8 @@ parameters (``convex:alpha=0.7,title=0``).
 
 Adding a method is one entry in :data:`SCORE_FUSIONS`: a :class:`ScoreFusion` whose ``fuse``
 takes a :class:`FusionInput` (``collection()`` gives the audience's :class:`TitleCounts`, read
-once per index generation). Learned fusion (``kbsearch.search.fusion_learned``) is::
-
-    "learned": ScoreFusion(
-        lambda x: fuse_learned(x.candidates, CollectionStats(**vars(x.collection())))
-    ),
+once per index generation). ``learned`` is :func:`kbsearch.search.fusion_learned.fuse_learned`
+(a LambdaRank tree ensemble trained on the dev halves; no parameters).
 """
 
 from __future__ import annotations
@@ -33,6 +30,7 @@ from dataclasses import dataclass, field
 
 from ..errors import InvalidArgumentError
 from .fusion_convex import Candidate, ConvexFused, convex_fusion
+from .fusion_learned import CollectionStats, fuse_learned
 
 RRF = "rrf"
 DEFAULT_FUSION = RRF
@@ -80,8 +78,13 @@ def _convex(x: FusionInput) -> list[ConvexFused]:
     return convex_fusion(x.candidates, weights, "minmax")
 
 
+def _learned(x: FusionInput) -> list[ConvexFused]:
+    return fuse_learned(x.candidates, CollectionStats(**vars(x.collection())))
+
+
 SCORE_FUSIONS: dict[str, ScoreFusion] = {
     "convex": ScoreFusion(_convex, {"alpha": 0.6, "title": 0.2}),
+    "learned": ScoreFusion(_learned),
 }
 
 
