@@ -212,7 +212,7 @@ def test_explanation_adds_up(kb: KnowledgeBase) -> None:
     for hit in hits:
         e = kb.explain("lost parcel refund", hit.passage_id, filters=filters)
         assert e.fused.rank == hit.rank
-        assert math.isclose(e.rrf_total, hit.score, abs_tol=1e-12)
+        assert math.isclose(e.parts_total, hit.score, abs_tol=1e-9)  # the default: learned
         lexical = hit.routes.get("lexical")
         if lexical:
             assert math.isclose(e.bm25.score, lexical.score, abs_tol=1e-9)

@@ -17,6 +17,7 @@ from kbsearch.indexing import DEFAULT_ACCESS
 from kbsearch.knowledge_base import DEFAULT_K, KnowledgeBase, parse_weights
 from kbsearch.records import Filters
 from kbsearch.search.fusion import DEFAULT_RRF_K
+from kbsearch.search.fusion_methods import DEFAULT_FUSION
 
 README = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
 
@@ -92,13 +93,15 @@ def test_filter_defaults_are_the_library_defaults(path: tuple[str, ...]) -> None
 
 def test_readme_states_the_real_search_defaults() -> None:
     stated = re.search(
-        r"Search defaults: route `(\w+)`, `--k (\d+)`, audience `(\w+)`.*?RRF `k = (\d+)` with "
-        r"weights `([\d.,]+)` over each route's top (\d+)",
+        r"Search defaults: route `(\w+)`, `--k (\d+)`, audience `(\w+)`.*?`--fusion (\w+)` over "
+        r"each route's top (\d+).*?`--rrf-k` \(default (\d+)\) and route `--weights` \(default "
+        r"`([\d.,]+)`",
         README,
         re.S,
     )
     assert stated is not None, "the README's search defaults sentence changed"
-    route, k, audience, rrf_k, weights, depth = stated.groups()
+    route, k, audience, fusion, depth, rrf_k, weights = stated.groups()
+    assert fusion == default(("search",), "fusion") == DEFAULT_FUSION
     assert route == default(("search",), "route")
     assert int(k) == default(("search",), "k") == DEFAULT_K
     assert audience == default(("search",), "audience")

@@ -64,12 +64,22 @@ def test_convex_alpha_above_one_is_refused(kb: KnowledgeBase) -> None:
         kb.search("lost parcel", fusion="convex:alpha=2")
 
 
-def test_rrf_is_the_default_and_unchanged(kb: KnowledgeBase) -> None:
+def test_learned_is_the_default_and_rrf_stays_available(kb: KnowledgeBase) -> None:
     for query in QUERIES:
         default = kb.pipeline.run(SearchRequest(query, k=10))
-        named = kb.pipeline.run(SearchRequest(query, k=10, fusion="rrf"))
-        assert default.hits == named.hits and default.trace.fused is not None
-        assert default.trace.scored is None and default.trace.fusion == "rrf"
+        named = kb.pipeline.run(SearchRequest(query, k=10, fusion="learned"))
+        assert default.hits == named.hits and default.trace.fusion == "learned"
+        rrf = kb.pipeline.run(SearchRequest(query, k=10, fusion="rrf"))
+        assert rrf.trace.fused is not None and rrf.trace.scored is None
+
+
+def test_rrf_settings_with_a_score_fusion_are_refused() -> None:
+    with pytest.raises(InvalidArgumentError, match="add --fusion rrf"):
+        SearchRequest("q", weights=(1.0, 2.0))
+    with pytest.raises(InvalidArgumentError, match="add --fusion rrf"):
+        SearchRequest("q", rrf_k=60)
+    SearchRequest("q", weights=(1.0, 2.0), rrf_k=60, fusion="rrf")
+    SearchRequest("q", weights=(1.0, 2.0), route="lexical")  # only hybrid fuses
 
 
 @pytest.mark.parametrize("audience", ["public", "staff"])

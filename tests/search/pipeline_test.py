@@ -21,6 +21,7 @@ from kbsearch.filters import Filters
 from kbsearch.knowledge_base import KnowledgeBase
 from kbsearch.records import ROUTES
 from kbsearch.search import Pipeline, SearchRequest, route_names
+from kbsearch.search.pipeline import DEFAULT_WEIGHTS
 
 DAY = date(2026, 6, 1)
 QUERIES = ["lost parcel refund", "return window days", "late parcel goodwill", "items 30"]
@@ -49,6 +50,7 @@ def test_routes_come_from_the_registry() -> None:
     depth=st.integers(1, 12),
     weights=st.tuples(st.sampled_from([0.0, 0.5, 1.0, 2.0]), st.sampled_from([0.5, 1.0, 3.0])),
     audience=st.sampled_from(["public", "staff"]),
+    fusion=st.sampled_from(["rrf", "learned", "convex"]),
 )
 def test_explain_agrees_with_search(
     kb: KnowledgeBase,
@@ -58,9 +60,13 @@ def test_explain_agrees_with_search(
     depth: int,
     weights: tuple[float, float],
     audience: str,
+    fusion: str,
 ) -> None:
     filters = Filters(audience=audience, as_of=DAY)
-    options = {"k": k, "route": route, "depth": depth, "weights": weights, "filters": filters}
+    if fusion != "rrf":
+        weights = DEFAULT_WEIGHTS  # RRF's settings; a score fusion refuses others
+    options = {"k": k, "route": route, "depth": depth, "weights": weights, "filters": filters,
+               "fusion": fusion}  # fmt: skip
     plain = kb.search(query, **options)  # type: ignore[arg-type]
     hits = kb.search(query, explain=True, **options)  # type: ignore[arg-type]
     assert [(h.passage_id, h.score) for h in hits] == [(h.passage_id, h.score) for h in plain]
@@ -75,7 +81,8 @@ def test_explain_agrees_with_search(
                 assert position.rank is None
         if route == "hybrid":
             assert (e.fused.rank, e.fused.score) == (hit.rank, hit.score)
-            assert math.isclose(e.rrf_total, hit.score, abs_tol=1e-12)
+            total = e.rrf_total if fusion == "rrf" else e.parts_total
+            assert math.isclose(total, hit.score, abs_tol=1e-9)
         else:
             assert hit.routes[route].rank == hit.rank
         if e.lexical.score is not None:
@@ -103,7 +110,7 @@ class Reverse:
 
 
 def test_stages_run_after_fusion_and_are_traced(kb: KnowledgeBase) -> None:
-    request = SearchRequest("lost parcel refund", k=3, filters=Filters(as_of=DAY))
+    request = SearchRequest("lost parcel refund", k=3, filters=Filters(as_of=DAY), fusion="rrf")
     plain = Pipeline(kb.backend, kb.routes).run(request)
     staged = Pipeline(kb.backend, kb.routes, [Reverse()]).run(request)
     fused = [(f.passage_id, f.score) for f in plain.trace.fused or ()]

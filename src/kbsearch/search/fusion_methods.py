@@ -33,7 +33,7 @@ from .fusion_convex import Candidate, ConvexFused, convex_fusion
 from .fusion_learned import CollectionStats, fuse_learned
 
 RRF = "rrf"
-DEFAULT_FUSION = RRF
+DEFAULT_FUSION = "learned"
 
 
 @dataclass(frozen=True)

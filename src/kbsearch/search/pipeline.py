@@ -62,7 +62,8 @@ class SearchRequest:
     Raises:
         InvalidArgumentError: k or depth not in 1..MAX_K, unknown route, RRF k not a finite
             number >= 0, weights not finite numbers >= 0 (one per route, one positive), an
-            unknown fusion or fusion parameter.
+            unknown fusion or fusion parameter, RRF k or weights other than the defaults
+            with a score fusion (they are RRF's settings).
     """
 
     query: str
@@ -100,7 +101,14 @@ class SearchRequest:
         if rrf_k < 0:
             raise InvalidArgumentError(f"RRF k must be a finite number >= 0, got {rrf_k!r}")
         object.__setattr__(self, "weights", _weights(self.weights, len(names) - 1))
-        object.__setattr__(self, "fusion", str(parse_fusion(self.fusion)))
+        spec = parse_fusion(self.fusion)
+        object.__setattr__(self, "fusion", str(spec))
+        rrf_settings = self.weights != DEFAULT_WEIGHTS or self.rrf_k != DEFAULT_RRF_K
+        if spec.scored and self.route == HYBRID and rrf_settings:
+            raise InvalidArgumentError(
+                f"RRF k and route weights set Reciprocal Rank Fusion; fusion {spec.name!r}"
+                " weighs the routes itself: add --fusion rrf to set them"
+            )
 
 
 def _weights(weights: object, count: int) -> tuple[float, ...]:

@@ -20,7 +20,7 @@ from kbsearch.backends.qdrant.backend import QdrantBackend
 from kbsearch.backends.qdrant.collection import Collection
 from kbsearch.backends.qdrant.sparse import qdrant_idf
 from kbsearch.backends.sqlite import SqliteBackend
-from kbsearch.errors import InvalidArgumentError, PartialWriteError
+from kbsearch.errors import PartialWriteError
 from kbsearch.filters import Filters
 from kbsearch.records import Document, Passage
 from kbsearch.search import Pipeline, RouteContext, SearchRequest, make_routes
@@ -246,9 +246,21 @@ def test_a_failed_qdrant_write_leaves_sqlite_written_and_sync_repairs(
     assert qdrant.verify().ok
 
 
-def test_score_fusion_is_refused_with_a_clear_error(qdrant: QdrantBackend) -> None:
-    """Qdrant's BM25 cannot score given passages: a score fusion names the one that works."""
-    request = SearchRequest("refund parcel", route="hybrid", fusion="convex")
-    with pytest.raises(InvalidArgumentError, match="--fusion rrf"):
-        pipeline(qdrant).run(request)
-    assert pipeline(qdrant).run(SearchRequest("refund parcel", route="hybrid")).hits
+@pytest.mark.parametrize("audience", ["public", "staff"])
+def test_given_passages_score_as_in_qdrants_own_lexical_list(
+    qdrant: QdrantBackend, audience: str
+) -> None:
+    """Score fusion runs on Qdrant: a candidate's lexical score is the one Qdrant's own
+    lexical list gives it (the same sparse query, restricted to the candidates' ids)."""
+    routes = pipeline(qdrant).routes
+    filters = Filters(audience=audience)
+    for query in QUERIES:
+        terms = routes["lexical"].terms(query, filters)  # type: ignore[attr-defined]
+        listed = dict(qdrant.lexical_candidates(terms, filters, 50))
+        scored = qdrant.lexical_scores(terms, audience, [*listed, "no-such@v1#x"])
+        assert set(scored) == set(listed)
+        for pid, score in listed.items():
+            assert scored[pid] == pytest.approx(score, rel=1e-6)
+        for fusion in ("learned", "convex"):
+            result = pipeline(qdrant).run(SearchRequest(query, filters=filters, fusion=fusion))
+            assert result.trace.fusion.startswith(fusion) and result.trace.candidates

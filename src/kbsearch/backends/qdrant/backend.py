@@ -21,9 +21,9 @@ import json
 from collections.abc import Iterable, Sequence
 
 import numpy as np
+from qdrant_client import models
 
 from ...analysis import Analyzer
-from ...errors import InvalidArgumentError
 from ...filters import Audience, Filters
 from ...records import Document, Passage
 from ...search.backend import LexicalStatistics
@@ -201,16 +201,31 @@ class QdrantBackend:
     def lexical_scores(
         self, terms: QueryTerms, audience: str, passage_ids: Sequence[str]
     ) -> dict[str, float]:
-        """Not supported: Qdrant's BM25 (its own IDF) cannot score given passages cheaply, and
-        FTS5's scores would not match this backend's lexical list.
-
-        Raises:
-            InvalidArgumentError: always, naming the fusion that works here.
-        """
-        raise InvalidArgumentError(
-            "score fusion needs every candidate's lexical score, which the Qdrant backend"
-            " cannot give; search this index with --fusion rrf"
-        )
+        """Qdrant's BM25 of the given passages, as :meth:`lexical_candidates` scores them: the
+        same sparse query restricted to these passage ids (a payload filter inside the query),
+        the kept terms first, the clamped terms for a passage no kept term matches. A passage
+        that no query term matches, or that ``audience`` may not see, is left out."""
+        wanted = list(dict.fromkeys(passage_ids))
+        if not wanted:
+            return {}
+        staff = audience == Audience.STAFF
+        visible: list[models.Condition] = []
+        if not staff:
+            visible.append(
+                models.FieldCondition(key="access", match=models.MatchValue(value="public"))
+            )
+        using = SPARSE_ALL if staff else SPARSE_PUBLIC
+        collection = self._collection()
+        scores: dict[str, float] = {}
+        for group in (terms.kept, terms.clamped):
+            missing = [pid for pid in wanted if pid not in scores]
+            if not group or not missing:
+                continue
+            ids = models.FieldCondition(key="passage_id", match=models.MatchAny(any=missing))
+            where = models.Filter(must=[*visible, ids])
+            for pid, score in collection.query(using, query_vector(group), where, len(missing)):
+                scores.setdefault(pid, score)
+        return scores
 
     def dense_scores(self, vector: np.ndarray, passage_ids: Sequence[str]) -> dict[str, float]:
         """The embedded backend's cosines (the vectors Qdrant holds are the index's)."""
