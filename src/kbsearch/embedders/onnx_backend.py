@@ -130,6 +130,8 @@ class OnnxEmbedder:
             disagrees with the config.
     """
 
+    thread_safe = True  # InferenceSession.run and both tokenizers may run in several threads
+
     def __init__(
         self,
         model_dir: str | Path,
