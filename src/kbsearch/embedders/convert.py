@@ -105,7 +105,7 @@ def outdated(directory: Path) -> str | None:
         return None
     return (
         f"the converted model in {directory} is converter format {found} (weights inline in"
-        f" {MODEL_NAME}: about 400 MB more resident memory per process than format"
+        f" {MODEL_NAME}: a search process peaks ~0.7 GB higher than with format"
         f" {CONVERTER_FORMAT}); convert it again with `kbsearch model convert`"
     )
 
