@@ -70,6 +70,8 @@ class BackgroundSnapshots:
         self._thread: threading.Thread | None = None
         self.builds = 0  # snapshots published (tests, metrics)
         self.failure: BaseException | None = None  # the last build's error, if it failed
+        self._attempt = -1  # the generation the builder last started on
+        self._failed = -1  # the last generation whose build failed
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -138,7 +140,7 @@ class BackgroundSnapshots:
         with self._lock:
             return (
                 self._lock.wait_for(
-                    lambda: (self.generation or -1) >= generation or self.failure is not None,
+                    lambda: (self.generation or -1) >= generation or self._failed >= generation,
                     timeout,
                 )
                 and (self.generation or -1) >= generation
@@ -179,6 +181,7 @@ class BackgroundSnapshots:
                 self.failure = None
             except Exception as exc:  # keep serving the old snapshot; the next write retries
                 self.failure = exc
+                self._failed = self._attempt
                 print(f"kbsearch: building the search snapshot failed: {exc}", file=sys.stderr)
                 with self._lock:
                     self._lock.notify_all()
@@ -188,7 +191,7 @@ class BackgroundSnapshots:
         reader = self.store.open_reader()
         try:
             with self.store.reading_from(reader):
-                generation = self.store.generation()
+                generation = self._attempt = self.store.generation()
                 if generation == self.generation:
                     self.store.close_reader(reader)
                     return

@@ -39,8 +39,7 @@ class Store(SnapshotStore, PinnedReads):
     """
 
     def __init__(self, path: str | Path, *, create: bool = False) -> None:
-        self._df_cache = {}
-        self._df_generation = -1
+        self._df = (-1, {})
         super().__init__(path, create=create)
 
 
