@@ -74,12 +74,17 @@ class Engine:
         self._writes = ThreadPoolExecutor(1, thread_name_prefix="kbsearch-write")
 
     def _warm(self) -> None:
-        """Build every part a search reads (on the snapshot builder's thread)."""
+        """Build every part a search reads (on the snapshot builder's thread), score fusion's
+        too (title counts, heading vectors), so no search builds one inline."""
+        backend = self.kb.backend
+        assert isinstance(backend, SqliteBackend)
         for audience in AUDIENCES:
             self.kb.impact_index(audience)
-            self.kb.backend.languages(audience)
+            backend.languages(audience)
+            backend.title_counts(audience)
         if self.embedder is not None:
             self.kb.dense_index()
+            backend.heading_index(self.embedder.dim)
 
     def read(self, fn: Callable[[KnowledgeBase], T]) -> T:
         """``fn(kb)`` inside one read transaction: everything it reads (ranking, passages,
