@@ -118,7 +118,7 @@ def main() -> None:
 
             out["snapshot build (impact x2 + dense)"] = cpu_ms(rebuild, 3)
         for name, value in out.items():
-            print(f"{name:45s} {value:8.2f}")
+            print(f"{name:45s} {value:9.4f}")
 
 
 if __name__ == "__main__":
