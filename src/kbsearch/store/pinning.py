@@ -7,8 +7,10 @@ search answered from an older snapshot reads that snapshot's passages too: the w
 is one generation. Threads read from it inside :meth:`PinnedReads.reading_from`; they share it
 read-only (the ``sqlite3`` module is built thread-safe, ``sqlite3.threadsafety == 3``).
 
-While a pinned reader is open, checkpoints cannot move the WAL past its state: close it as
-soon as a newer one serves.
+While a pinned reader is open, checkpoints cannot move the WAL past its state, and a reader
+that began in the middle of the WAL keeps any writer from starting the WAL over (it then grows
+with every write): close it as soon as a newer one serves, and pin again after a complete
+:meth:`PinnedReads.checkpoint` (the new reader reads the database file, not the WAL).
 """
 
 from __future__ import annotations
@@ -46,6 +48,15 @@ class PinnedReads(StoreBase):
             connection.close()
         except sqlite3.ProgrammingError:  # already closed with the store
             pass
+
+    def checkpoint(self) -> bool:
+        """Copy the WAL's committed pages into the database file as far as readers allow
+        (``PRAGMA wal_checkpoint(PASSIVE)``: never waits); ``True`` when every page is in. A
+        reader that begins after a complete checkpoint reads the file itself, so the next
+        writer may start the WAL over instead of growing it."""
+        row = self.connection.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+        busy, frames, copied = (int(x) for x in row)
+        return not busy and frames == copied
 
     @contextmanager
     def reading_from(self, connection: sqlite3.Connection | None) -> Iterator[None]:
