@@ -221,7 +221,10 @@ class BackgroundSnapshots:
         of the same generation: begun after the checkpoint, it reads the database file, so
         the next write may start the WAL over (else, with a pinned reader always open, the WAL
         grows by every write: ~285 KB per 2,000-word upload, measured)."""
-        if not self.store.checkpoint():
+        try:
+            if not self.store.checkpoint():
+                return
+        except sqlite3.Error:  # a read-only file or medium: no WAL to start over
             return
         reader = self.store.open_reader()
         with self.store.reading_from(reader):
