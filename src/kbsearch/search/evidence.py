@@ -8,6 +8,7 @@ collection (from the passage vectors' mean and covariance, computed once per ind
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
@@ -217,17 +218,27 @@ class BackgroundCache:
     generation changes. A public search's background is computed over public passages only,
     as its BM25 statistics are, so staff-only text cannot move a public confidence."""
 
+    GENERATIONS = 2  # kept: the one served and the one a server builds in the background
+
     def __init__(self) -> None:
-        self._backgrounds: dict[bool, Background] = {}
+        self._backgrounds: dict[tuple[int, bool], Background] = {}
+        self._lock = threading.Lock()
 
     def get(self, index: DenseIndex, staff: bool) -> Background:
         """The background of ``index``'s passages a staff (``staff``) or public audience may
-        see."""
-        found = self._backgrounds.get(staff)
-        if found is None or found.generation != index.generation:
+        see (O(passages x dim^2) the first time for a generation; a server computes it while
+        building the generation's snapshot)."""
+        key = (index.generation, staff)
+        found = self._backgrounds.get(key)
+        if found is None:
             vectors = index.table.vectors if staff else index.table.vectors[index.columns.public]
             found = Background.of(vectors, index.generation)
-            self._backgrounds[staff] = found
+            with self._lock:
+                self._backgrounds[key] = found
+                newest = sorted({g for g, _ in self._backgrounds}, reverse=True)
+                for old in newest[self.GENERATIONS :]:
+                    self._backgrounds.pop((old, False), None)
+                    self._backgrounds.pop((old, True), None)
         return found
 
 

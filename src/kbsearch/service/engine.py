@@ -83,7 +83,7 @@ class Engine:
             backend.languages(audience)
             backend.title_counts(audience)
         if self.embedder is not None:
-            self.kb.dense_index()
+            self.kb.abstention.prepare(self.kb.dense_index())
             backend.heading_index(self.embedder.dim)
 
     def read(self, fn: Callable[[KnowledgeBase], T]) -> T:
