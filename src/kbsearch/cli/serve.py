@@ -51,6 +51,7 @@ def serve_command(db: str, host: str, port: int, keys: str | None, workers: int,
     """Serve the knowledge base DB over HTTP: JSON API, search page, /metrics, /docs."""
     import uvicorn
 
+    from kbsearch.embedders.convert import outdated_embedder
     from kbsearch.service import access_log
     from kbsearch.service.app import create_app
 
@@ -70,6 +71,9 @@ def serve_command(db: str, host: str, port: int, keys: str | None, workers: int,
         )
     else:
         access_log.note(f"keys from {keys}: each key's audience and write access apply")
+    outdated = outdated_embedder(app.state.service.engine.embedder)
+    if outdated:
+        access_log.note(outdated)
     access_log.note(f"serving {db} on http://{host}:{port} (search page at /, API at /docs)")
     uvicorn.run(app, host=host, port=port, access_log=False, log_level="warning")
 

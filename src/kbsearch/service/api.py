@@ -15,7 +15,7 @@ from .context import Service, caller_of, service_of
 from .keys import Caller
 from .metrics import CONTENT_TYPE
 from .present import visible_documents
-from .uploads import Upload, write_upload
+from .uploads import Upload, hides_public, write_upload
 
 router = APIRouter()
 CallerDep = Annotated[Caller, Depends(caller_of)]
@@ -169,7 +169,9 @@ async def put_document(
         doc_type=doc_type,
     )
     upload.check()  # before queueing behind other writes
-    result = await service.engine.run_write(lambda kb: write_upload(kb, upload))
+    result = await service.engine.run_write(
+        lambda kb: write_upload(kb, upload), hides=lambda kb: hides_public(kb, upload)
+    )
     body = {
         "doc_id": result.doc_id,
         "version": result.version,

@@ -6,6 +6,12 @@ runs inside one SQLite read transaction, so all it sees (ranking, passages, docu
 to one index generation, whatever a writer commits meanwhile. Writes run one at a time on
 their own thread. A read that takes longer than the time limit is answered with
 :class:`SearchTimeout` (the thread finishes it in the background).
+
+With the embedded SQLite backend, reads are served from the newest built snapshot and its
+pinned reader while a background thread builds the next generation
+(:mod:`kbsearch.backends.background`): a read never waits for a rebuild. A write returns once
+its generation serves (so the writer reads what it wrote); a write that may hide passages
+from the public withdraws the old snapshot first.
 """
 
 from __future__ import annotations
@@ -16,7 +22,10 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TypeVar
 
+from ..backends.background import BackgroundSnapshots
+from ..backends.sqlite import SqliteBackend
 from ..embedders import Embedder
+from ..filters import AUDIENCES
 from ..knowledge_base import KnowledgeBase, open_kb
 
 T = TypeVar("T")
@@ -46,28 +55,64 @@ class Engine:
         embedder: Embedder | str | None = None,
         workers: int = 4,
         time_limit: float = 5.0,
+        background: bool = True,
     ) -> None:
         self.db = Path(db)
         self.time_limit = time_limit
         self.workers = workers
         self.kb = open_kb(self.db, embedder=embedder)
+        self.snapshots: BackgroundSnapshots | None = None
         try:
             self.embedder = self.kb.embedder()  # loaded once, shared by every thread
+            if background and isinstance(self.kb.backend, SqliteBackend):
+                self.snapshots = BackgroundSnapshots(self.kb.backend, self._warm)
+                self.snapshots.start()
         except BaseException:
             self.kb.close()
             raise
         self._reads = ThreadPoolExecutor(workers, thread_name_prefix="kbsearch-read")
         self._writes = ThreadPoolExecutor(1, thread_name_prefix="kbsearch-write")
 
+    def _warm(self) -> None:
+        """Build every part a search reads (on the snapshot builder's thread), score fusion's
+        too (title counts, heading vectors), so no search builds one inline."""
+        backend = self.kb.backend
+        assert isinstance(backend, SqliteBackend)
+        for audience in AUDIENCES:
+            self.kb.impact_index(audience)
+            backend.languages(audience)
+            backend.title_counts(audience)
+        if self.embedder is not None:
+            self.kb.abstention.prepare(self.kb.dense_index())
+            backend.heading_index(self.embedder.dim)
+
     def read(self, fn: Callable[[KnowledgeBase], T]) -> T:
-        """``fn(kb)`` inside one read transaction of this thread's connection: everything it
-        reads (ranking, passages, documents) comes from one generation of the file."""
-        with self.kb.store.read_transaction():
+        """``fn(kb)`` inside one read transaction: everything it reads (ranking, passages,
+        documents) comes from one generation of the file (the served snapshot's)."""
+        if self.snapshots is None:
+            with self.kb.store.read_transaction():
+                return fn(self.kb)
+        with self.snapshots.reading(), self.kb.store.read_transaction():
             return fn(self.kb)
 
-    def write(self, fn: Callable[[KnowledgeBase], T]) -> T:
-        """``fn(kb)`` (call from the write thread only: one writer at a time)."""
-        return fn(self.kb)
+    def write(
+        self, fn: Callable[[KnowledgeBase], T], hides: Callable[[KnowledgeBase], bool] | None = None
+    ) -> T:
+        """``fn(kb)`` (call from the write thread only: one writer at a time); returns once
+        the new generation serves (or after ``time_limit`` seconds of building it).
+
+        ``hides(kb)``, asked first: whether the write may hide passages the public sees now;
+        then the old snapshot stops serving before the write (module docstring).
+        """
+        if self.snapshots is None:
+            return fn(self.kb)
+        if hides is not None and hides(self.kb):
+            with self.snapshots.withdrawn():
+                result = fn(self.kb)
+        else:
+            result = fn(self.kb)
+        self.snapshots.wait_for(self.kb.store.generation(), self.time_limit)
+        return result
 
     async def run_read(self, fn: Callable[[KnowledgeBase], T]) -> T:
         """Run :meth:`read` on a worker thread.
@@ -81,12 +126,16 @@ class Engine:
         except TimeoutError:
             raise SearchTimeout(f"the search took longer than {self.time_limit:g} s") from None
 
-    async def run_write(self, fn: Callable[[KnowledgeBase], T]) -> T:
+    async def run_write(
+        self, fn: Callable[[KnowledgeBase], T], hides: Callable[[KnowledgeBase], bool] | None = None
+    ) -> T:
         """Run :meth:`write` on the single write thread (writes queue, one at a time)."""
-        return await asyncio.get_running_loop().run_in_executor(self._writes, self.write, fn)
+        return await asyncio.get_running_loop().run_in_executor(self._writes, self.write, fn, hides)
 
     def close(self) -> None:
         """Stop the threads, then close every connection."""
         self._reads.shutdown(wait=True)
         self._writes.shutdown(wait=True)
+        if self.snapshots is not None:
+            self.snapshots.close()
         self.kb.close()

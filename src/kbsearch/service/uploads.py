@@ -152,3 +152,11 @@ def _write_inventory(path: Path, upload: Upload, target: Path) -> None:
              upload.effective_from, upload.effective_to, upload.owner, upload.access,
              upload.language, upload.doc_type, ""]
         )  # fmt: skip
+
+
+def hides_public(kb: KnowledgeBase, upload: Upload) -> bool:
+    """Whether writing ``upload`` may hide passages the public sees now: a staff version of
+    a document that has a public version (conservative: any version of that id)."""
+    return upload.access != "public" and any(
+        d.document.doc_id == upload.doc_id and d.document.access == "public" for d in kb.documents()
+    )

@@ -11,6 +11,7 @@ settings the index was built with. The package is split by job:
 - :mod:`.fts`: FTS5 search, statistics and postings;
 - :mod:`.vectors`: passage vectors and the embedding cache;
 - :mod:`.snapshot`: :meth:`Store.read_snapshot`, one consistent read for a search snapshot;
+- :mod:`.pinning`: pinned readers, which keep seeing one state while others write;
 - :mod:`.staging`: re-embedding into a copy that replaces the index only when complete.
 """
 
@@ -21,13 +22,14 @@ from pathlib import Path
 from .columns import PassageColumns
 from .documents import PassageRow, StoredDocument
 from .fts import FTS_TABLES, FtsPostings, fts_table
+from .pinning import PinnedReads
 from .schema import FTS_TOKENIZE, SCHEMA_VERSION
 from .settings import NO_EMBEDDER, IndexSettings
 from .snapshot import FtsSnapshot, IndexSnapshot, SnapshotStore
 from .vectors import VectorTable
 
 
-class Store(SnapshotStore):
+class Store(SnapshotStore, PinnedReads):
     """Owns the SQLite connections of one knowledge base file (one per thread).
 
     Raises:
@@ -37,8 +39,7 @@ class Store(SnapshotStore):
     """
 
     def __init__(self, path: str | Path, *, create: bool = False) -> None:
-        self._df_cache = {}
-        self._df_generation = -1
+        self._df = (-1, {})
         super().__init__(path, create=create)
 
 

@@ -40,8 +40,7 @@ class FtsPostings:
 class FtsStore(StoreBase):
     """Reads of the FTS5 tables (writes are part of :meth:`Store.write_document`)."""
 
-    _df_cache: dict[tuple[str, str], int]
-    _df_generation: int
+    _df: tuple[int, dict[tuple[str, str], int]]  # (generation, cache), swapped whole
 
     def _lexical_sql(self, filters: Filters) -> tuple[str, list[object]]:
         table = fts_table(filters.audience)
@@ -92,11 +91,13 @@ class FtsStore(StoreBase):
         """Rows of the audience's FTS5 table containing ``term``, cached until the next write."""
         table = fts_table(audience)
         generation = self.generation()
-        if self._df_generation != generation:
-            self._df_cache = {}
-            self._df_generation = generation
+        # one (generation, cache) pair, read once: a thread reading another generation (a
+        # served snapshot's pinned reader, the builder) never writes into this one's cache
+        cached_generation, cache = self._df
+        if cached_generation != generation:
+            cache = {}
+            self._df = (generation, cache)
         key = (table, term)
-        cache = self._df_cache
         if key not in cache:
             row = self.connection.execute(
                 f"SELECT doc FROM {table}_vocab WHERE term = ?", (term,)

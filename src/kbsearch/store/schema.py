@@ -169,12 +169,15 @@ class StoreBase:
 
     @property
     def connection(self) -> sqlite3.Connection:
-        """This thread's connection, opened on first use.
+        """This thread's connection, opened on first use (or the pinned reader this thread
+        reads from, :mod:`kbsearch.store.pinning`).
 
         Raises:
             StorageError: the store is closed, or the file cannot be opened.
         """
-        connection: sqlite3.Connection | None = getattr(self._local, "connection", None)
+        connection: sqlite3.Connection | None = getattr(self._local, "pinned", None) or getattr(
+            self._local, "connection", None
+        )
         if connection is None:
             connection = self._open()
             self._local.connection = connection
