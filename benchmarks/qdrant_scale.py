@@ -7,10 +7,12 @@ For each size N: N synthetic 384-d unit vectors with realistic payloads (documen
 passages, 75 % public, English:French 2:1, a quarter of the documents with two versions whose
 effective ranges meet, some open bounds), written to a fresh Qdrant Edge shard through
 kbsearch's own writer (:mod:`kbsearch.backends.qdrant`, batches of 1,000), then HNSW built
-(``optimize``; m 16, ef_construct 100). Queries are filtered as a public search is (public,
-in force on a day, English: about 45 % of the points pass). Printed per size:
+(``optimize``: Qdrant Edge builds HNSW only when asked; m 16, ef_construct 100 and no extra
+payload links by default, ``--payload-m``). Queries are filtered as a public search is (public,
+in force on a day, English: about 37 % of the points pass). Printed per size:
 
-- build: seconds to write the points, seconds to build HNSW, the shard's size on disk, and
+- build: seconds to write the points, seconds to build HNSW (and the segments and indexed
+  vectors Qdrant Edge then reports), the shard's size on disk, and
   the process's peak resident memory (which includes the numpy copy the exact scan uses);
 - embedded exact scan (:class:`kbsearch.search.dense.DenseIndex`, the SQLite backend's dense route):
   p50 / p99 per query;
@@ -19,11 +21,14 @@ in force on a day, English: about 45 % of the points pass). Printed per size:
 
 ``--distribution latent`` (default) draws vectors of low intrinsic dimension, as text
 embeddings are: 2,000 topic centres in a 48-d latent space, mapped to 384-d by a random linear
-map, plus small isotropic noise. ``clustered`` draws 384-d vectors around 2,000 centres with
-large isotropic noise; ``uniform`` draws them uniformly on the sphere, the hardest case for HNSW.
-Queries are perturbed copies of stored vectors (latent, clustered) or fresh draws (uniform).
+map, plus small isotropic noise; its local intrinsic dimension is above that of the E5 vectors
+of the shared datasets (``benchmarks/vector_shape.py``), so its recall is on the safe side.
+``clustered`` draws 384-d vectors around 2,000 centres with large isotropic noise; ``uniform``
+draws them uniformly on the sphere, the hardest case for HNSW.
+Queries are held-out draws of the same distribution (as a question resembles passages).
 Random vectors are not E5 vectors: recall on real embeddings must be measured on them.
-Run it on an otherwise idle machine; ``nice -n 19`` on a shared one.
+Run it on an otherwise idle machine; ``nice -n 10`` on a shared one. ``--keep`` keeps the
+shards in ``--dir`` and ``--reuse`` searches them again (other ``--ef``) without rebuilding.
 """
 
 from __future__ import annotations
