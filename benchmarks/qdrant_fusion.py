@@ -108,7 +108,9 @@ def main() -> None:
         audience = Audience.PUBLIC if qset.access_aware and q.public_ok else Audience.STAFF
         filters = Filters(audience=audience, as_of=q.as_of, language=q.language)
         captured.clear()
-        hits = kb.search(q.text, k=K, route="hybrid", filters=filters, rrf_k=RRF_K, depth=DEPTH)
+        hits = kb.search(
+            q.text, k=K, route="hybrid", filters=filters, rrf_k=RRF_K, depth=DEPTH, fusion="rrf"
+        )
         ours = [h.passage_id for h in hits]
         theirs = server_fused(backend.collection.shard, captured, filters)
         overlap += len(set(ours) & set(theirs)) / max(len(ours), 1)
@@ -118,7 +120,7 @@ def main() -> None:
             continue
         same_set += set(ours) == set(theirs)
         fused = kb.search(
-            q.text, k=K + 1, route="hybrid", filters=filters, rrf_k=RRF_K, depth=DEPTH
+            q.text, k=K + 1, route="hybrid", filters=filters, rrf_k=RRF_K, depth=DEPTH, fusion="rrf"
         )
         scores = [round(h.score, 12) for h in fused]
         lexical_len = len(backend.lexical_candidates(captured["terms"], filters, DEPTH))
