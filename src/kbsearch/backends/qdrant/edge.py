@@ -43,12 +43,14 @@ class HnswSettings:
     """HNSW graph settings (Malkov & Yashunin, 2018): ``m`` links per node, ``ef_construct``
     candidates while building; ``full_scan_threshold`` (KB of vectors) below which a segment is
     searched exhaustively; ``payload_m`` extra links per payload value (Qdrant's filterable
-    HNSW), ``None`` = Qdrant's default."""
+    HNSW), ``None`` = Qdrant's default (``m``; 0 builds none); ``indexing_threads`` threads
+    building the graph (0: Qdrant's choice from the CPU count)."""
 
     m: int = 16
     ef_construct: int = 100
     full_scan_threshold: int = 10_000
     payload_m: int | None = None
+    indexing_threads: int = 0
 
 
 def edge_condition(condition: Any) -> Any:
@@ -112,6 +114,7 @@ class EdgeCollection:
             ef_construct=self.hnsw.ef_construct,
             full_scan_threshold=self.hnsw.full_scan_threshold,
             payload_m=self.hnsw.payload_m,
+            max_indexing_threads=self.hnsw.indexing_threads,
         )
         return qe.EdgeConfig(
             vectors=vectors,
@@ -228,6 +231,11 @@ class EdgeCollection:
 
     def optimize(self) -> None:
         self._open().optimize()
+
+    def info(self) -> tuple[int, int, int]:
+        """(segments, points, indexed vectors) of the shard, as Qdrant Edge reports them."""
+        info = self._open().info()
+        return int(info.segments_count), int(info.points_count), int(info.indexed_vectors_count)
 
     def close(self) -> None:
         if self.shard is not None:
