@@ -27,6 +27,7 @@ from .analysis import STEMMER_LANGUAGES, fold_diacritics, fold_ligatures, stem_w
 
 DEFAULT_WIDTH = 240
 SENTENCE_END = re.compile(r"(?<=[.!?;:])\s+|\n+")
+FULL_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")  # clauses after ; and : kept together
 TOKEN = re.compile(r"[^\W_]+")
 
 
@@ -97,11 +98,12 @@ def query_keys(query: str, languages: Sequence[str]) -> dict[str, str]:
     return out
 
 
-def sentence_spans(text: str) -> list[tuple[int, int]]:
+def sentence_spans(text: str, clauses: bool = True) -> list[tuple[int, int]]:
     """``(start, end)`` of each sentence of ``text`` (split after . ! ? ; : and at line
-    breaks), leading and trailing spaces excluded; empty sentences dropped."""
+    breaks; with ``clauses=False`` after . ! ? and at line breaks only), leading and trailing
+    spaces excluded; empty sentences dropped."""
     spans, start = [], 0
-    for m in SENTENCE_END.finditer(text):
+    for m in (SENTENCE_END if clauses else FULL_SENTENCE_END).finditer(text):
         spans.append((start, m.start()))
         start = m.end()
     spans.append((start, len(text)))

@@ -42,7 +42,7 @@ def test_ask_prints_a_cited_answer(db: str) -> None:
     )
     assert code == 0, out
     assert "A lost parcel is refunded in full." in out
-    assert "Source: Delivery > Lost parcel (version 1, in force 2025-01-01 to open)" in out
+    assert "Source: Delivery > Lost parcel (version 1, in force from 2025-01-01)" in out
 
 
 def test_ask_abstains_with_nearest_passages(db: str) -> None:

@@ -29,7 +29,7 @@ def test_answer_is_the_best_sentence_with_its_citation() -> None:
     assert data["citation"]["effective_from"] == "2025-01-01"
     assert data["citation"]["effective_to"] is None
     printed = render(answer)
-    assert "Delivery > Lost parcel (version 1, in force 2025-01-01 to open)" in printed
+    assert "Delivery > Lost parcel (version 1, in force from 2025-01-01)" in printed
     assert "delivery@v1#lost-parcel" in printed and "delivery.md" in printed
 
 
@@ -50,3 +50,11 @@ def test_no_hit_abstains() -> None:
 def test_heading_prefix_skips_title_and_heading_lines() -> None:
     assert heading_prefix(TEXT, ["Delivery", "Lost parcel"]) == len("Delivery\nLost parcel\n")
     assert heading_prefix("Body only.", ["Delivery"]) == 0
+
+
+def test_the_answer_keeps_a_sentence_whole_across_a_semicolon() -> None:
+    from kbsearch.search.answer import best_sentence
+
+    text = "Stores\nWe have no physical stores; every order is delivered to your door. Call us."
+    span = best_sentence(text, "do you have a store in Paris?", ["en"], None, len("Stores\n"))
+    assert span.text == "We have no physical stores; every order is delivered to your door."

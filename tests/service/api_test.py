@@ -19,6 +19,7 @@ import pytest
 from support import FakeEmbedder
 from support_service import PUBLIC_READ, STAFF_READ, STAFF_WRITE, auth
 
+from kbsearch.analysis import MAX_QUERY_CHARS
 from kbsearch.service import access_log
 
 STAFF_PASSAGE = "goodwill@v1#goodwill-amount"
@@ -99,7 +100,7 @@ def test_as_of_picks_the_version_in_force(client: httpx.Client) -> None:
 @pytest.mark.parametrize(
     ("params", "message"),
     [
-        ({"q": "x" * 1001}, "exceeds the limit of 1000"),
+        ({"q": "x" * (MAX_QUERY_CHARS + 1)}, f"exceeds the limit of {MAX_QUERY_CHARS}"),
         ({"q": "parcel", "route": "semantic"}, "unknown route 'semantic'"),
         ({"q": "parcel", "as_of": "2026-02-30"}, "no such day"),
         ({"q": "parcel", "as_of": "01/02/2026"}, "expected YYYY-MM-DD"),

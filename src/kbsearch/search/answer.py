@@ -74,7 +74,7 @@ class Answer:
             "query": self.query,
             "answerable": self.answerable,
             "confidence": self.confidence,
-            "threshold": self.threshold,
+            "min_confidence": self.threshold,  # named as in search results (decision_fields)
             "answer": self.text if self.answerable else NO_ANSWER,
             "start": self.start,
             "end": self.end,
@@ -125,7 +125,9 @@ def best_sentence(
         skip_prefix=skip_prefix,
     )
     marks = [(window.start + s, window.start + e) for s, e in window.marks]
-    inside = [(s, e) for s, e in sentence_spans(text) if window.start <= s and e <= window.end]
+    # whole sentences: a clause cut at ";" drops what the sentence goes on to say
+    spans = sentence_spans(text, clauses=False)
+    inside = [(s, e) for s, e in spans if window.start <= s and e <= window.end]
     inside = [span for span in inside if span[0] >= skip_prefix] or inside
     if not inside:
         return window
@@ -196,14 +198,23 @@ def compose(
     )
 
 
+def _in_force(start: date | None, end: date | None) -> str:
+    """``"in force 2026-01-01 to 2026-06-30"``, ``"in force from ..."``, ``"in force until
+    ..."`` or ``"no effective dates"``."""
+    if start and end:
+        return f"in force {start.isoformat()} to {end.isoformat()}"
+    if start:
+        return f"in force from {start.isoformat()}"
+    if end:
+        return f"in force until {end.isoformat()}"
+    return "no effective dates"
+
+
 def render(answer: Answer) -> str:
     """The text ``kbsearch ask`` prints (module docstring)."""
     if answer.answerable and answer.citation is not None:
         c = answer.citation
-        dates = (
-            f"in force {c.effective_from.isoformat() if c.effective_from else 'open'}"
-            f" to {c.effective_to.isoformat() if c.effective_to else 'open'}"
-        )
+        dates = _in_force(c.effective_from, c.effective_to)
         return "\n".join(
             [
                 str(answer.text),

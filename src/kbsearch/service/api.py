@@ -29,7 +29,7 @@ class SearchBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     q: str = Field(description="The query text.")
-    k: int = Field(10, description="Hits per page.")
+    k: int = Field(ops.DEFAULT_K, description="Hits per page.")
     route: str = Field("hybrid", description="lexical, dense or hybrid.")
     as_of: str | None = Field(None, description="YYYY-MM-DD: the versions in force that day.")
     lang: str | None = Field(None, description="Only passages in this language (en, fr...).")
@@ -51,7 +51,7 @@ async def search_get(
     service: ServiceDep,
     caller: CallerDep,
     q: Annotated[str, Query(description="The query text.")],
-    k: int = 10,
+    k: int = ops.DEFAULT_K,
     route: str = "hybrid",
     as_of: str | None = None,
     lang: str | None = None,

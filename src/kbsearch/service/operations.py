@@ -11,9 +11,10 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
+from ..analysis import MAX_QUERY_CHARS
 from ..errors import InvalidArgumentError, KbsearchError, QueryError
 from ..filters import parse_day
-from ..knowledge_base import KnowledgeBase
+from ..knowledge_base import DEFAULT_K, KnowledgeBase
 from ..records import Filters
 from ..search.abstain import decision_fields
 from .present import Catalogue, document_summary, hit_dict, passage_dict, visible_documents
@@ -27,7 +28,7 @@ class DocumentNotFoundError(KbsearchError, LookupError):
 class Limits:
     """Request limits: query length in characters, hits per page, deepest offset."""
 
-    max_query_chars: int = 1000
+    max_query_chars: int = MAX_QUERY_CHARS  # the library's own limit, as the CLI
     max_k: int = 100
     max_offset: int = 1000
 
@@ -38,7 +39,7 @@ class SearchArgs:
     ``min_confidence``: the abstention stage's threshold (``None``: the model's)."""
 
     q: str
-    k: int = 10
+    k: int = DEFAULT_K
     route: str = "hybrid"
     as_of: str | None = None
     lang: str | None = None
