@@ -68,6 +68,17 @@ def test_prune_keeps_a_document_whose_file_fails(
         assert _ids(kb) == [("a", "1")]
 
 
+def test_prune_keeps_a_document_whose_file_was_emptied(tmp_path: Path) -> None:
+    b = "---\ndoc_id: beta\nversion: '2'\n---\n# B\n\nBeta.\n"  # its ids in its front matter
+    docs = write_files(tmp_path / "docs", {"a.md": "# A\n\nAlpha.\n", "b.md": b})
+    with _open(tmp_path) as kb:
+        kb.index([docs])
+        (docs / "b.md").write_text("")  # truncated by accident
+        report = kb.index([docs], prune=True)
+        assert report.removed == 0 and any("nothing indexed" in w for _, w in report.warnings)
+        assert _ids(kb) == [("a", "1"), ("beta", "2")]
+
+
 def test_prune_keeps_documents_under_a_folder_that_cannot_be_listed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -165,6 +165,7 @@ class Indexer:
         self.progress = progress
         self.report = IndexReport()
         self._pending: list[_Pending] = []
+        self._empty: set[str] = set()  # sources that parsed to no text this run
 
     def token_counter(self) -> Callable[[str], int]:
         if self.embedder is None:
@@ -320,9 +321,10 @@ class Indexer:
         unlisted: list[Path],
     ) -> None:
         """Remove stored versions this run did not yield whose file is gone or lies under the
-        paths indexed; a file that exists but failed this run keeps its documents, and so does
-        every file under a folder that could not be listed (its state is unknown)."""
-        failed = {source for source, _ in self.report.failed}
+        paths indexed; a file that exists but failed this run (or parsed to no text: a file
+        truncated by accident) keeps its documents, and so does every file under a folder that
+        could not be listed (its state is unknown)."""
+        failed = {source for source, _ in self.report.failed} | self._empty
         for key in sorted(set(stored) - yielded):
             source = Path(stored[key].document.source)
             if str(source) in failed and not _gone(source):
@@ -374,6 +376,7 @@ class Indexer:
         if not passages or not parsed.blocks:
             reason = "has only a title" if parsed.title else "has no text"
             self.report.warnings.append((document.source, f"{reason}; nothing indexed"))
+            self._empty.add(document.source)
             return
         self._pending.append(_Pending(document, passages, update, defaulted, old_access))
 

@@ -283,6 +283,18 @@ def test_put_adds_then_replaces_a_document(client: httpx.Client) -> None:
     assert again.json()["status"] == "unchanged"
 
 
+def test_the_url_names_the_document_whatever_the_files_front_matter_says(
+    client: httpx.Client,
+) -> None:
+    before = get(client, "/documents/returns-policy", STAFF_READ).json()
+    other = b'---\ndoc_id: returns-policy\nversion: "1"\n---\n# FM\n\n## S\n\nfmword text.\n'
+    response = put(client, "fmdoc", "fm.md", other, access="public", language="en")
+    assert response.status_code == 201, response.text
+    assert response.json()["doc_id"] == "fmdoc" and response.json()["passages"] == 1
+    assert get(client, "/documents/returns-policy", STAFF_READ).json() == before
+    assert get(client, "/documents/fmdoc").json()["doc_id"] == "fmdoc"
+
+
 def test_put_staff_document_stays_hidden_from_public(client: httpx.Client) -> None:
     response = put(client, "fraud", "fraud.md",
                    b"# Fraud\n\n## Signals\n\nFlag orders shipped to a freight forwarder.\n",

@@ -129,7 +129,10 @@ def resolve_document(
     def pick(name: str, fallback: object = "") -> object:
         return inv.get(name) or meta.get(name) or fallback
 
-    doc_id = str(parsed.doc_id or pick("doc_id") or path_id or path_doc_id(PurePath(source.name)))
+    # a row's or card's own id in a file of many documents (BEIR, cards) names that document;
+    # a single document's id from its front matter is metadata, below the inventory's
+    own = parsed.doc_id if parsed.doc_id and parsed.doc_id != meta.get("doc_id") else None
+    doc_id = str(own or pick("doc_id") or path_id or path_doc_id(PurePath(source.name)))
     check_identifier(doc_id, "doc id")
     version = check_identifier(str(pick("version", "1")).strip(), f"{doc_id}: version")
     title = str(pick("title") or parsed.title or doc_id)
