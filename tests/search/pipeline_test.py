@@ -16,6 +16,7 @@ from support import FILES, FakeEmbedder, write_files
 
 import kbsearch
 from kbsearch.backends.sqlite import Snapshot
+from kbsearch.cli.explain_text import render_explanation
 from kbsearch.errors import InvalidArgumentError
 from kbsearch.filters import Filters
 from kbsearch.knowledge_base import KnowledgeBase
@@ -98,6 +99,8 @@ def test_lexical_explain_on_an_index_without_vectors(tmp_path: Path) -> None:
         assert hits and set(hits[0].routes) == {"lexical"}
         e = kb.explain("lost parcel", hits[0].passage_id, filters=filters)
         assert e.dense is None and e.lexical.rank == 1
+        assert e.fused.score is None and not e.rrf and not e.parts  # one route: nothing fused
+        assert "hybrid" not in render_explanation(e)
 
 
 class Reverse:

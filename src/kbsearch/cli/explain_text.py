@@ -28,8 +28,9 @@ def render_explanation(e: Explanation) -> str:
             f"{' '.join(b.ignored)}"
         )
     lines.append(f"  sum = {b.score:.6f}")
-    if e.dense is not None:
-        lines.append(f"dense (cosine): {_pos(e.dense)}")
+    if e.dense is None:  # an index without vectors: one route, no hybrid
+        return "\n".join(lines)
+    lines.append(f"dense (cosine): {_pos(e.dense)}")
     if e.fusion != "rrf":
         lines.append(f"hybrid ({e.fusion}): {_pos(e.fused)}")
         if "title" in e.scores and "title" not in e.parts:

@@ -22,7 +22,7 @@ from .abstain import check_threshold
 from .backend import Backend
 from .fusion import DEFAULT_RRF_K, Fused, reciprocal_rank_fusion
 from .fusion_convex import Candidate, ConvexFused
-from .fusion_methods import DEFAULT_FUSION, parse_fusion, score_fusion
+from .fusion_methods import DEFAULT_FUSION, RRF, parse_fusion, score_fusion
 from .routes import HYBRID, Route, Scorer, route_names
 from .stages import JudgingStage, Run, Stage
 from .trace import StageTrace, Trace
@@ -209,8 +209,10 @@ class Pipeline:
         query_words(query)  # every route validates the query the same way
         check_language(filters, self.backend.languages(str(filters.audience)))
         names = self.plan(request)
-        fusing = request.route == HYBRID or request.explain
-        depth = max(request.depth, request.k) if fusing else request.k
+        # explaining one route also shows where hybrid would put the passage, when there is a
+        # hybrid: an index without vectors has one route and nothing to fuse
+        fusing = request.route == HYBRID or (request.explain and len(names) > 1)
+        depth = max(request.depth, request.k) if fusing or request.explain else request.k
         lists = {name: self.routes[name].candidates(query, filters, depth) for name in names}
         weights = dict(zip(self.routes, request.weights, strict=True))
         spec = parse_fusion(request.fusion)
@@ -253,7 +255,7 @@ class Pipeline:
             fused=None if fused is None else tuple(fused),
             ranked=start,
             stages=tuple(stages),
-            fusion=request.fusion if request.route == HYBRID else DEFAULT_FUSION,
+            fusion=request.fusion if request.route == HYBRID else RRF,
             candidates=None if candidates is None else tuple(candidates),
             scored=None if scored is None else tuple(scored),
         )
