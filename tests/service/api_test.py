@@ -111,6 +111,8 @@ def test_as_of_picks_the_version_in_force(client: httpx.Client) -> None:
         ({"q": "   "}, "empty"),
         ({}, "q: "),
         ({"q": "parcel", "audience": "staff"}, "comes from the API key"),
+        ({"q": "parcel", "fusion": "bogus"}, "unknown parameter(s) fusion;"),
+        ({"q": "parcel", "rrf_k": 3, "weights": "1,2"}, "unknown parameter(s) rrf_k, weights"),
     ],
 )
 def test_bad_search_arguments_are_422(

@@ -11,13 +11,13 @@ from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException
 
 from . import operations as ops
-from .context import Service, caller_of, service_of
+from .context import Service, caller_of, known_parameters, service_of
 from .keys import Caller
 from .metrics import CONTENT_TYPE
 from .present import visible_documents
 from .uploads import Upload, hides_public, write_upload
 
-router = APIRouter()
+router = APIRouter(dependencies=[Depends(known_parameters)])
 CallerDep = Annotated[Caller, Depends(caller_of)]
 ServiceDep = Annotated[Service, Depends(service_of)]
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ipaddress
 from pathlib import Path
+from typing import Any
 
 from fastapi import Request
 from starlette.exceptions import HTTPException
@@ -80,3 +81,26 @@ def caller_of(request: Request) -> Caller:
     if "audience" in request.query_params:
         raise HTTPException(422, "audience is not a parameter: it comes from the API key")
     return caller
+
+
+def _query_names(dependant: Any) -> set[str]:
+    names = {p.alias for p in dependant.query_params}
+    for sub in dependant.dependencies:
+        names |= _query_names(sub)
+    return names
+
+
+def known_parameters(request: Request) -> None:
+    """Rejects (422) a query parameter the endpoint does not take: a misspelt or unsupported
+    option (``fusion=``, ``rrf_k=`` on ``/search``) would otherwise be ignored silently.
+    ``audience`` gets its own message (:func:`caller_of`)."""
+    dependant = getattr(request.scope.get("route"), "dependant", None)
+    if dependant is None:
+        return
+    known = _query_names(dependant)
+    unknown = sorted(set(request.query_params) - known - {"audience"})
+    if unknown:
+        takes = ", ".join(sorted(known)) or "none"
+        raise HTTPException(
+            422, f"unknown parameter(s) {', '.join(unknown)}; this endpoint takes: {takes}"
+        )
