@@ -177,6 +177,23 @@ def unreachable(kb: KnowledgeBase, questions: QuestionSet) -> list[Unreachable]:
     return unreachable_relevant(questions, documents, access, sections)
 
 
+def check_search_options(
+    k: int,
+    *,
+    depth: int = DEFAULT_DEPTH,
+    rrf_k: float = DEFAULT_RRF_K,
+    weights: Sequence[float] = DEFAULT_WEIGHTS,
+    fusion: str = DEFAULT_FUSION,
+) -> None:
+    """Check a run's search options before any work (indexing, searching) starts.
+
+    Raises:
+        InvalidArgumentError: as :class:`kbsearch.search.SearchRequest`.
+    """
+    SearchRequest("", k=k, route=HYBRID, rrf_k=rrf_k, depth=depth, weights=tuple(weights),
+                  fusion=fusion)  # fmt: skip
+
+
 def evaluate_kb(
     kb: KnowledgeBase,
     questions: QuestionSet,
@@ -196,9 +213,7 @@ def evaluate_kb(
         InvalidArgumentError: bad ``depth``, ``rrf_k`` or ``weights``.
         EvaluationError: as :func:`kbsearch.evaluation.evaluate`.
     """
-    # the options are checked before any search runs
-    SearchRequest("", k=k, route=HYBRID, rrf_k=rrf_k, depth=depth, weights=tuple(weights),
-                  fusion=fusion)  # fmt: skip
+    check_search_options(k, depth=depth, rrf_k=rrf_k, weights=weights, fusion=fusion)
     search = search_function(kb, rrf_k=rrf_k, depth=depth, weights=weights, fusion=fusion)
     return evaluate(search, questions, routes, k, depth=depth)
 

@@ -105,3 +105,11 @@ def test_compare_needs_judgements_and_two_runs(tmp_path: Path) -> None:
     dup.write_text("q Q0 x 1 2 t\nq Q0 x 2 1 t\n")
     result = CliRunner().invoke(cli, ["compare", str(run), str(dup), "--qrels", str(qrels)])
     assert result.exit_code == 1 and "twice" in result.output
+
+
+def test_bench_checks_its_search_options_before_indexing(tmp_path: Path) -> None:
+    db = tmp_path / "kb.db"
+    args = ["bench", str(FIXTURES / "beir"), "--db", str(db), *LEXICAL, "--weights", "1,2"]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 1 and "add --fusion rrf" in result.output
+    assert not db.exists()  # nothing was indexed

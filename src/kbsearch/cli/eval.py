@@ -34,7 +34,7 @@ from kbsearch.progress import progress_bar
 from kbsearch.records import ROUTES
 from kbsearch.search.fusion import DEFAULT_RRF_K
 from kbsearch.search.fusion_methods import DEFAULT_FUSION
-from kbsearch.workflows import evaluate_kb, index_corpus, unreachable
+from kbsearch.workflows import check_search_options, evaluate_kb, index_corpus, unreachable
 
 from .options import ROUTE_LIST, WEIGHTS, fusion_option, weights_text
 
@@ -120,6 +120,7 @@ def run_evaluation(
 ) -> EvaluationResult:
     """Open DB (with ``index_corpus_first``: create it and index the question set's corpus
     when it holds no document), warn about unreachable relevant items, evaluate."""
+    check_search_options(k, depth=depth, rrf_k=rrf_k, weights=weights, fusion=fusion)
     with open_kb(db, create=index_corpus_first, embedder=embedder) as kb:
         if index_corpus_first:
             with progress_bar("embedding") as bar:

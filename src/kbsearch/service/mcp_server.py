@@ -61,7 +61,8 @@ def build_server(engine: Engine, audience: str, limits: ops.Limits | None = None
         query: str, passage_id: str, as_of: str | None = None, lang: str | None = None
     ) -> dict[str, Any]:
         """Why `passage_id` ranks where it does for `query`: its rank and score in each
-        route, each query term's BM25 share, and the parts of the fused score (learned fusion, or RRF)."""
+        route, each query term's BM25 share, and the parts of the fused score (learned
+        fusion, or RRF)."""
         return await read(
             lambda kb: ops.explain(kb, audience, query, passage_id, limits, as_of=as_of, lang=lang)
         )
