@@ -7,7 +7,8 @@ index, with the index's embedder on one intra-op thread:
   per call, so a batched vector depends on its neighbours);
 - ``KnowledgeBase.search`` with the query vector cached, per route;
 - the whole ``/search`` operation (search + labels + snippets) with the vector cached, and
-  its snippets alone;
+  its snippets alone; the hybrid one also as the server runs it (:meth:`Engine.read`, from
+  the served snapshot);
 - building the served snapshot's parts (impact indexes and dense matrix) for one generation.
 
     OPENBLAS_NUM_THREADS=1 python benchmarks/serve_costs.py \\
@@ -32,6 +33,7 @@ from kbsearch.embedders.onnx_backend import OnnxEmbedder
 from kbsearch.filters import Filters
 from kbsearch.knowledge_base import open_kb
 from kbsearch.service import operations as ops
+from kbsearch.service.engine import Engine
 from kbsearch.service.present import Catalogue, snippet_of
 
 HERE = Path(__file__).resolve().parent
@@ -95,6 +97,18 @@ def main() -> None:
                 out[f"whole /search operation {route}"] = statistics.median(
                     cpu_ms(lambda a=a: ops.search(kb, "public", a, ops.Limits())) for a in arguments
                 )
+            engine = Engine(db, workers=1)  # as the server: from the served snapshot
+            try:
+                arguments = [ops.SearchArgs(q=q, route="hybrid") for q in questions]
+                for a in arguments:  # cache the vectors, warm the snippets
+                    engine.read(lambda kb, a=a: ops.search(kb, "public", a, ops.Limits()))
+                out["whole /search hybrid, served (Engine.read)"] = statistics.median(
+                    cpu_ms(lambda a=a: engine.read(
+                        lambda kb: ops.search(kb, "public", a, ops.Limits())))
+                    for a in arguments
+                )  # fmt: skip
+            finally:
+                engine.close()
             hits = [(q, kb.search(q, k=10, filters=public)) for q in questions]
             catalogue = Catalogue(kb)
 
