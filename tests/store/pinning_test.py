@@ -4,11 +4,13 @@ a thread reads through it only inside ``reading_from``."""
 from __future__ import annotations
 
 import threading
+from dataclasses import replace
 from pathlib import Path
 
 from support import seed_store
 
 from kbsearch.analysis import Analyzer
+from kbsearch.store.settings import IndexSettings
 
 
 def test_a_pinned_reader_sees_one_state_while_another_writes(tmp_path: Path) -> None:
@@ -32,4 +34,32 @@ def test_a_pinned_reader_sees_one_state_while_another_writes(tmp_path: Path) -> 
     assert store.generation() > before  # this thread's own connection again
     store.close_reader(reader)
     store.close_reader(reader)  # twice is harmless
+    store.close()
+
+
+def test_settings_read_pinned_are_the_pinned_generations(tmp_path: Path) -> None:
+    store = seed_store(tmp_path / "kb.db", Analyzer("stem"))
+    recorded = IndexSettings(default_access="public")
+    with store.transaction():
+        store.set_settings(recorded)
+    reader = store.open_reader()
+    with store.reading_from(reader):
+        pinned = store.settings()
+    assert pinned["default_access"] == "public"
+
+    def change() -> None:  # another thread, another connection
+        with store.transaction():
+            store.set_settings(replace(recorded, default_access="staff"))
+
+    writer = threading.Thread(target=change)
+    writer.start()
+    writer.join()
+    assert store.settings()["default_access"] == "staff"
+    with store.reading_from(reader):
+        assert store.settings() == pinned
+        with store.reading_from(None):  # this thread's own connection inside
+            assert store.settings()["default_access"] == "staff"
+        assert store.settings() == pinned
+    assert store.settings()["default_access"] == "staff"
+    store.close_reader(reader)
     store.close()

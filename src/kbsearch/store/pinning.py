@@ -62,9 +62,13 @@ class PinnedReads(StoreBase):
     def reading_from(self, connection: sqlite3.Connection | None) -> Iterator[None]:
         """Within: this thread's reads (:attr:`connection`) go to the pinned ``connection``
         (``None``: to this thread's own connection). Only reads: a write there fails."""
-        previous = getattr(self._local, "pinned", None)
-        self._local.pinned = connection
+        previous = (
+            getattr(self._local, "pinned", None),
+            getattr(self._local, "pinned_generation", None),
+        )
+        # the generation of ``connection``, read by the first generation() inside
+        self._local.pinned, self._local.pinned_generation = connection, None
         try:
             yield
         finally:
-            self._local.pinned = previous
+            self._local.pinned, self._local.pinned_generation = previous

@@ -150,7 +150,8 @@ class StoreBase:
         self._lock = threading.Lock()
         self._closed = False
         self._immutable = False
-        self._settings: tuple[int, IndexSettings | None] = (-1, None)
+        # the settings read at one generation, with their stored form
+        self._settings: tuple[int, IndexSettings | None, dict[str, object]] = (-1, None, {})
         try:
             self._check_schema(create)  # before any PRAGMA writes to someone else's file
             if not self.read_only:
@@ -326,7 +327,15 @@ class StoreBase:
         )
 
     def generation(self) -> int:
-        """A counter bumped by every write; readers cache by it."""
+        """A counter bumped by every write; readers cache by it. Read from the file, except
+        inside a pinned reader (:mod:`kbsearch.store.pinning`), whose generation cannot change:
+        there it is read once."""
+        pinned = getattr(self._local, "pinned", None)
+        if pinned is not None:
+            known: int | None = getattr(self._local, "pinned_generation", None)
+            if known is None:
+                known = self._local.pinned_generation = int(self.get_meta("generation") or 0)
+            return known
         return int(self.get_meta("generation") or 0)
 
     def bump_generation(self) -> None:
@@ -342,17 +351,21 @@ class StoreBase:
     def index_settings(self) -> IndexSettings | None:
         """The recorded settings, read once per generation (``None`` before the first
         document)."""
-        generation = self.generation()
-        cached_generation, cached = self._settings
-        if cached_generation != generation:
-            cached = self.read_settings()
-            self._settings = (generation, cached)
-        return cached
+        return self._settings_now()[0]
 
     def settings(self) -> dict[str, object]:
-        """The recorded settings in their stored form (``{}`` before the first document)."""
-        recorded = self.index_settings()
-        return recorded.to_dict() if recorded else {}
+        """The recorded settings in their stored form (``{}`` before the first document); a
+        new dict each call."""
+        return dict(self._settings_now()[1])
+
+    def _settings_now(self) -> tuple[IndexSettings | None, dict[str, object]]:
+        generation = self.generation()
+        cached_generation, cached, stored = self._settings
+        if cached_generation != generation:
+            cached = self.read_settings()
+            stored = cached.to_dict() if cached else {}
+            self._settings = (generation, cached, stored)
+        return cached, stored
 
     def write_settings(self, settings: IndexSettings | None) -> None:
         """Record (or with ``None`` forget) the settings; call inside a transaction that
