@@ -118,7 +118,7 @@ def search(kb: KnowledgeBase, audience: str, args: SearchArgs, limits: Limits) -
     )
     hits = assessed.hits
     page = hits[args.offset : args.offset + args.k]
-    catalogue = Catalogue(kb)
+    catalogue = Catalogue.of(kb)
     more = len(hits) > args.offset + args.k
     return {
         "query": args.q,
@@ -177,7 +177,7 @@ def explain(
     filters = make_filters(audience, as_of, lang, doc)
     out = kb.explain(q, passage_id, filters=filters).to_dict()
     passage = kb.get_passage(passage_id, audience=audience)
-    out["passage"] = passage_dict(passage, Catalogue(kb))
+    out["passage"] = passage_dict(passage, Catalogue.of(kb))
     return out
 
 
@@ -187,12 +187,12 @@ def passage(kb: KnowledgeBase, audience: str, passage_id: str) -> dict[str, Any]
     Raises:
         PassageNotFoundError: missing or hidden from this audience (one message).
     """
-    return passage_dict(kb.get_passage(passage_id, audience=audience), Catalogue(kb))
+    return passage_dict(kb.get_passage(passage_id, audience=audience), Catalogue.of(kb))
 
 
 def documents(kb: KnowledgeBase, audience: str) -> dict[str, Any]:
     """Every document version this audience may see, and their count."""
-    catalogue = Catalogue(kb)
+    catalogue = Catalogue.of(kb)
     rows = [document_summary(d, catalogue) for d in visible_documents(kb, audience)]
     return {"count": len(rows), "documents": rows}
 
@@ -204,7 +204,7 @@ def document(kb: KnowledgeBase, audience: str, doc_id: str) -> dict[str, Any]:
         DocumentNotFoundError: no version visible to this audience (one message for missing
             and hidden).
     """
-    catalogue = Catalogue(kb)
+    catalogue = Catalogue.of(kb)
     versions = [d for d in visible_documents(kb, audience) if d.document.doc_id == doc_id]
     if not versions:
         raise DocumentNotFoundError(f"no document {doc_id!r} for this audience")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import threading
+import weakref
 from collections import OrderedDict
 from dataclasses import asdict
 from typing import Any
@@ -47,7 +48,8 @@ def display_source(source: str, roots: list[str]) -> str:
 
 
 class Catalogue:
-    """The documents of one generation, keyed by ``(doc_id, version)``, for labelling hits."""
+    """The documents of one generation, keyed by ``(doc_id, version)``, for labelling hits.
+    Read-only once built: :meth:`of` shares one per knowledge base and generation."""
 
     def __init__(self, kb: KnowledgeBase) -> None:
         self.stored = kb.documents()
@@ -58,6 +60,21 @@ class Catalogue:
             if d.document.source and not d.document.source.startswith(("http://", "https://"))
         ]
         self.roots = sorted(set(folders))
+
+    @classmethod
+    def of(cls, kb: KnowledgeBase) -> Catalogue:
+        """``kb``'s catalogue at the generation this thread reads, built once per generation
+        (listing every document costs more than the rest of a search's labels)."""
+        with kb.store.read_transaction():  # the generation and the documents: one state
+            generation = kb.store.generation()
+            with _CATALOGUES_LOCK:
+                cached = _CATALOGUES.get(kb)
+            if cached is not None and cached[0] == generation:
+                return cached[1]
+            catalogue = cls(kb)
+        with _CATALOGUES_LOCK:
+            _CATALOGUES[kb] = (generation, catalogue)
+        return catalogue
 
     def document(self, doc_id: str, version: str) -> Document | None:
         return self.by_key.get((doc_id, version))
@@ -75,6 +92,12 @@ class Catalogue:
             "effective_to": doc.effective_to.isoformat() if doc.effective_to else None,
             "source": display_source(doc.source, self.roots),
         }
+
+
+_CATALOGUES: weakref.WeakKeyDictionary[KnowledgeBase, tuple[int, Catalogue]] = (
+    weakref.WeakKeyDictionary()
+)
+_CATALOGUES_LOCK = threading.Lock()
 
 
 class SentenceVectors:
