@@ -140,6 +140,7 @@ def make_snippet(
     term_weights: Mapping[str, float] | None = None,
     sentence_scores: Sequence[float] | None = None,
     skip_prefix: int = 0,
+    matches: list[tuple[int, int, str]] | None = None,
 ) -> Snippet:
     """The best window of ``text`` for ``query``.
 
@@ -153,6 +154,8 @@ def make_snippet(
             used when no sentence contains a query word.
         skip_prefix: characters at the start (the title and heading lines the passage text
             begins with) that are not chosen as the snippet unless nothing else matches.
+        matches: ``match_spans(text, query_keys(query, languages), languages)`` when the
+            caller has it already (computed here otherwise).
 
     Raises:
         ValueError: ``width`` below 40, or ``sentence_scores`` of the wrong length.
@@ -164,8 +167,8 @@ def make_snippet(
         raise ValueError(
             f"{len(sentence_scores)} sentence scores for {len(spans)} sentences of the passage"
         )
-    keys = query_keys(query, languages)
-    matches = match_spans(text, keys, languages)
+    if matches is None:
+        matches = match_spans(text, query_keys(query, languages), languages)
     weight = (lambda w: term_weights.get(w, 1.0)) if term_weights else (lambda w: 1.0)
 
     def lexical_score(span: tuple[int, int]) -> float:

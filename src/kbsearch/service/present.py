@@ -154,10 +154,11 @@ def snippet_of(
     body = text[skip:] if text[skip:].strip() else text
     shift = skip if body is not text else 0
     scores = None
-    if not match_spans(body, query_keys(query, languages), languages):
+    matches = match_spans(body, query_keys(query, languages), languages)
+    if not matches:
         sentences = [body[s:e] for s, e in sentence_spans(body)]
         scores = SENTENCES.scores(kb, query, sentences)
-    snippet = make_snippet(body, query, languages, sentence_scores=scores)
+    snippet = make_snippet(body, query, languages, sentence_scores=scores, matches=matches)
     return snippet.to_dict() | {"start": snippet.start + shift, "end": snippet.end + shift}
 
 
