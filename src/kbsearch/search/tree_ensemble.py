@@ -63,12 +63,28 @@ class TreeEnsemble:
 
     @cached_property
     def _children(self) -> np.ndarray:
-        """Both children of every node, in one array: node ``i`` goes to ``[2 * i + left]``
-        (``left`` 1 when the split sends it left), one gather per step instead of three."""
+        """Both children of every node, in one array indexed by *edge*: node ``i`` goes to
+        ``[2 * i + left]`` (``left`` 1 when the split sends it left)."""
         return np.stack([self.right, self.left], axis=1).ravel()
 
+    @cached_property
+    def _edge_delta(self) -> np.ndarray:
+        """Per edge: the child's value minus the parent's (0 from a leaf to itself)."""
+        return self.value[self._children] - np.repeat(self.value, 2)
+
+    @cached_property
+    def _edge_feature(self) -> np.ndarray:
+        """Per edge: the parent's split feature."""
+        return np.repeat(self.feature, 2)
+
     def _walk(self, x: np.ndarray) -> list[np.ndarray]:
-        """The node of every (row, tree) at each step, from the roots to the leaves.
+        """The node of every (row, tree) at each step, from the roots to the leaves."""
+        roots, edges = self._edges(x)
+        return [roots, *(self._children[edge] for edge in edges)]
+
+    def _edges(self, x: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
+        """The roots (shape ``(rows, trees)``) and the edge every (row, tree) takes at each
+        step (:attr:`_children`), down to the leaves.
 
         The missing-value rule is applied to ``x`` once, not per split: each split reads one of
         five copies of the row (:data:`VARIANTS`: NaN as 0, or the split's default side written
@@ -91,13 +107,14 @@ class TreeEnsemble:
             ]
         ).ravel()
         offset = np.arange(x.shape[0])[:, None] * (len(VARIANTS) * x.shape[1])
-        node = np.broadcast_to(self.roots, (x.shape[0], self.roots.size))
-        path = [node]
+        roots = node = np.broadcast_to(self.roots, (x.shape[0], self.roots.size))
+        edges = []
         for _ in range(self.depth):
             left = copies[offset + self.column[node]] <= self.threshold[node]
-            node = self._children[2 * node + left]
-            path.append(node)
-        return path
+            edge = 2 * node + left
+            node = self._children[edge]
+            edges.append(edge)
+        return roots, edges
 
     def predict(self, x: np.ndarray) -> np.ndarray:
         """Scores of the rows of ``x`` (shape ``(n, features)``, float64) -> shape ``(n,)``.
@@ -116,14 +133,15 @@ class TreeEnsemble:
             ModelFormatError: ``x`` has the wrong number of columns.
         """
         x = np.asarray(x, dtype=np.float64)
-        path = self._walk(x)
+        _, edges = self._edges(x)
         n, width = x.shape
         slot = (np.arange(n) * width)[:, None]
         total = np.zeros(n * width, dtype=np.float64)
-        for parent, child in zip(path, path[1:], strict=False):
-            delta = self.value[child] - self.value[parent]  # 0 once at a leaf
+        for edge in edges:
             total += np.bincount(
-                (slot + self.feature[parent]).ravel(), delta.ravel(), minlength=n * width
+                (slot + self._edge_feature[edge]).ravel(),
+                self._edge_delta[edge].ravel(),
+                minlength=n * width,
             )
         return total.reshape(n, width), float(self.value[self.roots].sum())
 
