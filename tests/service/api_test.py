@@ -299,6 +299,7 @@ def test_the_url_names_the_document_whatever_the_files_front_matter_says(
 
 
 def test_put_staff_document_stays_hidden_from_public(client: httpx.Client) -> None:
+    public_before = get(client, "/documents").json()
     response = put(client, "fraud", "fraud.md",
                    b"# Fraud\n\n## Signals\n\nFlag orders shipped to a freight forwarder.\n",
                    access="staff")  # fmt: skip
@@ -308,6 +309,8 @@ def test_put_staff_document_stays_hidden_from_public(client: httpx.Client) -> No
     assert hits and all(h["doc_id"] != "fraud" for h in hits)
     staff_hits = get(client, "/search", STAFF_READ, q="freight forwarder", k=5).json()["hits"]
     assert staff_hits[0]["doc_id"] == "fraud"
+    # not even the public documents' displayed sources move (their common folder did)
+    assert get(client, "/documents").json() == public_before
 
 
 @pytest.mark.parametrize(

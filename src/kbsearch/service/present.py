@@ -54,10 +54,14 @@ class Catalogue:
     def __init__(self, kb: KnowledgeBase) -> None:
         self.stored = kb.documents()
         self.by_key = {(d.document.doc_id, d.document.version): d.document for d in self.stored}
+        # the folders of public documents only: a staff document's path must not move what
+        # the public sees (nor show that a staff write happened)
         folders = [
             os.path.dirname(d.document.source)
             for d in self.stored
-            if d.document.source and not d.document.source.startswith(("http://", "https://"))
+            if d.document.access == "public"
+            and d.document.source
+            and not d.document.source.startswith(("http://", "https://"))
         ]
         self.roots = sorted(set(folders))
 
