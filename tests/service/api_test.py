@@ -156,8 +156,7 @@ def test_x_api_key_header_works(client: httpx.Client) -> None:
 def test_health_needs_no_key(client: httpx.Client) -> None:
     response = client.get("/healthz")
     assert response.status_code == 200
-    assert response.json()["status"] == "ok"
-    assert isinstance(response.json()["generation"], int)
+    assert response.json() == {"status": "ok"}  # nothing that moves with (staff) writes
 
 
 def test_openapi_is_published(client: httpx.Client) -> None:
