@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .backends.factory import Mirrored
-from .errors import EvaluationError, InvalidArgumentError, KbsearchError
+from .errors import EvaluationError, InvalidArgumentError, KbsearchError, QueryError
 from .evaluation.gold import Unreachable, unreachable_relevant
 from .evaluation.questions import QuestionSet
 from .evaluation.runner import DEFAULT_K, EvaluationResult, SearchFn, evaluate
@@ -226,22 +226,34 @@ def assess_questions(
     depth: int = DEFAULT_DEPTH,
     rrf_k: float = DEFAULT_RRF_K,
     weights: Sequence[float] = DEFAULT_WEIGHTS,
-) -> list[dict[str, object]]:
+    fusion: str = DEFAULT_FUSION,
+) -> tuple[list[dict[str, object]], list[str]]:
     """The abstention stage on every question (hybrid, each under its own filters): per
     question ``qid``, ``kind``, ``language``, ``confidence``, ``answered``, ``answerable``
     (it has a relevant item and is not marked ``abstain``) and ``hit`` (a relevant item in the
-    top ``k``). Empty for an index without vectors (no confidence there).
+    top ``k``); and the ids of the questions the search refused (empty, too long: left out,
+    as :func:`kbsearch.evaluation.evaluate` counts them). No items for an index without
+    vectors (no confidence there).
+
+    Raises:
+        InvalidArgumentError: bad ``k``, ``depth``, ``rrf_k``, ``weights`` or ``fusion``.
     """
     from .evaluation.judging import judge_hits, question_qrels
     from .evaluation.runner import question_filters
 
+    check_search_options(k, depth=depth, rrf_k=rrf_k, weights=weights, fusion=fusion)
     items: list[dict[str, object]] = []
+    refused: list[str] = []
     for q in questions.questions:
         filters = question_filters(q, questions.access_aware, use_language=False)
-        assessed = kb.assess(q.text, k=k, filters=filters, rrf_k=rrf_k, depth=depth,
-                             weights=weights)  # fmt: skip
+        try:
+            assessed = kb.assess(q.text, k=k, filters=filters, rrf_k=rrf_k, depth=depth,
+                                 weights=weights, fusion=fusion)  # fmt: skip
+        except QueryError:
+            refused.append(q.qid)
+            continue
         if assessed.decision is None:
-            return []
+            return [], refused
         qrels = question_qrels(q)
         keys = judge_hits(q, assessed.hits, questions.rule)[:k]
         items.append(
@@ -256,4 +268,4 @@ def assess_questions(
                 "hit": any(qrels.get(key, 0) >= 1 for key in keys),
             }
         )
-    return items
+    return items, refused

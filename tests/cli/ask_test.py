@@ -74,6 +74,8 @@ def test_eval_abstention_table_and_report_chart(db: str, tmp_path: Path) -> None
          "relevant_chunks": ["delivery@v1#lost-parcel"]},
         {"id": "q2", "question": "do you sell hot tubs", "kind": "answerable", "language": "en",
          "as_of": "2026-06-01", "public_ok": True, "abstain": True, "relevant_chunks": []},
+        {"id": "q3", "question": "x" * 3000, "kind": "answerable", "language": "en",
+         "as_of": "2026-06-01", "public_ok": True, "abstain": True, "relevant_chunks": []},
     ]  # fmt: skip
     questions.write_text("".join(json.dumps(r) + "\n" for r in rows))
     report = tmp_path / "report.html"
@@ -81,5 +83,6 @@ def test_eval_abstention_table_and_report_chart(db: str, tmp_path: Path) -> None
                     "--report", str(report))  # fmt: skip
     assert code == 0, out
     assert "answer or abstain" in out and "kind=answerable" in out
+    assert "refused 1 question(s), left out: q3" in out  # one bad question stops nothing
     html = report.read_text()
     assert "Answer or abstain" in html and "Risk-coverage" in html

@@ -216,8 +216,8 @@ def eval_command(questions: Path, db: Path, routes: tuple[str, ...], k: int, spl
         embedder=embedder,
     )  # fmt: skip
     _finish(result, as_json, run_dir, report)
-    if abstention:  # abstention is measured with the default fusion (RRF)
-        _abstention(qset, db, k, depth, rrf_k, weights, embedder, as_json, report)
+    if abstention:  # the same fusion as the routes' evaluation
+        _abstention(qset, db, k, depth, rrf_k, weights, fusion, embedder, as_json, report)
 
 
 def _cell(value: object) -> str:
@@ -227,14 +227,19 @@ def _cell(value: object) -> str:
 
 
 def _abstention(qset: QuestionSet, db: Path, k: int, depth: int, rrf_k: float,
-                weights: tuple[float, float], embedder: str | None, as_json: bool,
-                report: Path | None) -> None:  # fmt: skip
+                weights: tuple[float, float], fusion: str, embedder: str | None,
+                as_json: bool, report: Path | None) -> None:  # fmt: skip
     from kbsearch.evaluation.abstention import abstention_html, summarise_groups
     from kbsearch.workflows import assess_questions
 
     console = wide_console(stderr=as_json)
     with open_kb(db, embedder=embedder) as kb:
-        items = assess_questions(kb, qset, k, depth=depth, rrf_k=rrf_k, weights=weights)
+        items, refused = assess_questions(
+            kb, qset, k, depth=depth, rrf_k=rrf_k, weights=weights, fusion=fusion
+        )
+    if refused:
+        console.print(f"abstention: the search refused {len(refused)} question(s), left out: "
+                      f"{', '.join(refused[:10])}")  # fmt: skip
     if not items:
         console.print("abstention: this index has no vectors, so no confidence")
         return
