@@ -244,10 +244,12 @@ class KnowledgeBase:
     ) -> list[Hit]:
         """The top ``k`` passages for ``query`` in one route, best first (rank from 1).
 
-        ``hybrid`` fuses every route's top ``max(depth, k)`` with ``fusion``: RRF (``rrf_k``,
-        ``weights`` for lexical and dense) or a score fusion (``"convex"``,
-        :mod:`kbsearch.search.fusion_methods`). With ``explain`` (always for hybrid), each hit
-        carries its rank and score in each available route (within ``max(depth, k)``).
+        ``hybrid`` fuses every route's top ``max(depth, k)`` with ``fusion``
+        (:mod:`kbsearch.search.fusion_methods`): ``"learned"`` (the default, a LambdaRank
+        model over the candidates scored in every route), ``"convex"``, or ``"rrf"`` (the only
+        one that takes ``rrf_k`` and the lexical and dense ``weights``). With ``explain``
+        (always for hybrid), each hit carries its rank and score in each available route
+        (within ``max(depth, k)``).
 
         Raises:
             QueryError, InvalidArgumentError, EmbedderMismatchError, EmbedderUnavailableError.
