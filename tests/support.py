@@ -12,6 +12,7 @@ import numpy as np
 
 from kbsearch.analysis import Analyzer, words
 from kbsearch.embedders import Role, check_token_limit, check_vectors, l2_normalise
+from kbsearch.knowledge_base import KnowledgeBase, open_kb
 from kbsearch.records import Document, Passage
 from kbsearch.store import Store
 
@@ -80,6 +81,16 @@ FILES = {
     "delivery.md": "# Delivery\n\n## Late parcel\n\nA late parcel is tracked for 10 days.\n\n"
     "## Lost parcel\n\nA lost parcel is refunded in full.\n",
 }
+
+
+def indexed_kb(root: Path) -> KnowledgeBase:
+    """A knowledge base in ``root`` with :data:`FILES` indexed by the :class:`FakeEmbedder`
+    (versions, a staff document, headings): the module-scoped ``kb`` fixture of the search
+    tests."""
+    docs = write_files(root / "docs", FILES)
+    kb = open_kb(root / "kb.db", create=True, embedder=FakeEmbedder())
+    assert kb.index([docs], inventory=docs / "inventory.csv").ok
+    return kb
 
 
 SEED = {

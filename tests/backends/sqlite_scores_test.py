@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from support import FILES, FakeEmbedder, write_files
+from support import FILES, FakeEmbedder, indexed_kb, write_files
 
 import kbsearch
 from kbsearch.backends.sqlite import SqliteBackend
@@ -23,11 +23,7 @@ QUERIES = ["lost parcel refund", "return window days", "late parcel goodwill", "
 
 @pytest.fixture(scope="module")
 def kb(tmp_path_factory: pytest.TempPathFactory) -> KnowledgeBase:
-    root = tmp_path_factory.mktemp("kb")
-    docs = write_files(root / "docs", FILES)
-    kb = kbsearch.open_kb(root / "kb.db", create=True, embedder=FakeEmbedder())
-    assert kb.index([docs], inventory=docs / "inventory.csv").ok
-    return kb
+    return indexed_kb(tmp_path_factory.mktemp("kb"))
 
 
 def every_passage(kb: KnowledgeBase) -> list[str]:

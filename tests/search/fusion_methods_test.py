@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from support import FILES, FakeEmbedder, write_files
+from support import FILES, FakeEmbedder, indexed_kb, write_files
 
 import kbsearch
 from kbsearch import embedders
@@ -30,11 +30,7 @@ QUERIES = ["lost parcel refund", "return window days", "late parcel goodwill", "
 
 @pytest.fixture(scope="module")
 def kb(tmp_path_factory: pytest.TempPathFactory) -> KnowledgeBase:
-    root = tmp_path_factory.mktemp("kb")
-    docs = write_files(root / "docs", FILES)
-    kb = kbsearch.open_kb(root / "kb.db", create=True, embedder=FakeEmbedder())
-    assert kb.index([docs], inventory=docs / "inventory.csv").ok
-    return kb
+    return indexed_kb(tmp_path_factory.mktemp("kb"))
 
 
 def test_names_and_parameters_are_checked() -> None:
