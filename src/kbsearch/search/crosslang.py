@@ -1,0 +1,67 @@
+"""Cross-language candidates: where a route's evidence does not apply to a passage.
+
+BM25 matches the query's words, so a passage written in another language than the query gets a
+lexical score of (nearly) 0 however well it answers: "how long does delivery to Belgium take"
+shares no word with the French page on "délais de livraison". Read as evidence, that 0 says
+"the lexical route found nothing", and every fusion turns it against the passage. It is not
+evidence: the route could not judge the passage at all. The multilingual dense route can.
+
+So, in an index where the audience sees more than one language (after the language filter),
+a passage whose document language differs from the query's has its lexical evidence **not
+applicable**: missing, not zero. The fusions treat a route that does not apply to a candidate
+as absent rather than as its lowest score (:mod:`kbsearch.search.fusion`,
+:mod:`kbsearch.search.fusion_convex`, :mod:`kbsearch.search.fusion_learned`), and ``explain``
+says so. A monolingual index (or a search filtered to one language) marks nothing: when every
+candidate is in the same language the routes' scores compare like with like, whatever the
+query's language, and results are the same as without this module.
+
+The query's language is :func:`kbsearch.language.detect_language`'s, trusted only on a query of
+at least :data:`kbsearch.language.MIN_LETTERS` letters detected as one of the visible
+languages; otherwise it is unknown (``None``) and nothing is marked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from functools import lru_cache
+
+from ..language import MIN_LETTERS, detect_language
+
+# the routes whose evidence is about the query's words, so holds only within its language
+LANGUAGE_BOUND = frozenset({"lexical"})
+
+
+@lru_cache(maxsize=4096)
+def _detected(query: str) -> str | None:
+    if sum(ch.isalpha() for ch in query) < MIN_LETTERS:
+        return None
+    return detect_language(query)
+
+
+def query_language_among(query: str, languages: Sequence[str]) -> str | None:
+    """The ISO 639-1 code of ``query``'s language when it can tell candidates apart: ``None``
+    when ``languages`` (those the search can return) are fewer than two, the query is too
+    short to detect (under ``MIN_LETTERS`` letters), or it is detected as none of them.
+    Cached per process (langdetect costs a few ms)."""
+    if len(set(languages)) < 2:
+        return None
+    found = _detected(query)
+    return found if found in languages else None
+
+
+def is_cross_language(query_language: str | None, document_language: str) -> bool:
+    """True when the query's language is known and the document's differs from it."""
+    return query_language is not None and document_language != query_language
+
+
+def not_applicable(
+    query_language: str | None, languages: Mapping[str, str]
+) -> dict[str, frozenset[str]]:
+    """``{passage_id: routes that do not apply}`` for the passages of ``languages``
+    (``{passage_id: document language}``) written in another language than the query's;
+    empty when the query's language is unknown."""
+    return {
+        pid: LANGUAGE_BOUND
+        for pid, language in languages.items()
+        if is_cross_language(query_language, language)
+    }
