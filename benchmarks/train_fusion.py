@@ -35,8 +35,11 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from ranking_lab import DATASETS, candidates, methods, minmax, ndcg10  # noqa: E402
+from crosslang_sim import SEED, crossed, missing_sets  # noqa: E402
+from ranking_lab import DATASETS, candidates, methods, minmax, ndcg10, rrf  # noqa: E402
 
+from kbsearch.search.fusion import reciprocal_rank_fusion  # noqa: E402
+from kbsearch.search.fusion_convex import Candidate, convex_fusion  # noqa: E402
 from kbsearch.search.fusion_learned import (  # noqa: E402
     FEATURES,
     CollectionStats,
@@ -63,6 +66,7 @@ PARAMS = {
     "verbosity": -1,
 }
 ROUNDS = 100
+AUGMENT = 1  # lexical-missing copies of each training question (crosslang_sim), chosen on dev
 # --monotone: a candidate never loses by scoring better in a route (LightGBM's monotone
 # constraints; +1 rises with the feature, -1 falls, 0 free: the query and collection signals)
 DIRECTION = {
@@ -95,16 +99,46 @@ class Query:
     best: np.ndarray
     qrels: dict[str, int]
     raw: dict
+    stats: CollectionStats
+    cands: list[Candidate]
 
 
-def prepare(q: dict, stats: CollectionStats) -> Query:
-    cands = candidates(q, LEXICAL, True)  # sorted by passage id
+def prepare(
+    q: dict, stats: CollectionStats, missing: frozenset[str] = frozenset(), how: str = "missing"
+) -> Query:
+    """One question's candidates (sorted by passage id) and features; ``missing``: passages
+    taken to be in another language (``crosslang_sim.crossed``)."""
+    if missing:
+        _, cands = crossed(q, missing, LEXICAL, how)
+    else:
+        cands = candidates(q, LEXICAL, True)
     x = features(cands, stats)
     keys = [q["info"][c.passage_id]["key"] for c in cands]
     gain = np.array([q["qrels"].get(k, 0) for k in keys], dtype=np.int32)
     found = np.array([len(c.ranks) for c in cands])
     best = np.array([min(c.ranks.values()) for c in cands])
-    return Query(x, gain, keys, found, best, q["qrels"], q)
+    return Query(x, gain, keys, found, best, q["qrels"], q, stats, cands)
+
+
+def augmented(queries: list[Query], copies: int, seed: int) -> list[Query]:
+    """``copies`` copies of each question, each with a fresh random share of its candidates
+    (relevant ones included) lexical-missing (training augmentation, ``crosslang_sim``)."""
+    out = []
+    for i in range(copies):
+        raws = [q.raw for q in queries]
+        for q, gone in zip(queries, missing_sets(raws, LEXICAL, seed + i, False), strict=True):
+            out.append(prepare(q.raw, q.stats, gone))
+    return out
+
+
+def simulated(data: dict[str, list[Query]], how: str = "missing") -> dict[str, list[Query]]:
+    """Each question once as a cross-language one: its relevant passages and a random share
+    of the rest in another language (``crosslang_sim``); same draws for either ``how``."""
+    out = {}
+    for n, (ds, qs) in enumerate(data.items()):
+        gone = missing_sets([q.raw for q in qs], LEXICAL, SEED + 1000 + n, True)
+        out[ds] = [prepare(q.raw, q.stats, g, how) for q, g in zip(qs, gone, strict=True)]
+    return out
 
 
 def ndcg_of(query: Query, score: np.ndarray) -> float:
@@ -192,27 +226,60 @@ def minmax_present(x: np.ndarray) -> np.ndarray:
     return minmax(x)
 
 
-def cross_validate(
-    data: dict[str, list[Query]], params: dict, rounds: int, names: list[str], folds: int = 5
-) -> dict[str, np.ndarray]:
-    """Per-question nDCG@10, each question scored by a model trained on the other folds."""
-    out = {ds: np.zeros(len(qs)) for ds, qs in data.items()}
+Scores = dict[str, dict[str, np.ndarray]]  # {test set: {dataset: per-question nDCG@10}}
+Tests = dict[str, dict[str, list[Query]]]  # {test set: {dataset: questions aligned with dev}}
+
+
+@dataclass(frozen=True)
+class Setting:
+    """A model to cross-validate: LightGBM parameters, trees, features read, and the
+    lexical-missing copies of each training question (``crosslang_sim``)."""
+
+    params: dict
+    rounds: int
+    names: list[str]
+    augment: int = 0
+
+    def fit(self, train: list[tuple[str, Query]], salt: int):  # noqa: ANN201
+        return fit(train + copies(train, self.augment, salt), self.params, self.rounds, self.names)
+
+
+def cross_validate(data: dict[str, list[Query]], setting: Setting, tests: Tests, folds: int = 5
+                   ) -> Scores:  # fmt: skip
+    """Per-question nDCG@10 on each test set (``tests``: the dev questions as they are, or
+    simulated cross-language, aligned with ``data``), each question scored by a model trained
+    on the other folds."""
+    out = {t: {ds: np.zeros(len(qs)) for ds, qs in data.items()} for t in tests}
     for k in range(folds):
         train = [(ds, q) for ds, qs in data.items() for i, q in enumerate(qs) if i % folds != k]
-        booster = fit(train, params, rounds, names)
+        booster = setting.fit(train, k)
         for ds, qs in data.items():
             held = [i for i in range(len(qs)) if i % folds == k]
-            out[ds][held] = scored(booster, [qs[i] for i in held], names)
+            for t, sets in tests.items():
+                out[t][ds][held] = scored(booster, [sets[ds][i] for i in held], setting.names)
     return out
 
 
-def leave_one_out(
-    data: dict[str, list[Query]], params: dict, rounds: int, names: list[str]
-) -> dict[str, np.ndarray]:
-    out = {}
-    for held in data:
+def leave_one_out(data: dict[str, list[Query]], setting: Setting, tests: Tests) -> Scores:
+    """Per-question nDCG@10 on each test set, each dataset scored by a model trained on the
+    three others."""
+    out: Scores = {t: {} for t in tests}
+    for n, held in enumerate(data):
         train = [(ds, q) for ds, qs in data.items() if ds != held for q in qs]
-        out[held] = scored(fit(train, params, rounds, names), data[held], names)
+        booster = setting.fit(train, 100 + n)
+        for t, sets in tests.items():
+            out[t][held] = scored(booster, sets[held], setting.names)
+    return out
+
+
+def copies(train: list[tuple[str, Query]], augment: int, salt: int) -> list[tuple[str, Query]]:
+    """``augment`` lexical-missing copies of each training question, per dataset."""
+    if not augment:
+        return []
+    out = []
+    for n, ds in enumerate(dict.fromkeys(ds for ds, _ in train)):
+        mine = [q for d, q in train if d == ds]
+        out += [(ds, q) for q in augmented(mine, augment, SEED + 10 * salt + 1000 * n)]
     return out
 
 
@@ -234,25 +301,75 @@ CHOSEN = "no query, no collection"  # on dev: see docs/benchmarks.md, issue 13
 def cv_main(args: argparse.Namespace) -> None:
     data = load(args.folder, "dev", args.db_dir)
     sets = list(data)
+    tests = {"dev": data, "sim missing": simulated(data), "sim zero": simulated(data, "zero")}
     print("| method | " + " | ".join(sets) + " | mean |")
     print("|---|" + "---|" * (len(sets) + 1))
     for name, per in baselines(data).items():
         print(row(name, per, sets), flush=True)
+    for name, per in simulated_baselines(tests["sim missing"]).items():
+        print(row(f"{name}, simulated cross-language", per, sets), flush=True)
     for variant in args.variants:
         names = VARIANTS[variant]
         for leaves, rounds in args.grid:
-            params = {**PARAMS, "num_leaves": leaves, "monotone": args.monotone}
-            tag = f"lambdarank {variant}, {leaves} leaves, {rounds} trees"
-            tag += ", monotone" if args.monotone else ""
-            print(row(f"{tag}: 5-fold", cross_validate(data, params, rounds, names), sets))
-            if args.lodo:
-                lodo = leave_one_out(data, params, rounds, names)
-                print(row(f"{tag}: leave-one-dataset-out", lodo, sets), flush=True)
+            for augment in args.augment:
+                params = {**PARAMS, "num_leaves": leaves, "monotone": args.monotone}
+                tag = f"lambdarank {variant}, {leaves} leaves, {rounds} trees"
+                tag += ", monotone" if args.monotone else ""
+                tag += f", {augment} augmented copies" if augment else ""
+                setting = Setting(params, rounds, names, augment)
+                runs = {"5-fold": cross_validate(data, setting, tests)}
+                if args.lodo:
+                    runs["LODO"] = leave_one_out(data, setting, tests)
+                for how, scores in runs.items():
+                    for t, per in scores.items():
+                        print(row(f"{tag}: {how}, {t}", per, sets), flush=True)
+
+
+def simulated_baselines(sim: dict[str, list[Query]]) -> dict[str, dict[str, np.ndarray]]:
+    """Per-question nDCG@10 of dense, RRF k = 10 and convex (a = .6, t = .2) on the simulated
+    cross-language questions, with the lexical route read as zero (before) or as missing."""
+
+    def keys(q: Query, ids: list[str]) -> float:
+        return ndcg10([q.raw["info"][p]["key"] for p in ids], q.qrels)
+
+    def lists(q: Query) -> dict[str, list[tuple[str, float]]]:
+        gone = {c.passage_id for c in q.cands if c.not_applicable}
+        return {"lexical": [(p, v) for p, v in q.raw[LEXICAL] if p not in gone],
+                "dense": q.raw["dense"]}  # fmt: skip
+
+    def missing(q: Query) -> dict[str, frozenset[str]]:
+        return {c.passage_id: c.not_applicable for c in q.cands if c.not_applicable}
+
+    def zero(q: Query) -> list[Candidate]:
+        return [Candidate(c.passage_id, {**c.scores, "lexical": 0.0}, c.ranks)
+                if c.not_applicable else c for c in q.cands]  # fmt: skip
+
+    w = {"lexical": 0.4, "dense": 0.6, "title": 0.2}
+    fusions = {
+        "dense": lambda q: [p for p, _ in q.raw["dense"]],
+        "rrf10_stop, lexical zero": lambda q: rrf(lists(q)),
+        "rrf10_stop, lexical missing": lambda q: [
+            f.passage_id for f in reciprocal_rank_fusion(lists(q), 10.0, None, missing(q))
+        ],
+        "convex a=.6 t=.2, lexical zero": lambda q: [
+            f.passage_id for f in convex_fusion(zero(q), w)
+        ],
+        "convex a=.6 t=.2, lexical missing": lambda q: [
+            f.passage_id for f in convex_fusion(q.cands, w)
+        ],
+    }
+    return {
+        name: {ds: np.array([keys(q, fuse(q)) for q in qs]) for ds, qs in sim.items()}
+        for name, fuse in fusions.items()
+    }
 
 
 def train_main(args: argparse.Namespace) -> None:
     data = load(args.folder, "dev", args.db_dir)
     train = [(ds, q) for ds, qs in data.items() for q in qs]
+    if len(args.augment) != 1:
+        raise SystemExit("train takes one --augment value")
+    train += copies(train, args.augment[0], 0)
     params = {**PARAMS, "num_leaves": args.leaves, "monotone": args.monotone}
     booster = fit(train, params, args.rounds, VARIANTS[args.variant])
     args.out.write_text(booster.model_to_string(), encoding="utf-8")
@@ -340,6 +457,13 @@ def main() -> None:
         help="LEAVESxTREES settings, e.g. 8x100 4x50",
     )
     parser.add_argument("--lodo", action="store_true", help="also leave one dataset out")
+    parser.add_argument(
+        "--augment",
+        nargs="+",
+        type=int,
+        default=[AUGMENT],
+        help="lexical-missing copies of each training question (cv: settings to compare)",
+    )
     parser.add_argument("--monotone", action="store_true", help="monotone in each route's score")
     parser.add_argument("--leaves", type=int, default=8)
     parser.add_argument("--variant", choices=list(VARIANTS), default=CHOSEN)

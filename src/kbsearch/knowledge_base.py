@@ -379,7 +379,9 @@ class KnowledgeBase:
             cosine = None
             if dense and passage_id not in {pid for pid, _ in trace.routes.get("dense", ())}:
                 cosine = self.backend.dense_similarity(self.query_vector(query), row)
-        return explain_from_trace(trace, passage_id, terms.analysed, bm25, cosine, dense)
+        return explain_from_trace(
+            trace, passage_id, terms.analysed, bm25, cosine, dense, row.language
+        )
 
     # -- reading -------------------------------------------------------------------------------
 

@@ -99,3 +99,43 @@ def test_bad_candidates() -> None:
     with pytest.raises(FusionError, match="non-finite"):
         convex_fusion([Candidate("a", {"dense": math.inf}, {})], {"dense": 1.0})
     assert convex_fusion([], {"dense": 1.0}) == []
+
+
+def test_a_route_that_does_not_apply_is_missing_not_the_lowest_score() -> None:
+    """c is in another language than the query: BM25 0 is no evidence against it. Lexical is
+    normalised over a and b only, and c's score is its dense part scaled by total / applying
+    weight (1 / 0.6)."""
+    lexical_bound = frozenset({"lexical"})
+    candidates = [
+        Candidate("a", {"lexical": 10.0, "dense": 0.80}, {"lexical": 1, "dense": 3}),
+        Candidate("b", {"lexical": 5.0, "dense": 0.90}, {"lexical": 2, "dense": 1}),
+        Candidate("c", {"lexical": 0.0, "dense": 0.85}, {"dense": 2}, lexical_bound),
+    ]
+    fused = convex_fusion(candidates, {"lexical": 0.4, "dense": 0.6})
+    scores = {f.passage_id: f.score for f in fused}
+    # lexical minmax over a, b: a 1, b 0; dense minmax: a 0, b 1, c 0.5
+    assert math.isclose(scores["a"], 0.4) and math.isclose(scores["b"], 0.6)
+    assert math.isclose(scores["c"], 0.6 * 0.5 / 0.6)
+    c = next(f for f in fused if f.passage_id == "c")
+    assert set(c.parts) == {"dense"} and math.isclose(sum(c.parts.values()), c.score)
+    # read as zero (before), c was below a; as missing it is between b and a
+    assert [f.passage_id for f in fused] == ["b", "c", "a"]
+
+
+def test_unmarked_candidates_fuse_bit_for_bit_as_before() -> None:
+    rng = np.random.default_rng(3)
+    candidates = [
+        Candidate(
+            f"p{i}",
+            {"lexical": float(rng.uniform(0, 9)), "dense": float(rng.uniform())},
+            {"dense": i + 1},
+        )  # fmt: skip
+        for i in range(20)
+    ]
+    weights = {"lexical": 0.4, "dense": 0.6}
+    fused = convex_fusion(candidates, weights)
+    lexical = normalise(np.array([c.scores["lexical"] for c in candidates]), "minmax")
+    dense = normalise(np.array([c.scores["dense"] for c in candidates]), "minmax")
+    expected = 0.4 * lexical + 0.6 * dense
+    got = {f.passage_id: f.score for f in fused}
+    assert [got[c.passage_id] for c in candidates] == expected.tolist()

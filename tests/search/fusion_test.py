@@ -97,3 +97,34 @@ def test_ties_broken_by_evidence_then_best_rank_then_id() -> None:
     assert scores == {"m": 1.0, "both": 1.0, "a": 1.0, "b": 1 / 3}
     # "both" was found by two routes; "a" and "m" by one at rank 1 (then by id)
     assert [f.passage_id for f in fused] == ["both", "a", "m", "b"]
+
+
+def test_a_route_that_does_not_apply_gives_nothing_and_the_rest_is_scaled() -> None:
+    """A French passage for an English query: the lexical route could not judge it, so its
+    RRF score is the dense route's, scaled by total / applying weight (not a last rank)."""
+    rankings = {
+        "lexical": [("en1", 9.0), ("fr1", 0.5), ("en2", 3.0)],
+        "dense": [("en2", 0.9), ("fr1", 0.88), ("en1", 0.7)],
+    }
+    k = 10
+    fused = reciprocal_rank_fusion(rankings, k=k, not_applicable={"fr1": frozenset({"lexical"})})
+    by_id = {f.passage_id: f for f in fused}
+    assert by_id["fr1"].score == 2 * (1 / (k + 2))  # its lexical rank 2 is not counted
+    assert set(by_id["fr1"].contributions) == {"dense"}
+    assert by_id["fr1"].scale == 2.0 and by_id["fr1"].not_applicable == {"lexical"}
+    plain = {f.passage_id: f for f in reciprocal_rank_fusion(rankings, k=k)}
+    for pid in ("en1", "en2"):  # a passage every route applies to: as before
+        assert by_id[pid] == plain[pid] and by_id[pid].scale == 1.0
+    weighted = reciprocal_rank_fusion(
+        {"lexical": [("en1", 1.0)], "dense": [("fr1", 0.9)]},
+        k=k,
+        weights={"lexical": 1.0, "dense": 3.0},
+        not_applicable={"fr1": frozenset({"lexical"})},
+    )
+    fr1 = next(f for f in weighted if f.passage_id == "fr1")
+    assert math.isclose(fr1.score, (4 / 3) * 3 / (k + 1))
+
+
+def test_without_marks_rrf_is_unchanged() -> None:
+    rankings = {"lexical": [("a", 2.0), ("b", 1.0)], "dense": [("b", 0.9), ("c", 0.8)]}
+    assert reciprocal_rank_fusion(rankings, not_applicable={}) == reciprocal_rank_fusion(rankings)

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from support import FILES, indexed_kb, write_files
+from support import FILES, FakeEmbedder, indexed_kb, write_files
 
 import kbsearch
 from kbsearch.backends.sqlite import Snapshot
@@ -23,6 +23,7 @@ from kbsearch.knowledge_base import KnowledgeBase
 from kbsearch.records import ROUTES
 from kbsearch.search import Pipeline, SearchRequest, route_names
 from kbsearch.search.pipeline import DEFAULT_WEIGHTS
+from kbsearch.search.trace import Trace
 
 DAY = date(2026, 6, 1)
 QUERIES = ["lost parcel refund", "return window days", "late parcel goodwill", "items 30"]
@@ -201,3 +202,55 @@ def test_a_snapshot_part_is_built_once_for_all_threads() -> None:
     for t in threads:
         t.join()
     assert len(built) == 1 and len({id(r) for r in results}) == 1
+
+
+BILINGUAL = {
+    **FILES,
+    "inventory.csv": FILES["inventory.csv"]
+    + "livraison.md,livraison,Livraison,1,2025-01-01,,ops,public,fr,policy,md\n",
+    "livraison.md": "# Livraison\n\n## Délais de livraison\n\n"
+    "Un colis perdu est remboursé ; la livraison en Belgique prend cinq jours.\n",
+}
+ENGLISH = "how long does delivery of a lost parcel take"
+
+
+def trace_of(kb: KnowledgeBase, query: str, fusion: str, filters: Filters) -> Trace:
+    request = SearchRequest(query, k=5, route="hybrid", filters=filters, fusion=fusion)
+    return kb.pipeline.run(request).trace
+
+
+@pytest.mark.parametrize("fusion", ["rrf", "convex", "learned"])
+def test_one_language_index_marks_nothing(kb: KnowledgeBase, fusion: str) -> None:
+    trace = trace_of(kb, ENGLISH, fusion, Filters(as_of=DAY))
+    assert trace.query_language is None
+    assert all(not c.not_applicable for c in trace.candidates or ())
+    assert all(not f.not_applicable and f.scale == 1.0 for f in trace.fused or ())
+
+
+@pytest.mark.parametrize("fusion", ["rrf", "convex", "learned"])
+def test_a_passage_in_another_language_has_lexical_evidence_not_applicable(
+    tmp_path: Path, fusion: str
+) -> None:
+    docs = write_files(tmp_path / "docs", BILINGUAL)
+    filters = Filters(as_of=DAY)
+    target = "livraison@v1#delais-de-livraison"
+    with kbsearch.open_kb(tmp_path / "kb.db", create=True, embedder=FakeEmbedder()) as kb:
+        assert kb.index([docs], inventory=docs / "inventory.csv").ok
+        trace = trace_of(kb, ENGLISH, fusion, filters)
+        assert trace.query_language == "en"
+        marked = {c.passage_id for c in trace.candidates or () if c.not_applicable}
+        marked |= {f.passage_id for f in trace.fused or () if f.not_applicable}
+        assert marked == {target}  # the French passage only
+        hits = kb.search(ENGLISH, k=10, fusion=fusion, filters=filters)
+        hit = next(h for h in hits if h.passage_id == target)
+        e = kb.explain(ENGLISH, target, k=10, fusion=fusion, filters=filters)
+        assert e.not_applicable == {"lexical": "document in fr, query in en"}
+        assert "not applicable (document in fr, query in en)" in render_explanation(e)
+        total = e.rrf_total if fusion == "rrf" else e.parts_total
+        assert math.isclose(total, hit.score, abs_tol=1e-9)
+        if fusion == "rrf":
+            dense_rank = hit.routes["dense"].rank
+            assert e.rrf_scale == 2.0 and hit.score == 2 * (1 / (10 + dense_rank))
+        # filtered to English, the search returns one language: nothing is marked
+        english = Filters(as_of=DAY, language="en")
+        assert trace_of(kb, ENGLISH, fusion, english).query_language is None

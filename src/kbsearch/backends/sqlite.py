@@ -167,6 +167,16 @@ class SqliteBackend:
         key = ("languages", fts_table(audience))
         return self._part(key, lambda: self.store.languages(audience))
 
+    def passage_languages(self, passage_ids: Sequence[str], audience: str) -> dict[str, str]:
+        index = self.impact_index(audience)  # in memory: every passage's filter columns
+        at, columns = index.position, index.columns
+        staff = audience == Audience.STAFF
+        return {
+            pid: str(columns.language[at[pid]])
+            for pid in passage_ids
+            if pid in at and (staff or columns.public[at[pid]])
+        }
+
     def lexical_statistics(self, audience: str) -> ImpactIndex:
         return self.impact_index(audience)
 

@@ -15,6 +15,10 @@ def _pos(p: RoutePosition) -> str:
 def render_explanation(e: Explanation) -> str:
     lines = [f"{e.passage_id} for {e.query!r}", f"query terms: {' '.join(e.terms)}", ""]
     lines.append(f"lexical (BM25): {_pos(e.lexical)}")
+    if "lexical" in e.not_applicable:
+        lines.append(
+            f"  not applicable ({e.not_applicable['lexical']}): fusion reads it as missing, not 0"
+        )
     b = e.bm25
     lines.append(f"  N={b.passages} passages, avgdl={b.avgdl:.3f}, |D|={b.length}")
     for t in b.terms:
@@ -37,6 +41,7 @@ def render_explanation(e: Explanation) -> str:
             lines.append(f"  title (heading cosine): {e.scores['title']:.6f}")
         for route, value in e.parts.items():
             raw = f" (score {e.scores[route]:.6f})" if route in e.scores else ""
+            raw = " (not applicable: missing)" if route in e.not_applicable else raw
             lines.append(f"  {route}{raw}: weighted, normalised part {value:.6f}")
         lines.append(f"  sum = {e.parts_total:.6f}")
         return "\n".join(lines)
@@ -46,5 +51,10 @@ def render_explanation(e: Explanation) -> str:
     )
     for route, c in sorted(e.rrf.items()):
         lines.append(f"  {route}: weight/(k + {c.rank}) = {c.value:.6f}")
+    if e.rrf_scale != 1.0:
+        lines.append(
+            f"  x {e.rrf_scale:g} (total weight / weight of the routes that apply:"
+            f" not {', '.join(e.not_applicable)})"
+        )
     lines.append(f"  sum = {e.rrf_total:.6f}")
     return "\n".join(lines)

@@ -79,6 +79,11 @@ class Backend(Protocol):
         must name one of them)."""
         ...
 
+    def passage_languages(self, passage_ids: Sequence[str], audience: str) -> dict[str, str]:
+        """``{passage_id: its document's language}`` for the given passages ``audience`` may
+        see (others are left out)."""
+        ...
+
     def lexical_statistics(self, audience: str) -> LexicalStatistics:
         """The statistics of the lexical index ``audience`` searches."""
         ...

@@ -2,7 +2,9 @@
 its rank and score in each route, the BM25 contribution of each query term, its cosine
 similarity, and its RRF contributions adding up to the fused score; under a score fusion
 (``convex``...), its score in every route (and ``title``) and each part of its fused score
-instead of RRF's.
+instead of RRF's. A route that does not apply to the passage (the lexical route for a passage in
+another language than the query's, :mod:`kbsearch.search.crosslang`) is named with the reason
+in ``not_applicable``; fusion read it as missing, not as 0.
 
 Nothing here retrieves: ranks and scores come from the trace of the very run that produced
 the hits; only the per-term BM25 breakdown and, for a passage outside a route's list, its
@@ -44,6 +46,9 @@ class Explanation:
     fusion: str = "rrf"
     scores: Mapping[str, float] = field(default_factory=dict)  # a score fusion's inputs
     parts: Mapping[str, float] = field(default_factory=dict)  # ... and its fused score's parts
+    # routes that do not apply to the passage, with why ("document in fr, query in en")
+    not_applicable: Mapping[str, str] = field(default_factory=dict)
+    rrf_scale: float = 1.0  # RRF: total weight / weight of the routes that apply
 
     @property
     def parts_total(self) -> float:
@@ -52,8 +57,9 @@ class Explanation:
 
     @property
     def rrf_total(self) -> float:
-        """Sum of the RRF contributions (equals ``fused.score`` when the passage is fused)."""
-        return math.fsum(c.value for c in self.rrf.values())
+        """Sum of the RRF contributions times ``rrf_scale`` (equals ``fused.score`` when the
+        passage is fused)."""
+        return self.rrf_scale * math.fsum(c.value for c in self.rrf.values())
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
@@ -79,11 +85,13 @@ def explain_from_trace(
     bm25: BM25Explanation,
     cosine: float | None,
     has_dense: bool,
+    document_language: str | None = None,
 ) -> Explanation:
     """The explanation of one visible passage from ``trace``.
 
     ``bm25`` is its per-term breakdown; ``cosine`` its similarity to the query (used when it
-    is outside the dense list); ``has_dense``: the index has vectors.
+    is outside the dense list); ``has_dense``: the index has vectors; ``document_language``:
+    its document's language (named when a route did not apply to it).
     """
     lexical = position(trace.routes.get("lexical", ()), passage_id)
     if lexical.rank is None and bm25.score > 0:
@@ -95,14 +103,18 @@ def explain_from_trace(
             dense = RoutePosition(None, cosine)
     fused_list = trace.fused or ()
     fused = position([(f.passage_id, f.score) for f in fused_list], passage_id)
-    contributions = next((f.contributions for f in fused_list if f.passage_id == passage_id), {})
+    entry = next((f for f in fused_list if f.passage_id == passage_id), None)
+    contributions = entry.contributions if entry else {}
+    missing = entry.not_applicable if entry else frozenset()
     scores: Mapping[str, float] = {}
     parts: Mapping[str, float] = {}
     if trace.scored is not None:
         fused = position([(f.passage_id, f.score) for f in trace.scored], passage_id)
         parts = next((f.parts for f in trace.scored if f.passage_id == passage_id), {})
-        found = (c.scores for c in trace.candidates or () if c.passage_id == passage_id)
-        scores = next(found, {})
+        candidate = next((c for c in trace.candidates or () if c.passage_id == passage_id), None)
+        scores = candidate.scores if candidate else {}
+        missing = candidate.not_applicable if candidate else frozenset()
+    why = f"document in {document_language}, query in {trace.query_language}"
     return Explanation(
         query=trace.query,
         passage_id=passage_id,
@@ -117,4 +129,6 @@ def explain_from_trace(
         fusion=trace.fusion,
         scores=dict(scores),
         parts=dict(parts),
+        not_applicable={route: why for route in sorted(missing)},
+        rrf_scale=entry.scale if entry else 1.0,
     )

@@ -6,6 +6,18 @@ learning methods", SIGIR 2009:
     score(d) = sum over routes r of  w_r / (k + rank_r(d))
 
 ranks from 1, weights 1 by default; a passage absent from a route's list gets nothing from it.
+
+A route that does not *apply* to a passage (the lexical route for a passage in another language
+than the query's, :mod:`kbsearch.search.crosslang`) is different from a route that looked and
+did not find it: it gives nothing, listed or not, and the passage's sum is scaled by the total
+weight over the weight of the routes that apply,
+
+    score(d) = (sum of all w_r) / (sum of w_r over routes applying to d)
+               * sum over routes r applying to d of  w_r / (k + rank_r(d))
+
+so with two routes of equal weight a French page at dense rank 2 for an English query scores
+``2 / (k + 2)``, as if the lexical route had ranked it where the dense one did, not as if it
+had ranked it last. A passage every route applies to is scored as before.
 Ties are broken by evidence: first the passages more routes found, then the better best
 single-route rank, then the passage id (ascending), so results are reproducible.
 
@@ -38,9 +50,14 @@ class Contribution:
 
 @dataclass(frozen=True)
 class Fused:
+    """A fused passage: ``score = scale * sum of the contributions' values``; ``scale`` is 1
+    unless some route does not apply to it (``not_applicable``, module docstring)."""
+
     passage_id: str
     score: float
     contributions: Mapping[str, Contribution]
+    scale: float = 1.0
+    not_applicable: frozenset[str] = frozenset()
 
 
 def check_ranking(route: str, ranking: Sequence[tuple[str, float]]) -> None:
@@ -62,9 +79,11 @@ def reciprocal_rank_fusion(
     rankings: Mapping[str, Sequence[tuple[str, float]]],
     k: float = DEFAULT_RRF_K,
     weights: Mapping[str, float] | None = None,
+    not_applicable: Mapping[str, frozenset[str]] | None = None,
 ) -> list[Fused]:
     """Fuse ranked lists ``{route: [(passage_id, score), ...]}`` (best first) with RRF.
 
+    ``not_applicable``: ``{passage_id: routes that do not apply to it}`` (module docstring).
     Returns every passage of any list, best first, ties broken by evidence (module docstring).
 
     Raises:
@@ -89,8 +108,31 @@ def reciprocal_rank_fusion(
         Fused(pid, math.fsum(c.value for c in contributions.values()), contributions)
         for pid, contributions in parts.items()
     ]
+    if not_applicable:
+        total = math.fsum(weights.get(r, 1.0) for r in rankings)
+        fused = [
+            _without(f, not_applicable[f.passage_id], total, weights, rankings)
+            if not_applicable.get(f.passage_id)
+            else f
+            for f in fused
+        ]
     fused.sort(key=evidence_order)
     return fused
+
+
+def _without(
+    f: Fused,
+    missing: frozenset[str],
+    total: float,
+    weights: Mapping[str, float],
+    rankings: Mapping[str, object],
+) -> Fused:
+    """``f`` with the routes in ``missing`` left out and the rest scaled (module docstring)."""
+    kept = {r: c for r, c in f.contributions.items() if r not in missing}
+    applying = math.fsum(weights.get(r, 1.0) for r in rankings if r not in missing)
+    scale = total / applying if applying > 0 else 0.0
+    score = scale * math.fsum(c.value for c in kept.values())
+    return Fused(f.passage_id, score, kept, scale, frozenset(missing) & frozenset(rankings))
 
 
 def evidence_order(f: Fused) -> tuple[float, int, int, str]:

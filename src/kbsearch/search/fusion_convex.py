@@ -15,7 +15,19 @@ a normalisation over the candidates of the query:
   the lowest score the route can give: 0 for BM25, -1 for a cosine.
 
 A candidate that a route does not score at all (``scores`` lacks the route) gets that route's
-lowest candidate score before normalisation. Ties in the fused score are broken by evidence:
+lowest candidate score before normalisation. A route that does not *apply* to a candidate
+(``Candidate.not_applicable``: the lexical route for a passage in another language than the
+query's, :mod:`kbsearch.search.crosslang`) is missing evidence, not the lowest score: the
+route's normalisation runs over the candidates it applies to, and the candidate's score is the
+weighted mean of the routes that apply, times the total weight:
+
+    score(d) = (sum of all w_r) / (sum of w_r over routes applying to d)
+               * sum over routes r applying to d of  w_r * N_r(s_r(d))
+
+so a candidate every route applies to (every candidate of a one-language index) is scored as
+before, bit for bit, and one the lexical route cannot judge is ranked by the others as if the
+lexical route agreed with them (its ``parts`` are those scaled values; they add up to the
+score). Ties in the fused score are broken by evidence:
 first the passages more routes found in their top lists, then the better best single-route rank,
 then the passage id (so results stay reproducible).
 """
@@ -36,12 +48,15 @@ THEORETICAL_MIN = {"lexical": 0.0, "dense": -1.0, "title": -1.0}
 
 @dataclass(frozen=True)
 class Candidate:
-    """A passage to fuse: its score in each route that scored it, and its rank (from 1) in each
-    route whose top list holds it."""
+    """A passage to fuse: its score in each route that scored it, its rank (from 1) in each
+    route whose top list holds it, and the routes whose evidence does not apply to it
+    (:mod:`kbsearch.search.crosslang`: ``{"lexical"}`` for a passage in another language than
+    the query's); a fusion reads a route that does not apply as missing, not as a low score."""
 
     passage_id: str
     scores: Mapping[str, float]
     ranks: Mapping[str, int]
+    not_applicable: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -102,28 +117,48 @@ def convex_fusion(
     if len(set(ids)) != len(ids):
         raise FusionError("a passage is listed twice among the candidates")
     parts: dict[str, np.ndarray] = {}
+    applies = {
+        r: np.array([r not in c.not_applicable for c in candidates], dtype=bool) for r in routes
+    }
     for route in routes:
         raw = np.array([c.scores.get(route, math.nan) for c in candidates], dtype=np.float64)
-        present = ~np.isnan(raw)
         if np.isinf(raw).any():
             raise FusionError(f"route {route!r} gives a candidate a non-finite score")
-        if present.any():
-            raw[~present] = raw[present].min()
-        else:
-            raw[:] = 0.0
-        parts[route] = weights[route] * normalise(raw, method, route)
+        part = np.zeros(len(candidates))
+        mask = applies[route]
+        if mask.any():
+            scored = raw[mask]
+            present = ~np.isnan(scored)
+            scored[~present] = scored[present].min() if present.any() else 0.0
+            part[mask] = weights[route] * normalise(scored, method, route)
+        parts[route] = part
+    missing = ~np.all(list(applies.values()), axis=0) if candidates else np.zeros(0, bool)
+    if missing.any():  # only the candidates some route does not apply to move
+        scale = missing_scale(weights, routes, applies)
+        for route in routes:
+            parts[route] = np.where(missing, parts[route] * scale, parts[route])
     total = np.sum(list(parts.values()), axis=0) if candidates else np.zeros(0)
     fused = [
         ConvexFused(
             c.passage_id,
             float(total[i]),
-            {r: float(parts[r][i]) for r in routes},
+            {r: float(parts[r][i]) for r in routes if r not in c.not_applicable},
             dict(c.ranks),
         )
         for i, c in enumerate(candidates)
     ]
     fused.sort(key=evidence_order)
     return fused
+
+
+def missing_scale(
+    weights: Mapping[str, float], routes: Sequence[str], applies: Mapping[str, np.ndarray]
+) -> np.ndarray:
+    """Per candidate: the total weight of ``routes`` over the weight of those that apply to it
+    (``applies[route]``, shape ``(n,)``); 0 where none with a positive weight applies."""
+    total = math.fsum(weights[r] for r in routes)
+    applying = np.sum([np.where(applies[r], weights[r], 0.0) for r in routes], axis=0)
+    return np.divide(total, applying, out=np.zeros_like(applying), where=applying > 0)
 
 
 def evidence_order(f: ConvexFused) -> tuple[float, int, int, str]:

@@ -28,6 +28,17 @@ Features per candidate (n candidates of one query):
 
 A title score is absent (or NaN) when the passage has no heading vector; its three title
 features are then NaN, which the trees route by their learned default side.
+
+A candidate the lexical route does not apply to (``Candidate.not_applicable``: a passage in
+another language than the query's, :mod:`kbsearch.search.crosslang`) has its lexical evidence
+missing, not zero: ``lexical_norm``, ``lexical_share``, ``lexical_rank`` and ``both`` are NaN,
+the lexical normalisation and the query's lexical signals are taken over the other candidates,
+and ``rrf`` and ``convex`` are what those fusions give it (the routes that apply, scaled by
+total over applying weight: ``2 / (10 + dense_rank)`` and ``dense_norm``,
+:mod:`kbsearch.search.fusion`, :mod:`kbsearch.search.fusion_convex`). The shipped model was
+trained with such candidates simulated (``benchmarks/train_fusion.py``: a random share of each
+question's candidates, relevant ones included, marked lexical-missing in an extra copy of the
+question), so its trees have learned where a missing lexical value goes.
 """
 
 from __future__ import annotations
@@ -50,6 +61,7 @@ DEPTH = 100  # the top-list depth the model was trained with (ranks beyond it re
 TOP = 10  # the head compared by ``agreement``
 RRF_K = 10.0  # the ``rrf`` feature: reciprocal rank fusion as the default hybrid route ranks
 CONVEX_DENSE = 0.6  # the ``convex`` feature's dense weight (the best dev setting, issue 13)
+LEXICAL = "lexical"
 
 FEATURES = (
     "lexical_norm",
@@ -166,34 +178,47 @@ def features(candidates: Sequence[Candidate], collection: CollectionStats) -> np
     lexical = _route_scores(candidates, "lexical")
     dense = _route_scores(candidates, "dense")
     title = _route_scores(candidates, "title")
-    for raw in (lexical, dense):  # a route that did not score a candidate: its lowest score
-        present = ~np.isnan(raw)
-        raw[~present] = raw[present].min() if present.any() else 0.0
+    applies = np.array([LEXICAL not in c.not_applicable for c in candidates], dtype=bool)
+    # a route that did not score a candidate: its lowest score (over those it applies to)
+    for raw, where in ((lexical, applies), (dense, np.ones(n, dtype=bool))):
+        present = ~np.isnan(raw) & where
+        raw[~present & where] = raw[present].min() if present.any() else 0.0
+    lexical[~applies] = np.nan
     ranks = {
         route: np.array([min(c.ranks.get(route, DEPTH + 1), DEPTH + 1) for c in candidates])
         for route in ("lexical", "dense")
     }
-    lex_sorted = np.sort(lexical)[::-1]
+    lex_sorted = np.sort(lexical[applies])[::-1]
     dense_sorted = np.sort(dense)[::-1]
-    top_lex = lex_sorted[0]
-    second = lex_sorted[1] if n > 1 else 0.0
-    head = {route: set(np.flatnonzero(ranks[route] <= TOP).tolist()) for route in ranks}
+    top_lex = lex_sorted[0] if len(lex_sorted) else 0.0
+    second = lex_sorted[1] if len(lex_sorted) > 1 else 0.0
+    lexical_rank = np.where(applies, ranks["lexical"], np.nan)
+    head = {
+        "lexical": set(np.flatnonzero(lexical_rank <= TOP).tolist()),
+        "dense": set(np.flatnonzero(ranks["dense"] <= TOP).tolist()),
+    }
     has_title = ~np.isnan(title)
     title_max = title[has_title].max() if has_title.any() else np.nan
+    dense_norm = _minmax(dense)
+    listed_by_both = (ranks["lexical"] <= DEPTH) & (ranks["dense"] <= DEPTH)
+    rrf_dense = 1 / (RRF_K + ranks["dense"])
     columns = {
         "lexical_norm": _minmax(lexical),
-        "dense_norm": _minmax(dense),
+        "dense_norm": dense_norm,
         "title_norm": _minmax(title),
         "dense_cos": dense,
         "title_cos": title,
-        "lexical_share": lexical / top_lex if top_lex > 0 else np.zeros(n),
+        "lexical_share": lexical / top_lex if top_lex > 0 else np.where(applies, 0.0, np.nan),
         "dense_gap": dense_sorted[0] - dense,
         "title_gap": title_max - title,
-        "lexical_rank": ranks["lexical"].astype(np.float64),
+        "lexical_rank": lexical_rank,
         "dense_rank": ranks["dense"].astype(np.float64),
-        "both": ((ranks["lexical"] <= DEPTH) & (ranks["dense"] <= DEPTH)).astype(np.float64),
-        "rrf": 1 / (RRF_K + ranks["lexical"]) + 1 / (RRF_K + ranks["dense"]),
-        "convex": (1 - CONVEX_DENSE) * _minmax(lexical) + CONVEX_DENSE * _minmax(dense),
+        "both": np.where(applies, listed_by_both.astype(np.float64), np.nan),
+        # the rrf and convex fusions' scores (a missing route: the others', scaled)
+        "rrf": np.where(applies, 1 / (RRF_K + ranks["lexical"]) + rrf_dense, 2 * rrf_dense),
+        "convex": np.where(
+            applies, (1 - CONVEX_DENSE) * _minmax(lexical) + CONVEX_DENSE * dense_norm, dense_norm
+        ),
         "lexical_top_gap": (top_lex - second) / top_lex if top_lex > 0 else 0.0,
         "dense_top_gap": dense_sorted[0] - (dense_sorted[1] if n > 1 else dense_sorted[0]),
         "dense_max": dense_sorted[0],

@@ -20,9 +20,11 @@ from ..filters import Filters, check_language
 from ..records import Hit, RouteHit
 from .abstain import check_threshold
 from .backend import Backend
+from .crosslang import not_applicable, query_language_among
 from .fusion import DEFAULT_RRF_K, Fused, reciprocal_rank_fusion
 from .fusion_convex import Candidate, ConvexFused
 from .fusion_methods import DEFAULT_FUSION, RRF, parse_fusion, score_fusion
+from .lexical.terms import query_languages
 from .routes import HYBRID, Route, Scorer, route_names
 from .stages import JudgingStage, Run, Stage
 from .trace import StageTrace, Trace
@@ -219,15 +221,16 @@ class Pipeline:
         fused: list[Fused] | None = None
         candidates: list[Candidate] | None = None
         scored: list[ConvexFused] | None = None
+        language, missing = self.not_applicable(query, filters, lists) if fusing else (None, {})
         if request.route == HYBRID and spec.scored:
-            candidates = self.candidates(query, filters, lists)
+            candidates = self.candidates(query, filters, lists, missing)
             audience = str(filters.audience)
             scored = score_fusion(spec, candidates, lambda: self.backend.title_counts(audience))
             ranked = [(f.passage_id, f.score) for f in scored]
         else:
             if fusing:
                 chosen = {name: weights[name] for name in names}
-                fused = reciprocal_rank_fusion(lists, k=request.rrf_k, weights=chosen)
+                fused = reciprocal_rank_fusion(lists, request.rrf_k, chosen, missing)
             if fused is not None and request.route == HYBRID:
                 ranked = [(f.passage_id, f.score) for f in fused]
             else:
@@ -258,16 +261,37 @@ class Pipeline:
             fusion=request.fusion if request.route == HYBRID else RRF,
             candidates=None if candidates is None else tuple(candidates),
             scored=None if scored is None else tuple(scored),
+            query_language=language,
         )
         return SearchResult(self._hits(trace), trace)
 
-    def candidates(
+    def not_applicable(
         self, query: str, filters: Filters, lists: Mapping[str, Sequence[tuple[str, float]]]
+    ) -> tuple[str | None, dict[str, frozenset[str]]]:
+        """The query's language when the search can return passages of several languages
+        (else ``None``), and ``{passage_id: routes that do not apply}`` for the listed
+        passages written in another language (:mod:`kbsearch.search.crosslang`); in a
+        one-language index, ``(None, {})`` without detecting anything."""
+        audience = str(filters.audience)
+        visible = query_languages(filters, self.backend.languages(audience))
+        language = query_language_among(query, visible)
+        if language is None:
+            return None, {}
+        ids = list(dict.fromkeys(pid for ranking in lists.values() for pid, _ in ranking))
+        return language, not_applicable(language, self.backend.passage_languages(ids, audience))
+
+    def candidates(
+        self,
+        query: str,
+        filters: Filters,
+        lists: Mapping[str, Sequence[tuple[str, float]]],
+        inapplicable: Mapping[str, frozenset[str]] | None = None,
     ) -> list[Candidate]:
         """The union of the routes' lists (first seen first), each passage scored in every
         route (its own list's score where it is listed, else the route's
         :meth:`~kbsearch.search.routes.Route.scores`) and by every scorer, with its rank in
-        each list holding it."""
+        each list holding it and the routes that do not apply to it (``inapplicable``, from
+        :meth:`not_applicable`)."""
         ids = list(dict.fromkeys(pid for ranking in lists.values() for pid, _ in ranking))
         scores: dict[str, dict[str, float]] = {pid: {} for pid in ids}
         ranks: dict[str, dict[str, int]] = {pid: {} for pid in ids}
@@ -284,7 +308,8 @@ class Pipeline:
         for name, scorer in self.scorers.items():
             for pid, score in scorer.scores(query, filters, ids).items():
                 scores[pid][name] = score
-        return [Candidate(pid, scores[pid], ranks[pid]) for pid in ids]
+        out = inapplicable or {}
+        return [Candidate(pid, scores[pid], ranks[pid], out.get(pid, frozenset())) for pid in ids]
 
     def _hits(self, trace: Trace) -> list[Hit]:
         top = trace.final[: trace.k]

@@ -33,6 +33,9 @@ class Trace:
     parameters, :mod:`kbsearch.search.fusion_methods`); for a score fusion, ``candidates`` (each
     scored in every route, plus ``title``) and ``scored`` (each with the parts of its fused
     score), and ``fused`` is ``None``; ``ranked``: the list the stages started from;
+    ``query_language``: the query's language when fusion marked passages in other languages
+    as out of the lexical route's reach (:mod:`kbsearch.search.crosslang`; ``None`` in a
+    one-language index or when unknown);
     ``stages``: each stage's input and output; the hits are the top ``k`` of the last output.
     """
 
@@ -50,6 +53,7 @@ class Trace:
     fusion: str = "rrf"
     candidates: tuple[Candidate, ...] | None = None
     scored: tuple[ConvexFused, ...] | None = None
+    query_language: str | None = None
 
     @property
     def final(self) -> Ranking:

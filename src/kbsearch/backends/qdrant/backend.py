@@ -154,6 +154,9 @@ class QdrantBackend:
     def languages(self, audience: str) -> list[str]:
         return self.sqlite.languages(audience)
 
+    def passage_languages(self, passage_ids: Sequence[str], audience: str) -> dict[str, str]:
+        return self.sqlite.passage_languages(passage_ids, audience)
+
     def lexical_statistics(self, audience: str) -> LexicalStatistics:
         """FTS5's statistics (they prepare the query terms as in the embedded backend)."""
         return self.sqlite.lexical_statistics(audience)

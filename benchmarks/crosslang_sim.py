@@ -1,0 +1,72 @@
+"""Cross-language questions simulated on the one-language ranking dumps (``ranking_dump.py``).
+
+No shared dataset mixes languages, so a question whose answer is in another language than its
+own is simulated: a share of its candidates (drawn per question, uniform in :data:`SHARE`) is
+taken to be written in another language. Those passages leave the lexical list (BM25 cannot
+match them) and keep their dense score and rank (the multilingual dense route can). Two uses:
+
+- **training augmentation** (``train_fusion.py --augment N``): N extra copies of each training
+  question, each marking a fresh random share of its candidates (relevant ones included, at the
+  same rate) as lexical-missing (``Candidate.not_applicable``), so the trees learn where a
+  missing lexical value goes;
+- **a dev measure** ("simulated cross-language"): each held-out question once, with its
+  relevant passages always in the other language plus a random share of the rest; fused as
+  kbsearch does now (``missing``: the lexical route does not apply to them) and as it did before
+  (``zero``: they are scored 0 by BM25 like any passage that matches no query word).
+
+Deterministic: one ``numpy`` generator per dataset with a fixed seed.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from ranking_lab import candidates  # noqa: E402
+
+from kbsearch.search.crosslang import LANGUAGE_BOUND  # noqa: E402
+from kbsearch.search.fusion_convex import Candidate  # noqa: E402
+
+SHARE = (0.2, 0.8)  # a question's share of candidates in the other language
+SEED = 13
+
+
+def missing_sets(
+    questions: list[dict], lexical: str, seed: int, relevant: bool
+) -> list[frozenset[str]]:
+    """Per question, the passages taken to be in another language: each candidate with the
+    question's drawn share as probability, plus (``relevant``) every relevant one."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for q in questions:
+        ids = sorted({p for p, _ in q[lexical]} | {p for p, _ in q["dense"]})
+        share = rng.uniform(*SHARE)
+        draw = rng.random(len(ids))
+        chosen = {p for p, u in zip(ids, draw, strict=True) if u < share}
+        if relevant:
+            chosen |= {p for p in ids if q["qrels"].get(q["info"][p]["key"], 0) > 0}
+        out.append(frozenset(chosen))
+    return out
+
+
+def crossed(
+    q: dict, missing: frozenset[str], lexical: str, how: str
+) -> tuple[dict, list[Candidate]]:
+    """The question with ``missing`` passages out of its lexical list, and its candidates:
+    ``how`` = ``"missing"``: those marked as out of the lexical route's reach (kbsearch now);
+    ``"zero"``: their lexical score 0 (what fusion saw before)."""
+    q2 = {**q, lexical: [(p, s) for p, s in q[lexical] if p not in missing]}
+    out = []
+    for c in candidates(q2, lexical, True):
+        if c.passage_id not in missing:
+            out.append(c)
+        elif how == "missing":
+            out.append(Candidate(c.passage_id, c.scores, c.ranks, LANGUAGE_BOUND))
+        else:
+            out.append(Candidate(c.passage_id, {**c.scores, "lexical": 0.0}, c.ranks))
+    return q2, out
