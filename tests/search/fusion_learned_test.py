@@ -133,3 +133,53 @@ def test_a_model_of_other_features_is_refused() -> None:
     )
     with pytest.raises(ModelFormatError):
         checked(parse_lightgbm(text))
+
+
+def test_a_cross_language_candidate_is_not_punished_for_its_lexical_zero() -> None:
+    """A French page for an English query: BM25 0 because the words are in another language.
+    Marked as out of the lexical route's reach, its lexical features are the dense route's (as
+    RRF and convex read a route that does not apply), and it ranks above where a 0 put it."""
+    others = [
+        candidate("en-a", 9.0, 0.84, 0.70, {"lexical": 1, "dense": 3}),
+        candidate("en-b", 6.0, 0.83, 0.70, {"lexical": 2, "dense": 4}),
+        *crowd(),
+    ]
+    scores = {"lexical": 0.0, "dense": 0.88, "title": 0.75}
+    zero = Candidate("fr", scores, {"dense": 1})
+    missing = Candidate("fr", scores, {"dense": 1}, frozenset({"lexical"}))
+    before = fuse_learned([*others, zero], FAQ)
+    after = fuse_learned([*others, missing], FAQ)
+    rank = {name: [f.passage_id for f in fused].index("fr") for name, fused in
+            (("before", before), ("after", after))}  # fmt: skip
+    assert rank["after"] < rank["before"] and rank["after"] == 0
+    x = features([*others, missing], FAQ)[-1]
+    column = {f: x[i] for i, f in enumerate(FEATURES)}
+    assert column["lexical_norm"] == column["lexical_share"] == column["dense_norm"] == 1.0
+    assert column["lexical_rank"] == column["dense_rank"] == 1.0 and column["both"] == 1.0
+    assert column["rrf"] == 2 / 11 and column["convex"] == column["dense_norm"]
+    # everyone else's features do not move, except the lexical normalisation (fr left out)
+    plain = features([*others, zero], FAQ)[:-1]
+    same = [i for i, f in enumerate(FEATURES) if f not in ("lexical_norm", "convex")]
+    assert np.array_equal(features([*others, missing], FAQ)[:-1][:, same], plain[:, same])
+
+
+def test_unmarked_candidates_have_the_features_they_had() -> None:
+    """Reference: the features as computed before cross-language marks (main e83bf88)."""
+    cands = [*crowd(), candidate("x", 0.0, 0.9, None, {"dense": 1})]
+    x = features(cands, FAQ)
+    lexical = np.array([c.scores["lexical"] for c in cands])
+    dense = np.array([c.scores["dense"] for c in cands])
+    lr = np.array([c.ranks.get("lexical", 101) for c in cands])
+    dr = np.array([c.ranks.get("dense", 101) for c in cands])
+    ln = (lexical - lexical.min()) / (lexical.max() - lexical.min())
+    dn = (dense - dense.min()) / (dense.max() - dense.min())
+    expected = {
+        "lexical_norm": ln,
+        "lexical_share": lexical / lexical.max(),
+        "lexical_rank": lr.astype(float),
+        "both": ((lr <= 100) & (dr <= 100)).astype(float),
+        "rrf": 1 / (10 + lr) + 1 / (10 + dr),
+        "convex": 0.4 * ln + 0.6 * dn,
+    }
+    for name, values in expected.items():
+        assert np.array_equal(x[:, FEATURES.index(name)], values), name

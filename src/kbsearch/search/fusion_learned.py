@@ -30,15 +30,19 @@ A title score is absent (or NaN) when the passage has no heading vector; its thr
 features are then NaN, which the trees route by their learned default side.
 
 A candidate the lexical route does not apply to (``Candidate.not_applicable``: a passage in
-another language than the query's, :mod:`kbsearch.search.crosslang`) has its lexical evidence
-missing, not zero: ``lexical_norm``, ``lexical_share``, ``lexical_rank`` and ``both`` are NaN,
-the lexical normalisation and the query's lexical signals are taken over the other candidates,
-and ``rrf`` and ``convex`` are what those fusions give it (the routes that apply, scaled by
-total over applying weight: ``2 / (10 + dense_rank)`` and ``dense_norm``,
-:mod:`kbsearch.search.fusion`, :mod:`kbsearch.search.fusion_convex`). The shipped model was
-trained with such candidates simulated (``benchmarks/train_fusion.py``: a random share of each
-question's candidates, relevant ones included, marked lexical-missing in an extra copy of the
-question), so its trees have learned where a missing lexical value goes.
+another language than the query's, :mod:`kbsearch.search.crosslang`) has no lexical evidence,
+which is not the same as a lexical score of 0 (read as "the words are not there", it sank
+such passages: the demo's English question answered by a French page). Its lexical features
+are taken from the dense route, as if the lexical route agreed with it, the reading RRF and
+the convex fusion give a route that does not apply (total weight over the weight of the routes
+that apply, :mod:`kbsearch.search.fusion`, :mod:`kbsearch.search.fusion_convex`):
+``lexical_norm`` and ``lexical_share`` = ``dense_norm``, ``lexical_rank`` = ``dense_rank``,
+``both`` = listed by the dense route, ``rrf`` = ``2 / (10 + dense_rank)``, ``convex`` =
+``dense_norm``; the lexical normalisation and the query's lexical signals are taken over the
+other candidates. Chosen on dev over NaN features (with or without training copies that mark
+a random share of candidates lexical-missing, ``benchmarks/train_fusion.py cv --augment``):
+on simulated cross-language questions (``benchmarks/crosslang_sim.py``) it ranked best, and it
+needs no retraining, so a one-language index ranks exactly as before (docs/benchmarks.md).
 """
 
 from __future__ import annotations
@@ -192,29 +196,30 @@ def features(candidates: Sequence[Candidate], collection: CollectionStats) -> np
     dense_sorted = np.sort(dense)[::-1]
     top_lex = lex_sorted[0] if len(lex_sorted) else 0.0
     second = lex_sorted[1] if len(lex_sorted) > 1 else 0.0
-    lexical_rank = np.where(applies, ranks["lexical"], np.nan)
     head = {
-        "lexical": set(np.flatnonzero(lexical_rank <= TOP).tolist()),
+        "lexical": set(np.flatnonzero(applies & (ranks["lexical"] <= TOP)).tolist()),
         "dense": set(np.flatnonzero(ranks["dense"] <= TOP).tolist()),
     }
     has_title = ~np.isnan(title)
     title_max = title[has_title].max() if has_title.any() else np.nan
     dense_norm = _minmax(dense)
-    listed_by_both = (ranks["lexical"] <= DEPTH) & (ranks["dense"] <= DEPTH)
     rrf_dense = 1 / (RRF_K + ranks["dense"])
+    # a candidate the lexical route does not apply to: the dense route's evidence stands in
+    # for it (module docstring); every other candidate: its own
+    listed = (ranks["lexical"] <= DEPTH) & (ranks["dense"] <= DEPTH)
+    share = lexical / top_lex if top_lex > 0 else np.zeros(n)
     columns = {
-        "lexical_norm": _minmax(lexical),
+        "lexical_norm": np.where(applies, _minmax(lexical), dense_norm),
         "dense_norm": dense_norm,
         "title_norm": _minmax(title),
         "dense_cos": dense,
         "title_cos": title,
-        "lexical_share": lexical / top_lex if top_lex > 0 else np.where(applies, 0.0, np.nan),
+        "lexical_share": np.where(applies, share, dense_norm),
         "dense_gap": dense_sorted[0] - dense,
         "title_gap": title_max - title,
-        "lexical_rank": lexical_rank,
+        "lexical_rank": np.where(applies, ranks["lexical"], ranks["dense"]).astype(np.float64),
         "dense_rank": ranks["dense"].astype(np.float64),
-        "both": np.where(applies, listed_by_both.astype(np.float64), np.nan),
-        # the rrf and convex fusions' scores (a missing route: the others', scaled)
+        "both": np.where(applies, listed, ranks["dense"] <= DEPTH).astype(np.float64),
         "rrf": np.where(applies, 1 / (RRF_K + ranks["lexical"]) + rrf_dense, 2 * rrf_dense),
         "convex": np.where(
             applies, (1 - CONVEX_DENSE) * _minmax(lexical) + CONVEX_DENSE * dense_norm, dense_norm
