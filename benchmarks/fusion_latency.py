@@ -7,7 +7,9 @@ encoder) and, with ``--encode``, each query encoded again as ``kbsearch eval`` t
 
 The methods run interleaved, question by question, so that a change in the machine's load hits
 them alike; the load average is printed with the table (timings on a shared machine are
-ratios, not absolutes).
+ratios, not absolutes). ``--detect`` clears the query-language cache before each search
+(:mod:`kbsearch.search.crosslang`: in an index of several languages every new query is
+detected once), the worst case of a stream of distinct queries.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ def main() -> None:
     parser.add_argument("--fusion", nargs="+", default=["rrf", "convex"])
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--encode", action="store_true", help="encode each query every time")
+    parser.add_argument("--detect", action="store_true", help="detect each query's language")
     args = parser.parse_args()
     qset = load_questions(args.questions, args.split)
     times: dict[str, list[float]] = {f: [] for f in args.fusion}
@@ -46,13 +49,17 @@ def main() -> None:
                 for fusion in args.fusion:
                     if args.encode:
                         kb.clear_query_cache()
+                    if args.detect:
+                        from kbsearch.search.crosslang import query_language
+
+                        query_language.cache_clear()
                     start = time.perf_counter()
                     kb.search(text, k=10, filters=filters, fusion=fusion)
                     times[fusion].append((time.perf_counter() - start) * 1000)
     load = os.getloadavg()
     loads = " ".join(f"{x:.1f}" for x in load)
-    print(f"{args.db} ({len(work)} questions x {args.repeat}, encode={args.encode});"
-          f" load average {loads} on {os.cpu_count()} cores")  # fmt: skip
+    print(f"{args.db} ({len(work)} questions x {args.repeat}, encode={args.encode},"
+          f" detect={args.detect}); load average {loads} on {os.cpu_count()} cores")  # fmt: skip
     base = statistics.median(times[args.fusion[0]])
     for fusion, values in times.items():
         p50 = statistics.median(values)

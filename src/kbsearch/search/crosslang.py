@@ -32,20 +32,20 @@ LANGUAGE_BOUND = frozenset({"lexical"})
 
 
 @lru_cache(maxsize=4096)
-def _detected(query: str) -> str | None:
-    if sum(ch.isalpha() for ch in query) < MIN_LETTERS:
-        return None
+def query_language(query: str) -> str:
+    """:func:`kbsearch.language.detect_language` of a query (``"en"`` when too short), cached
+    per process: langdetect costs ~7-9 ms a query, so every reader of a query's language
+    (fusion here, the abstention evidence) should share this one cache."""
     return detect_language(query)
 
 
 def query_language_among(query: str, languages: Sequence[str]) -> str | None:
     """The ISO 639-1 code of ``query``'s language when it can tell candidates apart: ``None``
     when ``languages`` (those the search can return) are fewer than two, the query is too
-    short to detect (under ``MIN_LETTERS`` letters), or it is detected as none of them.
-    Cached per process (langdetect costs a few ms)."""
-    if len(set(languages)) < 2:
+    short to detect (under ``MIN_LETTERS`` letters), or it is detected as none of them."""
+    if len(set(languages)) < 2 or sum(ch.isalpha() for ch in query) < MIN_LETTERS:
         return None
-    found = _detected(query)
+    found = query_language(query)
     return found if found in languages else None
 
 
