@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -155,3 +156,18 @@ def many_files(root: Path, count: int, access: str = "public", prefix: str = "do
             encoding="utf-8",
         )
     return root
+
+
+class LengthReranker:
+    """A fake reranker: scores a ``(query, text)`` pair by the text's length, after ``pause``
+    seconds a call, and keeps every pair it saw (registered by the ``fake_reranker``
+    fixture as ``fake``, and a 200 ms-a-batch one as ``slow``)."""
+
+    def __init__(self, pause: float = 0.0) -> None:
+        self.pairs: list[tuple[str, str]] = []
+        self.pause = pause
+
+    def __call__(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
+        self.pairs.extend(pairs)
+        time.sleep(self.pause)
+        return [float(len(text)) for _, text in pairs]

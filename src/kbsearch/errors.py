@@ -96,3 +96,8 @@ class PartialWriteError(BackendUnavailableError):
 
 class ModelFormatError(KbsearchError, ValueError):
     """A shipped model file (e.g. the learned fusion's trees) is malformed or unsupported."""
+
+
+class RerankerUnavailableError(KbsearchError):
+    """A reranker cannot be loaded: its package is not installed (``kbsearch[rerank]``), its
+    model folder is missing, or the folder holds no model it can read."""

@@ -30,7 +30,7 @@ from .filters import AUDIENCES, Audience, Filters
 from .index_run import plan_settings, reembed_into_copy, run_index
 from .indexing import IndexReport, expand_paths, load_inventory
 from .records import DEFAULT_AUDIENCE, Hit, Passage
-from .search import HYBRID, Pipeline, RouteContext, SearchRequest, make_routes
+from .search import HYBRID, Pipeline, RouteContext, SearchRequest, SearchResult, make_routes
 from .search.abstain import Decision
 from .search.abstention import AbstentionStage, Assessment
 from .search.answer import Answer, compose
@@ -49,6 +49,7 @@ from .search.pipeline import (
     parse_weights,
     validate_weights,
 )
+from .search.rerankers import RerankSettings
 from .search.routes import LexicalRoute, make_scorers
 from .store import PassageRow, Store, StoredDocument
 
@@ -241,6 +242,7 @@ class KnowledgeBase:
         weights: Sequence[float] = DEFAULT_WEIGHTS,
         explain: bool = False,
         fusion: str = DEFAULT_FUSION,
+        rerank: str | RerankSettings | None = None,
     ) -> list[Hit]:
         """The top ``k`` passages for ``query`` in one route, best first (rank from 1).
 
@@ -249,19 +251,32 @@ class KnowledgeBase:
         model over the candidates scored in every route), ``"convex"``, or ``"rrf"`` (the only
         one that takes ``rrf_k`` and the lexical and dense ``weights``). With ``explain``
         (always for hybrid), each hit carries its rank and score in each available route
-        (within ``max(depth, k)``).
+        (within ``max(depth, k)``). ``rerank``: a reranker (``"cross-encoder:PATH"``, or
+        :class:`~kbsearch.search.rerankers.RerankSettings` for its ``top_n`` and time budget)
+        reorders the head of the list before the top ``k`` is cut
+        (:mod:`kbsearch.search.rerank`).
 
         Raises:
-            QueryError, InvalidArgumentError, EmbedderMismatchError, EmbedderUnavailableError.
+            QueryError, InvalidArgumentError, EmbedderMismatchError, EmbedderUnavailableError,
+            RerankerUnavailableError.
         """
         request = self._request(
             query, filters, k=k, route=route, rrf_k=rrf_k, depth=depth,
-            weights=weights, explain=explain, fusion=fusion,
+            weights=weights, explain=explain, fusion=fusion, rerank=rerank,
         )  # fmt: skip
+        return self.run(request).hits
+
+    def run(self, request: SearchRequest) -> SearchResult:
+        """The pipeline's run of a built request: the hits :meth:`search` returns and the
+        trace (each route's list, the fusion, each stage's input, output and report).
+
+        Raises:
+            as :meth:`search`.
+        """
         # one read transaction: the rankings and the hits' rows come from one state of the
         # file, whatever another process writes meanwhile
         with self.store.read_transaction():
-            return self.pipeline.run(request).hits
+            return self.pipeline.run(request)
 
     def assess(
         self,
@@ -275,13 +290,14 @@ class KnowledgeBase:
         weights: Sequence[float] = DEFAULT_WEIGHTS,
         min_confidence: float | None = None,
         fusion: str = DEFAULT_FUSION,
+        rerank: str | RerankSettings | None = None,
     ) -> Assessment:
         """:meth:`search` with ``explain``, run through the abstention stage
         (:mod:`kbsearch.search.abstention`), whose decision the run's trace records:
         ``answerable`` when the confidence that a relevant passage is in the top ``k`` reaches
         ``min_confidence`` (default: the shipped model's threshold). The stage never reorders:
-        the hits are exactly ``search(..., explain=True)``'s. The decision is ``None`` for an
-        index without vectors.
+        the hits are exactly ``search(..., explain=True)``'s (``rerank`` as there: the
+        reranker runs before the stage). The decision is ``None`` for an index without vectors.
 
         Raises:
             QueryError, InvalidArgumentError (also a ``min_confidence`` outside [0, 1]),
@@ -290,6 +306,7 @@ class KnowledgeBase:
         request = self._request(
             query, filters, k=k, route=route, rrf_k=rrf_k, depth=depth,
             weights=weights, explain=True, fusion=fusion, min_confidence=min_confidence,
+            rerank=rerank,
         )  # fmt: skip
         with self.store.read_transaction():  # the lists and the evidence from one state
             result = self.assessing.run(request)
@@ -352,10 +369,12 @@ class KnowledgeBase:
         depth: int = DEFAULT_DEPTH,
         weights: Sequence[float] = DEFAULT_WEIGHTS,
         fusion: str = DEFAULT_FUSION,
+        rerank: str | RerankSettings | None = None,
     ) -> Explanation:
         """Why ``passage_id`` ranks where it does for ``query``: read from the trace of the
         same pipeline run as ``search(..., explain=True)`` with these arguments (``route``:
-        hybrid, or lexical on an index without vectors), so the two always agree.
+        hybrid, or lexical on an index without vectors), so the two always agree; with
+        ``rerank``, also the reranker's score and the rank it moved the passage from and to.
 
         Raises:
             PassageNotFoundError: the passage does not exist or this audience may not see it
@@ -364,7 +383,7 @@ class KnowledgeBase:
         dense = self.routes["dense"].available()
         request = self._request(
             query, filters, k=k, route=route or (HYBRID if dense else "lexical"), rrf_k=rrf_k,
-            depth=depth, weights=weights, explain=True, fusion=fusion,
+            depth=depth, weights=weights, explain=True, fusion=fusion, rerank=rerank,
         )  # fmt: skip
         if not isinstance(passage_id, str) or not is_text(passage_id):
             raise PassageNotFoundError(f"no passage {passage_id!r} for this audience and date")

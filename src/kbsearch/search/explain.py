@@ -4,7 +4,8 @@ similarity, and its RRF contributions adding up to the fused score; under a scor
 (``convex``...), its score in every route (and ``title``) and each part of its fused score
 instead of RRF's. A route that does not apply to the passage (the lexical route for a passage in
 another language than the query's, :mod:`kbsearch.search.crosslang`) is named with the reason
-in ``not_applicable``; fusion read it as missing, not as 0.
+in ``not_applicable``; fusion read it as missing, not as 0. After a reranker, its score there
+and the rank it moved from and to.
 
 Nothing here retrieves: ranks and scores come from the trace of the very run that produced
 the hits; only the per-term BM25 breakdown and, for a passage outside a route's list, its
@@ -20,6 +21,7 @@ from typing import Any
 
 from .fusion import Contribution
 from .lexical.bm25 import BM25Explanation
+from .rerank import RerankReport
 from .trace import Trace
 
 
@@ -29,6 +31,23 @@ class RoutePosition:
 
     rank: int | None
     score: float | None
+
+
+@dataclass(frozen=True)
+class RerankPosition:
+    """What a reranker did to the passage: its rank before and after the stage (from 1;
+    ``None`` when outside the list), the reranker's score (``None``: not scored, below
+    ``top_n`` or after the budget ran out), and the stage's report (passages scored, whether
+    the budget ran out, its wall time in ms)."""
+
+    reranker: str
+    before: int | None
+    after: int | None
+    score: float | None
+    top_n: int
+    scored: int
+    stopped: bool
+    elapsed_ms: float
 
 
 @dataclass(frozen=True)
@@ -49,6 +68,7 @@ class Explanation:
     # routes that do not apply to the passage, with why ("document in fr, query in en")
     not_applicable: Mapping[str, str] = field(default_factory=dict)
     rrf_scale: float = 1.0  # RRF: total weight / weight of the routes that apply
+    rerank: RerankPosition | None = None
 
     @property
     def parts_total(self) -> float:
@@ -76,6 +96,25 @@ def position(ranking: Sequence[tuple[str, float]], passage_id: str) -> RoutePosi
         if pid == passage_id:
             return RoutePosition(rank, score)
     return RoutePosition(None, None)
+
+
+def rerank_position(trace: Trace, passage_id: str) -> RerankPosition | None:
+    """What the last reranking stage of ``trace`` did to ``passage_id`` (``None`` when no
+    reranker ran)."""
+    found = [(s, s.verdict) for s in trace.stages if isinstance(s.verdict, RerankReport)]
+    if not found:
+        return None
+    stage, report = found[-1]
+    return RerankPosition(
+        reranker=report.reranker,
+        before=position(stage.input, passage_id).rank,
+        after=position(stage.output, passage_id).rank,
+        score=report.score_of(passage_id),
+        top_n=report.top_n,
+        scored=report.scored,
+        stopped=report.stopped,
+        elapsed_ms=report.elapsed_ms,
+    )
 
 
 def explain_from_trace(
@@ -116,6 +155,7 @@ def explain_from_trace(
         missing = candidate.not_applicable if candidate else frozenset()
     why = f"document in {document_language}, query in {trace.query_language}"
     return Explanation(
+        rerank=rerank_position(trace, passage_id),
         query=trace.query,
         passage_id=passage_id,
         terms=tuple(terms),

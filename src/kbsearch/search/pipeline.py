@@ -2,7 +2,7 @@
 
     query, filters --> each route's candidates (top depth, filters applied first)
                    --> fusion (RRF over the routes' lists; hybrid only, or to explain)
-                   --> stages (rerank, abstain; none by default)
+                   --> stages (a request's reranker, then the pipeline's own: abstain)
                    --> top k hits  +  Trace (read by kbsearch.search.explain)
 
 One run serves ``search``, ``search --explain`` and ``explain``, so they always agree.
@@ -25,8 +25,10 @@ from .fusion import DEFAULT_RRF_K, Fused, reciprocal_rank_fusion
 from .fusion_convex import Candidate, ConvexFused
 from .fusion_methods import DEFAULT_FUSION, RRF, parse_fusion, score_fusion
 from .lexical.terms import query_languages
+from .rerank import RerankStage
+from .rerankers import RerankSettings, load_reranker
 from .routes import HYBRID, Route, Scorer, route_names
-from .stages import JudgingStage, Run, Stage
+from .stages import JudgingStage, ReportingStage, Run, Stage
 from .trace import StageTrace, Trace
 
 MAX_K = 100_000  # hits a search may ask for (k and depth)
@@ -59,13 +61,16 @@ class SearchRequest:
     registry order (RRF's); ``explain``: fuse every available route too, so each hit carries
     its rank in each; ``fusion``: the hybrid route's method, ``rrf`` or a score fusion with
     optional parameters (:func:`kbsearch.search.fusion_methods.parse_fusion`; kept in its full
-    form, defaults filled in).
+    form, defaults filled in); ``rerank``: a reranker spec or
+    :class:`~kbsearch.search.rerankers.RerankSettings` (kept as settings), run on the ranked
+    list before the pipeline's own stages (each route then gives ``max(depth, k)``).
 
     Raises:
         InvalidArgumentError: k or depth not in 1..MAX_K, unknown route, RRF k not a finite
             number >= 0, weights not finite numbers >= 0 (one per route, one positive), an
             unknown fusion or fusion parameter, RRF k or weights other than the defaults
-            with a score fusion (they are RRF's settings).
+            with a score fusion (they are RRF's settings), an unknown reranker or bad rerank
+            settings.
     """
 
     query: str
@@ -78,9 +83,11 @@ class SearchRequest:
     explain: bool = False
     fusion: str = DEFAULT_FUSION
     min_confidence: float | None = None
+    rerank: RerankSettings | str | None = None
 
     def __post_init__(self) -> None:
         _whole(self.k, "k")
+        object.__setattr__(self, "rerank", RerankSettings.of(self.rerank))
         if self.min_confidence is not None:
             object.__setattr__(self, "min_confidence", check_threshold(self.min_confidence))
         _whole(self.depth, "depth")
@@ -196,7 +203,8 @@ class Pipeline:
 
         Raises:
             QueryError, InvalidArgumentError (also: a language the audience's passages do not
-            have), EmbedderMismatchError, EmbedderUnavailableError.
+            have), EmbedderMismatchError, EmbedderUnavailableError,
+            RerankerUnavailableError.
             StorageError: the index changed under ``ATTEMPTS`` runs in a row.
         """
         for _ in range(ATTEMPTS):
@@ -214,7 +222,8 @@ class Pipeline:
         # explaining one route also shows where hybrid would put the passage, when there is a
         # hybrid: an index without vectors has one route and nothing to fuse
         fusing = request.route == HYBRID or (request.explain and len(names) > 1)
-        depth = max(request.depth, request.k) if fusing or request.explain else request.k
+        deep = fusing or request.explain or request.rerank is not None
+        depth = max(request.depth, request.k) if deep else request.k
         lists = {name: self.routes[name].candidates(query, filters, depth) for name in names}
         weights = dict(zip(self.routes, request.weights, strict=True))
         spec = parse_fusion(request.fusion)
@@ -238,14 +247,18 @@ class Pipeline:
         start = tuple(ranked)
         stages = []
         routes = {name: tuple(ranking) for name, ranking in lists.items()}
-        for stage in self.stages:
+        for stage in self.stages_for(request):
             before = tuple(ranked)
             if isinstance(stage, JudgingStage):
                 run = Run(query, filters, request.k, routes, before, request.min_confidence)
                 stages.append(StageTrace(stage.name, before, before, stage.judge(run)))
                 continue
-            ranked = stage.apply(query, ranked, filters)
-            stages.append(StageTrace(stage.name, before, tuple(ranked)))
+            report = None
+            if isinstance(stage, ReportingStage):
+                ranked, report = stage.apply_reported(query, ranked, filters)
+            else:
+                ranked = stage.apply(query, ranked, filters)
+            stages.append(StageTrace(stage.name, before, tuple(ranked), report))
         trace = Trace(
             query=query,
             route=request.route,
@@ -264,6 +277,33 @@ class Pipeline:
             query_language=language,
         )
         return SearchResult(self._hits(trace), trace)
+
+    def stages_for(self, request: SearchRequest) -> tuple[Stage | JudgingStage, ...]:
+        """The request's reranking stage (its reranker loaded once per process), when it
+        asks for one, then the pipeline's own stages.
+
+        Raises:
+            RerankerUnavailableError: the reranker cannot be loaded.
+        """
+        settings = request.rerank
+        if not isinstance(settings, RerankSettings):
+            return self.stages
+        stage = RerankStage(
+            load_reranker(settings.reranker),
+            self.texts,
+            reranker=settings.reranker,
+            top_n=settings.top_n,
+            budget_ms=settings.budget_ms,
+        )
+        return (stage, *self.stages)
+
+    def texts(self, passage_ids: Sequence[str], filters: Filters) -> dict[str, str]:
+        """``{passage_id: text}`` of the passages among ``passage_ids`` that pass
+        ``filters``."""
+        return {
+            pid: row.passage.text
+            for pid, row in self.backend.passages(passage_ids, filters).items()
+        }
 
     def not_applicable(
         self, query: str, filters: Filters, lists: Mapping[str, Sequence[tuple[str, float]]]

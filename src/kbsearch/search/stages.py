@@ -3,7 +3,9 @@ abstention rule. None by default; :class:`kbsearch.search.pipeline.Pipeline` tak
 
 Two kinds:
 
-- :class:`Stage` turns the ranked list into another (rerank: reorder, rescore, drop).
+- :class:`Stage` turns the ranked list into another (rerank: reorder, rescore, drop); a
+  :class:`ReportingStage` (the reranker) also returns a report of what it did, which goes into
+  the trace as its verdict.
 - :class:`JudgingStage` reads the run (each route's list and the ranked one) and returns a
   verdict (the abstention stage's answer-or-abstain decision); the pipeline hands the list on
   unchanged, so such a stage can never reorder the hits. Its verdict goes into the trace
@@ -32,6 +34,19 @@ class Stage(Protocol):
     def apply(
         self, query: str, ranked: Sequence[tuple[str, float]], filters: Filters
     ) -> list[tuple[str, float]]: ...
+
+
+@runtime_checkable
+class ReportingStage(Protocol):
+    """A :class:`Stage` that also says what it did (the reranker: how many passages it scored,
+    whether its time budget ran out); the pipeline calls ``apply_reported`` and records the
+    report as the stage's verdict."""
+
+    name: str
+
+    def apply_reported(
+        self, query: str, ranked: Sequence[tuple[str, float]], filters: Filters
+    ) -> tuple[list[tuple[str, float]], object]: ...
 
 
 @dataclass(frozen=True)
