@@ -17,11 +17,11 @@ def fake_embedder() -> FakeEmbedder:
 
 @pytest.fixture
 def fake_reranker(monkeypatch: pytest.MonkeyPatch) -> Iterator[LengthReranker]:
-    """Rerankers ``fake`` (by text length; the one returned) and ``slow`` (the same, 200 ms
-    a batch) registered for one test; loaded ones are forgotten after it."""
-    fake, slow = LengthReranker(), LengthReranker(pause=0.2)
+    """Rerankers ``fake`` (by text length; the one returned) and ``slow`` (the same, 50 ms
+    a pair) registered for one test; loaded ones are forgotten after it."""
+    fake, slow = LengthReranker(), LengthReranker(pause=0.05)
     monkeypatch.setattr(rerankers, "RERANKERS", dict(rerankers.RERANKERS))
     rerankers.register_reranker("fake", lambda argument: fake, "by text length")
-    rerankers.register_reranker("slow", lambda argument: slow, "by length, 200 ms a batch")
+    rerankers.register_reranker("slow", lambda argument: slow, "by length, 50 ms a pair")
     yield fake
     rerankers.forget_rerankers()

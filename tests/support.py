@@ -160,8 +160,8 @@ def many_files(root: Path, count: int, access: str = "public", prefix: str = "do
 
 class LengthReranker:
     """A fake reranker: scores a ``(query, text)`` pair by the text's length, after ``pause``
-    seconds a call, and keeps every pair it saw (registered by the ``fake_reranker``
-    fixture as ``fake``, and a 200 ms-a-batch one as ``slow``)."""
+    seconds a pair, and keeps every pair it saw (registered by the ``fake_reranker``
+    fixture as ``fake``, and a 50 ms-a-pair one as ``slow``)."""
 
     def __init__(self, pause: float = 0.0) -> None:
         self.pairs: list[tuple[str, str]] = []
@@ -169,5 +169,5 @@ class LengthReranker:
 
     def __call__(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
         self.pairs.extend(pairs)
-        time.sleep(self.pause)
+        time.sleep(self.pause * len(pairs))
         return [float(len(text)) for _, text in pairs]

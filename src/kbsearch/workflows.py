@@ -1,12 +1,15 @@
 """The tasks that the CLI and the HTTP service run on top of the facade, so that neither holds
 logic of its own: index into a file (a new file is removed again when its first run fails),
 back up with the overwrite checks, and evaluate a knowledge base on a question set (index a
-benchmark corpus, the timed search function, the relevant items no search can return).
+benchmark corpus, the timed search function, the relevant items no search can return; a route
+written ``ROUTE+rerank`` is that route followed by the reranking stage, each of its reports
+kept in a :class:`RerankLog`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -14,7 +17,7 @@ from .backends.factory import Mirrored
 from .errors import EvaluationError, InvalidArgumentError, KbsearchError, QueryError
 from .evaluation.gold import Unreachable, unreachable_relevant
 from .evaluation.questions import QuestionSet
-from .evaluation.runner import DEFAULT_K, EvaluationResult, SearchFn, evaluate
+from .evaluation.runner import DEFAULT_K, EvaluationResult, Latency, SearchFn, evaluate
 from .indexing import IndexReport
 from .knowledge_base import (
     DEFAULT_DEPTH,
@@ -26,6 +29,8 @@ from .records import Filters, Hit
 from .search import HYBRID, SearchRequest
 from .search.fusion import DEFAULT_RRF_K
 from .search.fusion_methods import DEFAULT_FUSION
+from .search.rerank import RerankReport
+from .search.rerankers import RerankSettings, load_reranker
 from .store.staging import discard_if_empty
 
 if TYPE_CHECKING:
@@ -140,6 +145,42 @@ def index_corpus(
     )
 
 
+RERANKED = "+rerank"  # an evaluated route's suffix: that route, then the reranking stage
+
+
+@dataclass
+class RerankLog:
+    """The reranking stage's report of every search of each ``ROUTE+rerank`` route (warm-up
+    searches included), so an evaluation can show what the stage cost."""
+
+    reports: dict[str, list[RerankReport]] = field(default_factory=dict)
+
+    def add(self, route: str, report: RerankReport) -> None:
+        self.reports.setdefault(route, []).append(report)
+
+    def summary(self) -> dict[str, dict[str, float | int | str]]:
+        """Per route: ``reranker``, ``searches``, ``stopped`` (the budget ran out),
+        ``mean_scored`` (passages), and the stage's own wall time ``p50_ms`` / ``p95_ms``."""
+        out: dict[str, dict[str, float | int | str]] = {}
+        for route, reports in self.reports.items():
+            latency = Latency.of([r.elapsed_ms for r in reports])
+            out[route] = {
+                "reranker": reports[-1].reranker,
+                "searches": len(reports),
+                "stopped": sum(r.stopped for r in reports),
+                "mean_scored": round(sum(r.scored for r in reports) / len(reports), 2),
+                "p50_ms": round(latency.p50_ms, 2),
+                "p95_ms": round(latency.p95_ms, 2),
+            }
+        return out
+
+
+def base_route(route: str) -> tuple[str, bool]:
+    """``("hybrid", True)`` for ``"hybrid+rerank"``, ``("hybrid", False)`` for ``"hybrid"``."""
+    reranked = route.endswith(RERANKED)
+    return (route[: -len(RERANKED)] if reranked else route), reranked
+
+
 def search_function(
     kb: KnowledgeBase,
     *,
@@ -147,16 +188,31 @@ def search_function(
     depth: int = DEFAULT_DEPTH,
     weights: Sequence[float] = DEFAULT_WEIGHTS,
     fusion: str = DEFAULT_FUSION,
+    rerank: RerankSettings | None = None,
+    log: RerankLog | None = None,
 ) -> SearchFn:
     """``search(text, n, route, filters) -> hits`` for :func:`kbsearch.evaluation.evaluate`;
-    each call encodes its query again (no query cache), so timed searches include it."""
+    each call encodes its query again (no query cache), so timed searches include it. A route
+    ``ROUTE+rerank`` runs ``ROUTE`` with ``rerank`` and adds the stage's report to ``log``.
+
+    Raises (from the returned function):
+        InvalidArgumentError: a ``+rerank`` route without ``rerank``.
+    """
 
     def search(text: str, n: int, route: str, filters: Filters) -> Sequence[Hit]:
         kb.clear_query_cache()
-        return kb.search(
-            text, k=n, route=route, filters=filters, rrf_k=rrf_k, depth=depth, weights=weights,
-            fusion=fusion,
+        name, reranked = base_route(route)
+        if reranked and rerank is None:
+            raise InvalidArgumentError(f"route {route!r} needs a reranker (--rerank NAME)")
+        request = SearchRequest(
+            text, k=n, route=name, filters=filters, rrf_k=rrf_k, depth=depth,
+            weights=tuple(weights), fusion=fusion, rerank=rerank if reranked else None,
         )  # fmt: skip
+        result = kb.run(request)
+        report = result.trace.verdict("rerank") if reranked else None
+        if log is not None and isinstance(report, RerankReport):
+            log.add(route, report)
+        return result.hits
 
     return search
 
@@ -204,18 +260,42 @@ def evaluate_kb(
     rrf_k: float = DEFAULT_RRF_K,
     weights: Sequence[float] = DEFAULT_WEIGHTS,
     fusion: str = DEFAULT_FUSION,
+    rerank: RerankSettings | None = None,
+    log: RerankLog | None = None,
 ) -> EvaluationResult:
     """Search every question in every route of ``kb`` and score the runs (see
     :func:`kbsearch.evaluation.evaluate`; ``depth``, ``rrf_k`` and ``weights`` as in
-    :meth:`KnowledgeBase.search`).
+    :meth:`KnowledgeBase.search`). ``rerank`` applies to the routes written ``ROUTE+rerank``
+    (its reranker is loaded before the first search, so the load is never timed); their
+    stage reports go into ``log``.
 
     Raises:
-        InvalidArgumentError: bad ``depth``, ``rrf_k`` or ``weights``.
+        InvalidArgumentError: bad ``depth``, ``rrf_k`` or ``weights``; a ``+rerank`` route
+            without ``rerank``, or ``rerank`` without one.
+        RerankerUnavailableError: the reranker cannot be loaded.
         EvaluationError: as :func:`kbsearch.evaluation.evaluate`.
     """
     check_search_options(k, depth=depth, rrf_k=rrf_k, weights=weights, fusion=fusion)
-    search = search_function(kb, rrf_k=rrf_k, depth=depth, weights=weights, fusion=fusion)
+    check_rerank_routes(routes, rerank)
+    if rerank is not None:
+        load_reranker(rerank.reranker)
+    search = search_function(
+        kb, rrf_k=rrf_k, depth=depth, weights=weights, fusion=fusion, rerank=rerank, log=log
+    )
     return evaluate(search, questions, routes, k, depth=depth)
+
+
+def check_rerank_routes(routes: Sequence[str], rerank: RerankSettings | None) -> None:
+    """Raises InvalidArgumentError: a ``ROUTE+rerank`` route without a reranker, or a
+    reranker and no such route (it would change nothing)."""
+    reranked = [r for r in routes if base_route(r)[1]]
+    if reranked and rerank is None:
+        raise InvalidArgumentError(f"route {reranked[0]!r} needs a reranker: add --rerank NAME")
+    if rerank is not None and not reranked:
+        raise InvalidArgumentError(
+            "--rerank applies to the routes written ROUTE+rerank"
+            " (for example --routes hybrid,hybrid+rerank)"
+        )
 
 
 def assess_questions(

@@ -6,8 +6,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
-from support import FIXTURES_ROOT
+from support import FIXTURES_ROOT, LengthReranker
 
 from kbsearch.cli import cli
 
@@ -113,3 +114,48 @@ def test_bench_checks_its_search_options_before_indexing(tmp_path: Path) -> None
     result = CliRunner().invoke(cli, args)
     assert result.exit_code == 1 and "add --fusion rrf" in result.output
     assert not db.exists()  # nothing was indexed
+
+
+def test_eval_shows_the_rerank_stage_gain_and_cost(
+    tmp_path: Path, fake_reranker: LengthReranker
+) -> None:
+    """``ROUTE+rerank`` is ROUTE then the reranker: its own column, the gain over ROUTE, the
+    latency it adds and the stage's reports (the fake reranker: no quality claim)."""
+    db = tmp_path / "kb.db"
+    beir = str(FIXTURES / "beir")
+    assert CliRunner().invoke(cli, ["bench", beir, "--db", str(db), *LEXICAL]).exit_code == 0
+    routes = ["--routes", "lexical,lexical+rerank", "--rerank", "fake"]
+    options = [beir, "--db", str(db), "--embedder", "none", "--k", "2", "--depth", "5"]
+    result = CliRunner().invoke(cli, ["eval", *options, *routes, "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert set(data["routes"]) == {"lexical", "lexical+rerank"}
+    stage = data["rerank"]["lexical+rerank"]
+    assert stage["reranker"] == "fake" and stage["stopped"] == 0
+    assert stage["searches"] == 6 and stage["p50_ms"] >= 0  # 3 warm-up searches + 3
+    questions = {text for text, _ in fake_reranker.pairs}
+    assert len(questions) == 3  # every question of the fixture set (one of them has no qrels)
+    table = CliRunner().invoke(cli, ["eval", *options, *routes, "--run-dir", str(tmp_path / "r")])
+    assert table.exit_code == 0, table.output
+    assert "the rerank stage: lexical+rerank against lexical" in table.output
+    assert "the budget ran out on 0 of" in table.output
+    assert (tmp_path / "r" / "lexical+rerank.trec").is_file()
+
+
+@pytest.mark.parametrize(
+    ("options", "code", "message"),
+    [
+        (["--routes", "lexical+rerank"], 1, "needs a reranker: add --rerank NAME"),
+        (["--routes", "lexical", "--rerank", "fake"], 1, "--rerank applies to the routes"),
+        (["--routes", "lexical+bm25"], 2, "each optionally with +rerank"),
+        (["--routes", "lexical+rerank", "--rerank", "nope"], 2, "unknown reranker"),
+    ],
+)
+def test_eval_rerank_errors_before_any_work(
+    tmp_path: Path, fake_reranker: LengthReranker, options: list[str], code: int, message: str
+) -> None:
+    db = tmp_path / "kb.db"
+    args = ["bench", str(FIXTURES / "beir"), "--db", str(db), "--embedder", "none", *options]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == code and message in result.output, result.output
+    assert not db.exists()  # checked before the corpus is indexed

@@ -50,15 +50,37 @@ def test_ties_keep_the_previous_order() -> None:
     assert [pid for pid, _ in stage.apply("q", RANKED, Filters())] == ["a", "b", "c", "d"]
 
 
-def test_budget_stops_before_a_batch_that_would_pass_it() -> None:
-    # start 0; batch 1 begins at 0.0 and ends at 0.3 s (slowest 0.3); batch 2 would begin at
-    # 0.3 s: 0.3 + 0.3 > 0.5 s, so it is not started
-    clock = ticking(0.0, 0.0, 0.3, 0.3)
-    stage = RerankStage(by_length, texts, batch=2, budget_ms=500, clock=lambda: next(clock))
+def test_budget_stops_when_not_one_more_pair_fits() -> None:
+    # start 0; the first batch (2 pairs) runs from 0.0 to 0.4 s: 0.2 s a pair; at 0.4 s,
+    # 0.1 s of the 0.5 s budget is left: not one pair fits
+    clock = ticking(0.0, 0.0, 0.4, 0.4)
+    stage = RerankStage(by_length, texts, budget_ms=500, clock=lambda: next(clock))
     out, report = stage.apply_reported("q", RANKED, Filters())
     assert report.stopped and report.scored == 2 and report.candidates == 4
     # a and b scored; c and d keep their fused order and scores after them: nothing lost
     assert out == [("b", 12.0), ("a", 9.0), ("c", 2.0), ("d", 1.0)]
+
+
+def test_batches_are_sized_by_the_time_left() -> None:
+    calls: list[int] = []
+
+    def counted(pairs: Sequence[tuple[str, str]]) -> list[float]:
+        calls.append(len(pairs))
+        return by_length(pairs)
+
+    # a first batch of 1 pair in 0.1 s; 0.15 s left of 0.25 s: one more pair; then 0.05 s
+    clock = ticking(0.0, 0.0, 0.1, 0.1, 0.2, 0.2)
+    stage = RerankStage(counted, texts, budget_ms=250, first_batch=1, clock=lambda: next(clock))
+    out, report = stage.apply_reported("q", RANKED, Filters())
+    assert calls == [1, 1] and report.stopped and report.scored == 2
+    assert out == [("b", 12.0), ("a", 9.0), ("c", 2.0), ("d", 1.0)]
+    calls.clear()
+    # 0.1 s a pair, 0.4 s left of 0.5 s: the 3 other pairs in one batch (at most `batch`)
+    clock = ticking(0.0, 0.0, 0.1, 0.1, 0.4)
+    stage = RerankStage(counted, texts, budget_ms=500, first_batch=1, clock=lambda: next(clock))
+    out, report = stage.apply_reported("q", RANKED, Filters())
+    assert calls == [1, 3] and not report.stopped and report.scored == 4
+    assert [pid for pid, _ in out] == ["b", "c", "a", "d"]
 
 
 def test_budget_spent_before_the_first_batch_keeps_the_whole_order() -> None:
@@ -66,14 +88,6 @@ def test_budget_spent_before_the_first_batch_keeps_the_whole_order() -> None:
     stage = RerankStage(by_length, texts, budget_ms=500, clock=lambda: next(clock))
     out, report = stage.apply_reported("q", RANKED, Filters())
     assert out == RANKED and report.stopped and report.scored == 0 and report.scores == ()
-
-
-def test_within_budget_every_batch_is_scored() -> None:
-    clock = ticking(0.0, 0.0, 0.1, 0.1, 0.2)
-    stage = RerankStage(by_length, texts, batch=2, budget_ms=500, clock=lambda: next(clock))
-    out, report = stage.apply_reported("q", RANKED, Filters())
-    assert not report.stopped and report.scored == 4
-    assert [pid for pid, _ in out] == ["b", "c", "a", "d"]
 
 
 def test_never_adds_and_keeps_unreadable_passages() -> None:
@@ -99,7 +113,14 @@ def test_a_broken_scorer_is_an_error(bad: object) -> None:
 
 @pytest.mark.parametrize(
     "settings",
-    [{"top_n": 0}, {"batch": 0}, {"top_n": 2.5}, {"budget_ms": 0}, {"budget_ms": math.inf}],
+    [
+        {"top_n": 0},
+        {"batch": 0},
+        {"first_batch": 0},
+        {"top_n": 2.5},
+        {"budget_ms": 0},
+        {"budget_ms": math.inf},
+    ],
 )
 def test_bad_settings(settings: dict[str, object]) -> None:
     with pytest.raises(InvalidArgumentError, match="rerank"):

@@ -156,23 +156,24 @@ def test_staff_passages_never_reach_the_reranker_for_the_public(
 def test_budget_exceeded_keeps_the_fused_order_for_the_rest(
     tmp_path: Path, fake_reranker: LengthReranker
 ) -> None:
-    """20 passages, batches of 8 at 200 ms each, a 300 ms budget: the first batch is scored,
-    the second is not started (200 + 200 > 300 ms); every hit is still there."""
+    """20 passages, 50 ms a pair, a 330 ms budget: a first batch of 2 pairs, then as many
+    as fit (4 on a quiet machine), then the budget has run out; every hit is still there and
+    the unscored ones keep the lexical order."""
     docs = many_files(tmp_path / "docs", 20)
     with kbsearch.open_kb(tmp_path / "kb.db", create=True, embedder=FakeEmbedder()) as kb:
         assert kb.index([docs]).ok
         request = SearchRequest("parcel courier", k=20, route="lexical")
         plain = kb.run(request)
-        slow = RerankSettings("slow", top_n=20, budget_ms=300)
+        slow = RerankSettings("slow", top_n=20, budget_ms=330)
         result = kb.run(SearchRequest("parcel courier", k=20, route="lexical", rerank=slow))
     report = result.trace.verdict("rerank")
     assert isinstance(report, RerankReport)
-    assert report.stopped and report.scored == 8 and report.candidates == 20
-    assert report.elapsed_ms >= 200
+    assert report.stopped and 2 <= report.scored <= 6 and report.candidates == 20
+    assert report.elapsed_ms >= 50 * report.scored
+    scored = report.scored
     assert sorted(ids(result.hits)) == sorted(ids(plain.hits)) and len(result.hits) == 20
-    first = [pid for pid, _ in plain.trace.ranked[:8]]
-    assert set(ids(result.hits)[:8]) == set(first)
-    assert ids(result.hits)[8:] == ids(plain.hits)[8:]  # the fused (lexical) order
+    assert set(ids(result.hits)[:scored]) == set(ids(plain.hits)[:scored])
+    assert ids(result.hits)[scored:] == ids(plain.hits)[scored:]  # the lexical order
     explained = kb_explain_position(tmp_path / "kb.db", ids(plain.hits)[10], slow)
     assert "budget ran out" in explained and "not scored (the budget ran out first)" in explained
 

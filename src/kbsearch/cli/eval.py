@@ -34,9 +34,25 @@ from kbsearch.progress import progress_bar
 from kbsearch.records import ROUTES
 from kbsearch.search.fusion import DEFAULT_RRF_K
 from kbsearch.search.fusion_methods import DEFAULT_FUSION
-from kbsearch.workflows import check_search_options, evaluate_kb, index_corpus, unreachable
+from kbsearch.search.rerankers import RerankSettings
+from kbsearch.workflows import (
+    RerankLog,
+    check_rerank_routes,
+    check_search_options,
+    evaluate_kb,
+    index_corpus,
+    unreachable,
+)
 
-from .options import ROUTE_LIST, WEIGHTS, fusion_option, weights_text
+from .eval_stages import print_stage_gains
+from .options import (
+    ROUTE_LIST,
+    WEIGHTS,
+    fusion_option,
+    rerank_options,
+    rerank_settings,
+    weights_text,
+)
 
 COMPARE_MEASURES = ("nDCG@10", "MRR@10", "R@10", "R@100")
 KIND_MEASURES = ("R@5", "R@100", "MRR@10", "nDCG@10")
@@ -117,10 +133,14 @@ def run_evaluation(
     embedder: str | None = None,
     index_corpus_first: bool = False,
     analyzer: str | None = None,
+    rerank: RerankSettings | None = None,
+    log: RerankLog | None = None,
 ) -> EvaluationResult:
     """Open DB (with ``index_corpus_first``: create it and index the question set's corpus
-    when it holds no document), warn about unreachable relevant items, evaluate."""
+    when it holds no document), warn about unreachable relevant items, evaluate (``rerank``
+    for the ``ROUTE+rerank`` routes, whose stage reports go into ``log``)."""
     check_search_options(k, depth=depth, rrf_k=rrf_k, weights=weights, fusion=fusion)
+    check_rerank_routes(routes, rerank)
     with open_kb(db, create=index_corpus_first, embedder=embedder) as kb:
         if index_corpus_first:
             with progress_bar("embedding") as bar:
@@ -130,8 +150,9 @@ def run_evaluation(
                            f"{json.dumps(report.to_dict())}", err=True)  # fmt: skip
         warn_unreachable(unreachable(kb, questions))
         return evaluate_kb(
-            kb, questions, routes, k, depth=depth, rrf_k=rrf_k, weights=weights, fusion=fusion
-        )
+            kb, questions, routes, k, depth=depth, rrf_k=rrf_k, weights=weights, fusion=fusion,
+            rerank=rerank, log=log,
+        )  # fmt: skip
 
 
 def warn_unreachable(found: Sequence[Unreachable], show: int = 10) -> None:
@@ -153,7 +174,13 @@ def warn_unreachable(found: Sequence[Unreachable], show: int = 10) -> None:
 def _common(func: Callable[..., None]) -> Callable[..., None]:
     options = [
         click.option("--db", "db", required=True, type=click.Path(path_type=Path)),
-        click.option("--routes", default=",".join(ROUTES), show_default=True, type=ROUTE_LIST),
+        click.option(
+            "--routes",
+            default=",".join(ROUTES),
+            show_default=True,
+            type=ROUTE_LIST,
+            help="Comma list; ROUTE+rerank is ROUTE then the --rerank stage (hybrid+rerank).",
+        ),  # fmt: skip
         click.option("--k", "k", default=DEFAULT_K, show_default=True, type=click.IntRange(min=1)),
         click.option("--split", default="test", show_default=True, help="BEIR qrels split."),
         click.option("--json", "as_json", is_flag=True, help="Print the results as JSON."),
@@ -172,6 +199,7 @@ def _common(func: Callable[..., None]) -> Callable[..., None]:
         ),  # fmt: skip
         click.option("--embedder", default=None, help="Embedder spec (default: the index's)."),
         fusion_option,
+        rerank_options,
     ]
     for option in reversed(options):
         func = option(func)
@@ -179,13 +207,21 @@ def _common(func: Callable[..., None]) -> Callable[..., None]:
 
 
 def _finish(
-    result: EvaluationResult, as_json: bool, run_dir: Path | None, report: Path | None
+    result: EvaluationResult,
+    as_json: bool,
+    run_dir: Path | None,
+    report: Path | None,
+    log: RerankLog | None = None,
 ) -> None:
     console = wide_console(stderr=as_json)
+    stages = log.summary() if log is not None else {}
     if as_json:
-        click.echo(json.dumps(result.to_dict(), ensure_ascii=False, indent=2))
+        payload = result.to_dict() | ({"rerank": stages} if stages else {})
+        click.echo(json.dumps(payload, ensure_ascii=False, indent=2))
     else:
         print_result(result, console)
+        if log is not None:
+            print_stage_gains(result, log, console)
     _write_outputs(result, run_dir, report, console)
 
 
@@ -204,18 +240,21 @@ def _finish(
 def eval_command(questions: Path, db: Path, routes: tuple[str, ...], k: int, split: str,
                  as_json: bool, run_dir: Path | None, report: Path | None, rrf_k: float,
                  depth: int, weights: tuple[float, float], embedder: str | None,
-                 fusion: str, kind: str | None, fmt: str | None, rule: str | None,
-                 abstention: bool) -> None:  # fmt: skip
+                 fusion: str, rerank: str | None, rerank_top_n: int | None,
+                 rerank_budget_ms: float | None, kind: str | None, fmt: str | None,
+                 rule: str | None, abstention: bool) -> None:  # fmt: skip
     """Evaluate every route of the index DB on a question set (BEIR folder, policy JSONL,
-    tutorial JSON, TREC qrels + topics)."""
+    tutorial JSON, TREC qrels + topics); ROUTE+rerank routes show the rerank stage's gain."""
+    reranking = rerank_settings(rerank, rerank_top_n, rerank_budget_ms)
     qset = load_questions(questions, split, format=fmt, rule=rule)
     if kind is not None:
         qset = qset.only_kind(kind)
+    log = RerankLog()
     result = run_evaluation(
         qset, db, routes, k, depth=depth, rrf_k=rrf_k, weights=weights, fusion=fusion,
-        embedder=embedder,
+        embedder=embedder, rerank=reranking, log=log,
     )  # fmt: skip
-    _finish(result, as_json, run_dir, report)
+    _finish(result, as_json, run_dir, report, log)
     if abstention:  # the same fusion as the routes' evaluation
         _abstention(qset, db, k, depth, rrf_k, weights, fusion, embedder, as_json, report)
 
@@ -273,14 +312,18 @@ def _abstention(qset: QuestionSet, db: Path, k: int, depth: int, rrf_k: float,
 def bench_command(dataset: Path, db: Path, routes: tuple[str, ...], k: int, split: str,
                   as_json: bool, run_dir: Path | None, report: Path | None, rrf_k: float,
                   depth: int, weights: tuple[float, float], embedder: str | None,
-                  fusion: str, analyzer: str | None) -> None:  # fmt: skip
+                  fusion: str, rerank: str | None, rerank_top_n: int | None,
+                  rerank_budget_ms: float | None, analyzer: str | None) -> None:  # fmt: skip
     """Index the BEIR folder DATASET into DB when DB holds no document, then evaluate it."""
+    reranking = rerank_settings(rerank, rerank_top_n, rerank_budget_ms)
     qset = load_questions(dataset, split, format="beir")
+    log = RerankLog()
     result = run_evaluation(
         qset, db, routes, k, depth=depth, rrf_k=rrf_k, weights=weights, fusion=fusion,
-        embedder=embedder, index_corpus_first=True, analyzer=analyzer,
+        embedder=embedder, index_corpus_first=True, analyzer=analyzer, rerank=reranking,
+        log=log,
     )  # fmt: skip
-    _finish(result, as_json, run_dir, report)
+    _finish(result, as_json, run_dir, report, log)
 
 
 def print_comparison(comparison: Comparison, console: Console, show: int) -> None:

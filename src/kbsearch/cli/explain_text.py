@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kbsearch.search.explain import Explanation, RoutePosition
+from kbsearch.search.explain import Explanation, RerankPosition, RoutePosition
 
 
 def _pos(p: RoutePosition) -> str:
@@ -13,6 +13,11 @@ def _pos(p: RoutePosition) -> str:
 
 
 def render_explanation(e: Explanation) -> str:
+    text = _render_routes(e)
+    return text if e.rerank is None else text + "\n" + _render_rerank(e.rerank)
+
+
+def _render_routes(e: Explanation) -> str:
     lines = [f"{e.passage_id} for {e.query!r}", f"query terms: {' '.join(e.terms)}", ""]
     lines.append(f"lexical (BM25): {_pos(e.lexical)}")
     if "lexical" in e.not_applicable:
@@ -58,3 +63,21 @@ def render_explanation(e: Explanation) -> str:
         )
     lines.append(f"  sum = {e.rrf_total:.6f}")
     return "\n".join(lines)
+
+
+def _rank(rank: int | None) -> str:
+    return "not listed" if rank is None else f"#{rank}"
+
+
+def _render_rerank(r: RerankPosition) -> str:
+    if r.score is not None:
+        score = f"score {r.score:.6f}"
+    elif r.before is not None and r.before <= r.top_n and r.stopped:
+        score = "not scored (the budget ran out first)"
+    else:
+        score = f"not scored (below the top {r.top_n})"
+    budget = ", budget ran out: the rest kept the fused order" if r.stopped else ""
+    return (
+        f"rerank ({r.reranker}): {score}; rank {_rank(r.before)} -> {_rank(r.after)}\n"
+        f"  scored {r.scored} of the top {r.top_n} in {r.elapsed_ms:.1f} ms{budget}"
+    )

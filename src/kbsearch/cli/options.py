@@ -13,6 +13,9 @@ from kbsearch.knowledge_base import DEFAULT_DEPTH, DEFAULT_WEIGHTS, parse_weight
 from kbsearch.records import DEFAULT_AUDIENCE, ROUTES, Filters
 from kbsearch.search.fusion import DEFAULT_RRF_K
 from kbsearch.search.fusion_methods import DEFAULT_FUSION, SCORE_FUSIONS, fusion_names, parse_fusion
+from kbsearch.search.rerank import DEFAULT_BUDGET_MS, DEFAULT_TOP_N
+from kbsearch.search.rerankers import RERANKERS, RerankSettings, parse_reranker
+from kbsearch.workflows import RERANKED, base_route
 
 from .errors import ParsedValue
 
@@ -22,9 +25,13 @@ WEIGHTS = ParsedValue("lexical,dense", parse_weights)
 
 
 def _routes(text: str) -> tuple[str, ...]:
+    """Routes to evaluate: registered ones, each optionally followed by ``+rerank``."""
     routes = tuple(dict.fromkeys(r.strip() for r in text.split(",") if r.strip()))
-    if not routes or any(r not in ROUTES for r in routes):
-        raise InvalidArgumentError(f"routes are a comma list of {', '.join(ROUTES)}, got {text!r}")
+    if not routes or any(base_route(r)[0] not in ROUTES for r in routes):
+        raise InvalidArgumentError(
+            f"routes are a comma list of {', '.join(ROUTES)}, each optionally with"
+            f" {RERANKED} (hybrid{RERANKED}), got {text!r}"
+        )
     return routes
 
 
@@ -131,3 +138,59 @@ def make_filters(
         shown = ", ".join(repr(value) for value in doc_ids)
         raise InvalidArgumentError(f"--doc {shown} names no document id")
     return Filters(audience=audience, as_of=as_of, language=lang, doc_ids=ids if doc_ids else None)
+
+
+RERANKER = ParsedValue("NAME[:ARGUMENT]", parse_reranker)
+
+
+def rerank_options(func: F) -> F:
+    """``--rerank NAME[:ARGUMENT]``, ``--rerank-top-n``, ``--rerank-budget-ms``: see
+    :func:`rerank_settings`."""
+    names = "; ".join(kind.help for kind in RERANKERS.values())
+    numbers = [
+        ("--rerank-top-n", int, f"Passages the reranker rescores [default: {DEFAULT_TOP_N}]."),
+        (
+            "--rerank-budget-ms",
+            float,
+            "The reranker's time per search; past it the rest keeps the fused order"
+            f" [default: {DEFAULT_BUDGET_MS:g}].",
+        ),
+    ]
+    return apply(
+        [
+            click.option(
+                "--rerank",
+                type=RERANKER,
+                default=None,
+                help=f"Rerank the head of the list: {names}.",
+            ),
+            *(
+                click.option(flag, type=kind, default=None, help=text)
+                for flag, kind, text in numbers
+            ),
+        ],
+        func,
+    )
+
+
+def rerank_settings(
+    rerank: str | None, top_n: int | None, budget_ms: float | None
+) -> RerankSettings | None:
+    """The reranking the options ask for (``None``: none).
+
+    Raises:
+        click.UsageError: ``--rerank-top-n`` or ``--rerank-budget-ms`` without ``--rerank``,
+            or settings :class:`kbsearch.search.rerankers.RerankSettings` refuses.
+    """
+    if rerank is None:
+        if top_n is not None or budget_ms is not None:
+            raise click.UsageError("--rerank-top-n and --rerank-budget-ms need --rerank NAME")
+        return None
+    try:
+        return RerankSettings(
+            rerank,
+            DEFAULT_TOP_N if top_n is None else top_n,
+            DEFAULT_BUDGET_MS if budget_ms is None else budget_ms,
+        )
+    except InvalidArgumentError as error:
+        raise click.UsageError(str(error)) from None

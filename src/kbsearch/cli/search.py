@@ -18,7 +18,15 @@ from kbsearch.snippets import make_snippet
 from .ask import decision_line, min_confidence_option
 from .explain_text import render_explanation
 from .ingest import print_no_results, staff_only_matches
-from .options import audience_option, db_option, filter_options, fusion_options, make_filters
+from .options import (
+    audience_option,
+    db_option,
+    filter_options,
+    fusion_options,
+    make_filters,
+    rerank_options,
+    rerank_settings,
+)
 
 
 def snippet(text: str, width: int = 100) -> str:
@@ -66,6 +74,7 @@ def dumps(value: object) -> str:
 @click.option("--route", type=click.Choice(ROUTES), default=DEFAULT_ROUTE, show_default=True)
 @filter_options
 @fusion_options
+@rerank_options
 @click.option("--explain", is_flag=True, help="Show each hit's rank in each route.")
 @click.option("--embedder", help="Embedder spec (default: the one the index was built with).")
 @min_confidence_option
@@ -77,15 +86,17 @@ def dumps(value: object) -> str:
 )
 def search_command(query: str, db: str, k: int, route: str, audience: str, as_of: str | None,
                    lang: str | None, doc_ids: tuple[str, ...], fusion: str, rrf_k: float,
-                   depth: int, weights: tuple[float, float], explain: bool, embedder: str | None,
-                   min_confidence: float | None, as_json: bool,
+                   depth: int, weights: tuple[float, float], rerank: str | None,
+                   rerank_top_n: int | None, rerank_budget_ms: float | None, explain: bool,
+                   embedder: str | None, min_confidence: float | None, as_json: bool,
                    color: bool | None) -> None:  # fmt: skip
     """Search the knowledge base, with the confidence that the top K answers the query."""
     filters = make_filters(audience, as_of, lang, doc_ids)
+    reranking = rerank_settings(rerank, rerank_top_n, rerank_budget_ms)
     with open_kb(db, embedder=embedder) as kb:
         assessed = kb.assess(
             query, k=k, route=route, filters=filters, rrf_k=rrf_k, depth=depth,
-            weights=weights, min_confidence=min_confidence, fusion=fusion,
+            weights=weights, min_confidence=min_confidence, fusion=fusion, rerank=reranking,
         )  # fmt: skip
         hits, decision = assessed.hits, assessed.decision
         languages = kb.store.languages(str(filters.audience))
@@ -115,6 +126,7 @@ def search_command(query: str, db: str, k: int, route: str, audience: str, as_of
 @db_option
 @filter_options
 @fusion_options
+@rerank_options
 @click.option(
     "--k", "k", default=DEFAULT_K, show_default=True, type=int, help="Hits of the search."
 )
@@ -127,15 +139,17 @@ def search_command(query: str, db: str, k: int, route: str, audience: str, as_of
 @click.option("--json", "as_json", is_flag=True)
 def explain_command(query: str, passage_id: str, db: str, audience: str, as_of: str | None,
                     lang: str | None, doc_ids: tuple[str, ...], fusion: str, rrf_k: float,
-                    depth: int, weights: tuple[float, float], k: int, route: str | None,
-                    as_json: bool) -> None:  # fmt: skip
+                    depth: int, weights: tuple[float, float], rerank: str | None,
+                    rerank_top_n: int | None, rerank_budget_ms: float | None, k: int,
+                    route: str | None, as_json: bool) -> None:  # fmt: skip
     """Explain why PASSAGE_ID ranks where it does for QUERY (the same run as `search
     --explain` with the same options)."""
     filters = make_filters(audience, as_of, lang, doc_ids)
+    reranking = rerank_settings(rerank, rerank_top_n, rerank_budget_ms)
     with open_kb(db) as kb:
         result = kb.explain(
             query, passage_id, k=k, route=route, filters=filters, rrf_k=rrf_k, depth=depth,
-            weights=weights, fusion=fusion,
+            weights=weights, fusion=fusion, rerank=reranking,
         )  # fmt: skip
     click.echo(dumps(result.to_dict()) if as_json else render_explanation(result))
 

@@ -2,17 +2,20 @@
 
 :class:`RerankStage` implements :class:`kbsearch.search.stages.ReportingStage`. It takes the
 first ``top_n`` passages of the list it is given (the fused list, or one route's), scores
-``(query, passage text)`` pairs in batches of ``batch`` with a :class:`PairScorer` (for example a
+``(query, passage text)`` pairs in batches with a :class:`PairScorer` (for example a
 sentence-transformers ``CrossEncoder`` loaded from a local folder,
 :mod:`kbsearch.search.rerankers`), and orders the scored passages by that score (ties: their
 previous order), each carrying the reranker's score. Passages below ``top_n`` follow unchanged,
 with their previous scores.
 
 The budget (milliseconds of wall time, counted from the start of the stage, reading the texts
-included) is checked before each batch: a batch is not started when the time spent plus the
-slowest batch so far would pass it. The passages not scored then keep their previous order
-after the scored ones, so a slow scorer degrades to the fused order, never to an error or a
-timeout; one batch (the first) may overrun the budget. The stage never adds or loses a passage:
+included) sizes the batches: the first holds ``first_batch`` pairs (a probe of the scorer's
+speed); each next one holds as many pairs as the time left allows at the slowest rate per pair
+seen so far, at most ``batch``; when not one more pair fits, the stage stops. The passages not
+scored then keep their previous order after the scored ones, so a slow scorer degrades to the
+fused order, never to an error or a timeout; only the first batch can overrun the budget (a
+cross-encoder of MiniLM-L6's size on 2 CPU cores takes ~100-200 ms a pair, see
+``docs/benchmarks.md``). The stage never adds or loses a passage:
 it reorders the ones it was given, whose texts it reads under the same filters (a passage the
 audience may not see never reaches the scorer, since the list holds none). A passage whose text
 cannot be read keeps its place below the scored ones.
@@ -34,7 +37,8 @@ from ..filters import Filters
 
 DEFAULT_TOP_N = 30  # passages of the ranked list a reranker rescores
 DEFAULT_BUDGET_MS = 500.0  # wall time the stage may spend per search (see the module docstring)
-DEFAULT_BATCH = 8  # pairs per scorer call
+DEFAULT_BATCH = 8  # pairs per scorer call, at most
+FIRST_BATCH = 2  # pairs of the first call, which measures the scorer's speed
 
 
 class PairScorer(Protocol):
@@ -98,11 +102,13 @@ class RerankStage:
     top_n: int = DEFAULT_TOP_N
     batch: int = DEFAULT_BATCH
     budget_ms: float = DEFAULT_BUDGET_MS
+    first_batch: int = FIRST_BATCH
     name: str = "rerank"
     clock: Callable[[], float] = field(default=time.perf_counter, repr=False)
 
     def __post_init__(self) -> None:
         check_settings(self.top_n, self.budget_ms, self.batch)
+        check_settings(self.top_n, self.budget_ms, self.first_batch)
 
     def apply(
         self, query: str, ranked: Sequence[tuple[str, float]], filters: Filters
@@ -124,14 +130,17 @@ class RerankStage:
         texts = self.texts([pid for pid, _ in head], filters)
         head = [(pid, s) for pid, s in head if pid in texts]
         scored: list[tuple[int, str, float]] = []
-        slowest = 0.0
+        per_pair = 0.0  # the slowest seconds per pair so far
         stopped = False
-        for first in range(0, len(head), self.batch):
+        while len(scored) < len(head):
             began = self.clock()
-            if (began - start + slowest) * 1000.0 > self.budget_ms:
+            left = self.budget_ms / 1000.0 - (began - start)
+            size = min(self.batch, self.first_batch if not scored else int(left / per_pair))
+            if left <= 0 or size < 1:
                 stopped = True
                 break
-            chunk = head[first : first + self.batch]
+            first = len(scored)
+            chunk = head[first : first + size]
             values = [float(v) for v in self.scorer([(query, texts[pid]) for pid, _ in chunk])]
             if len(values) != len(chunk) or not all(math.isfinite(v) for v in values):
                 raise ValueError(
@@ -140,7 +149,7 @@ class RerankStage:
                 )
             pairs = enumerate(zip(chunk, values, strict=True))
             scored += [(first + i, pid, v) for i, ((pid, _), v) in pairs]
-            slowest = max(slowest, self.clock() - began)
+            per_pair = max(per_pair, (self.clock() - began) / len(chunk), 1e-9)
         scored.sort(key=lambda item: (-item[2], item[0]))
         done = {pid for _, pid, _ in scored}
         out = [(pid, score) for _, pid, score in scored]

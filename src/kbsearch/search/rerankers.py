@@ -7,7 +7,8 @@ help)``, so the command line's help and the errors list the same names. Built in
 - ``cross-encoder:PATH``: a sentence-transformers ``CrossEncoder`` read from the local folder
   ``PATH`` (never downloaded; ``pip install 'kbsearch[rerank]'``). Pairs longer than the
   model's ``max_length`` tokens are cut by its tokenizer (a reranker reads the passage's
-  start). Torch's thread pool is set to ``$KBSEARCH_THREADS`` (default 2) when it loads.
+  start). Torch's thread pool is set to ``$KBSEARCH_THREADS`` (default 2) when it loads; on
+  the CPU the pairs are scored one at a time (no padding to a batch's longest pair).
   Reference: Nogueira & Cho, "Passage Re-ranking with BERT" (2019), the cross-encoder
   reranking this runs; sentence-transformers' ``CrossEncoder`` is the implementation.
 
@@ -175,10 +176,13 @@ def _cross_encoder(argument: str) -> PairScorer:
             " (one score per pair)"
         )
 
+    # on the CPU one pair at a time: a batch is padded to its longest pair, which cost twice
+    # the time per pair on covid_faq_en (docs/benchmarks.md); a GPU takes the whole call
+    on_cpu = str(getattr(model, "device", "cpu")).startswith("cpu")
+
     def score(pairs: Sequence[tuple[str, str]]) -> Sequence[float]:
-        values = model.predict(
-            [list(pair) for pair in pairs], batch_size=max(1, len(pairs)), show_progress_bar=False
-        )
+        size = 1 if on_cpu else max(1, len(pairs))
+        values = model.predict([list(p) for p in pairs], batch_size=size, show_progress_bar=False)
         return [float(x) for x in values]
 
     return score

@@ -1,0 +1,81 @@
+"""`kbsearch search` and `explain` with `--rerank`: the library's reranking, its errors one
+line (a bad option value is click's usage error, exit 2; a reranker that cannot load exits 1)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+from support import FILES, LengthReranker, write_files
+
+import kbsearch
+from kbsearch.cli import cli
+from kbsearch.filters import Filters
+
+STAFF = ["--audience", "staff", "--as-of", "2026-06-01"]
+
+
+@pytest.fixture(scope="module")
+def db(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """The fixture documents, lexical only (no vectors)."""
+    root = tmp_path_factory.mktemp("cli")
+    docs = write_files(root / "docs", FILES)
+    with kbsearch.open_kb(root / "kb.db", create=True, embedder="none") as kb:
+        assert kb.index([docs], inventory=docs / "inventory.csv").ok
+    return str(root / "kb.db")
+
+
+def test_search_reranks_as_the_library_does(db: str, fake_reranker: LengthReranker) -> None:
+    args = ["search", "parcel", "--db", db, "--route", "lexical", *STAFF, "--k", "3"]
+    result = CliRunner().invoke(cli, [*args, "--rerank", "fake", "--json"])
+    assert result.exit_code == 0, result.output
+    shown = [h["passage_id"] for h in json.loads(result.stdout)["hits"]]
+    filters = Filters(audience="staff", as_of="2026-06-01")
+    with kbsearch.open_kb(db) as kb:
+        hits = kb.search("parcel", k=3, route="lexical", filters=filters, rerank="fake")
+        plain = kb.search("parcel", k=3, route="lexical", filters=filters)
+    assert shown == [h.passage_id for h in hits] != [h.passage_id for h in plain]
+    top_n = CliRunner().invoke(cli, [*args, "--rerank", "fake", "--rerank-top-n", "1", "--json"])
+    assert [h["passage_id"] for h in json.loads(top_n.stdout)["hits"]] == [
+        h.passage_id for h in plain
+    ]  # the top 1 reranked alone: the lexical order
+
+
+def test_explain_shows_the_rerank_stage(db: str, fake_reranker: LengthReranker) -> None:
+    args = ["explain", "lost parcel", "delivery@v1#lost-parcel", "--db", db, *STAFF]
+    result = CliRunner().invoke(cli, [*args, "--rerank", "fake"])
+    assert result.exit_code == 0, result.output
+    assert "rerank (fake): score " in result.output and "rank #" in result.output
+    as_json = CliRunner().invoke(cli, [*args, "--rerank", "fake", "--json"])
+    assert json.loads(as_json.stdout)["rerank"]["reranker"] == "fake"
+
+
+@pytest.mark.parametrize(
+    ("options", "code", "message"),
+    [
+        (["--rerank", "bm25"], 2, "unknown reranker 'bm25'"),
+        (["--rerank", "cross-encoder"], 2, "needs an argument"),
+        (["--rerank-top-n", "5"], 2, "need --rerank NAME"),
+        (["--rerank", "fake", "--rerank-budget-ms", "0"], 2, "rerank budget must be"),
+        (["--rerank", "cross-encoder:/nowhere/model"], 1, "no cross-encoder model folder at"),
+    ],
+)
+def test_rerank_errors(
+    db: str, fake_reranker: LengthReranker, options: list[str], code: int, message: str
+) -> None:
+    searches = (
+        ["search", "parcel", "--route", "lexical"],
+        ["explain", "parcel", "delivery@v1#lost-parcel"],
+    )
+    for command in searches:
+        result = CliRunner().invoke(cli, [*command, "--db", db, *options])
+        assert result.exit_code == code, result.output
+        assert message in result.output
+        if code == 1:
+            assert result.output.startswith("error: ") and result.output.count("\n") == 1
+
+
+def test_help_names_the_rerankers() -> None:
+    result = CliRunner().invoke(cli, ["search", "--help"])
+    assert "--rerank" in result.output and "kbsearch[rerank]" in result.output
