@@ -18,6 +18,8 @@ from kbsearch.knowledge_base import DEFAULT_K, KnowledgeBase, parse_weights
 from kbsearch.records import Filters
 from kbsearch.search.fusion import DEFAULT_RRF_K
 from kbsearch.search.fusion_methods import DEFAULT_FUSION
+from kbsearch.search.rerank import DEFAULT_BUDGET_MS, DEFAULT_TOP_N
+from kbsearch.search.rerankers import RerankSettings
 
 README = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
 
@@ -117,3 +119,18 @@ def test_readme_states_the_real_index_and_eval_defaults() -> None:
     assert evaluation is not None
     assert int(evaluation.group(1)) == default(("eval",), "k") == default(("bench",), "k")
     assert int(evaluation.group(2)) == default(("eval",), "depth")
+
+
+def test_readme_states_the_real_rerank_defaults() -> None:
+    stated = re.search(
+        r"`--rerank-top-n`, default (\d+)\)\s+within a time budget \(`--rerank-budget-ms`, "
+        r"default (\d+) ms",
+        README,
+    )
+    assert stated is not None, "the README's reranking sentence changed"
+    top_n, budget = int(stated.group(1)), float(stated.group(2))
+    assert (top_n, budget) == (DEFAULT_TOP_N, DEFAULT_BUDGET_MS)
+    assert RerankSettings.of("cross-encoder:x") == RerankSettings("cross-encoder:x", top_n, budget)
+    for path in (("search",), ("explain",), ("eval",), ("bench",)):
+        option = {p.name: p for p in command(*path).params}["rerank_top_n"]
+        assert isinstance(option, click.Option) and f"[default: {top_n}]" in (option.help or "")
