@@ -159,9 +159,12 @@ def _cross_encoder(argument: str) -> PairScorer:
         raise RerankerUnavailableError(
             f"the cross-encoder reranker needs sentence-transformers: {INSTALL_HINT}"
         ) from None
-    import torch  # installed with sentence-transformers
+    import torch  # both installed with sentence-transformers
+    from transformers.utils import logging as transformers_logging
 
     torch.set_num_threads(scan_threads())
+    bars = transformers_logging.is_progress_bar_enabled()
+    transformers_logging.disable_progress_bar()  # no "Loading weights" bar on a search's stderr
     try:
         model = CrossEncoder(str(folder), local_files_only=True)
     except Exception as error:  # transformers raises OSError, ValueError, KeyError... here
@@ -169,6 +172,9 @@ def _cross_encoder(argument: str) -> PairScorer:
         raise RerankerUnavailableError(
             f"cannot load a cross-encoder from {folder}: {first}"
         ) from error
+    finally:
+        if bars:
+            transformers_logging.enable_progress_bar()
     labels = getattr(model.config, "num_labels", 1)
     if labels != 1:
         raise RerankerUnavailableError(
@@ -185,6 +191,7 @@ def _cross_encoder(argument: str) -> PairScorer:
         values = model.predict([list(p) for p in pairs], batch_size=size, show_progress_bar=False)
         return [float(x) for x in values]
 
+    score([("warm-up", "warm-up")])  # the first call is slow: paid at load, not in a budget
     return score
 
 
