@@ -9,6 +9,16 @@ with kbsearch.open_kb("kb.db", create=True) as kb:
 from . import errors
 from .knowledge_base import KnowledgeBase, open_kb
 from .records import Document, Filters, Hit, Passage
+from .search.rerankers import RerankSettings
 
 __version__ = "0.1.0"
-__all__ = ["Document", "Filters", "Hit", "KnowledgeBase", "Passage", "errors", "open_kb"]
+__all__ = [
+    "Document",
+    "Filters",
+    "Hit",
+    "KnowledgeBase",
+    "Passage",
+    "RerankSettings",
+    "errors",
+    "open_kb",
+]

@@ -72,10 +72,10 @@ class RerankReport:
         return next((s for pid, s in self.scores if pid == passage_id), None)
 
 
-def check_settings(top_n: object, budget_ms: object, batch: object = DEFAULT_BATCH) -> None:
-    """Raises InvalidArgumentError: ``top_n`` or ``batch`` not a whole number >= 1, or a budget
-    that is not a finite number > 0 (milliseconds)."""
-    for name, value in (("top_n", top_n), ("batch", batch)):
+def check_settings(top_n: object, budget_ms: object, **batches: object) -> None:
+    """Raises InvalidArgumentError: ``top_n`` or a batch size (``batches``, by name) not a
+    whole number >= 1, or a budget that is not a finite number > 0 (milliseconds)."""
+    for name, value in {"top_n": top_n, **batches}.items():
         if not isinstance(value, int) or isinstance(value, bool) or value < 1:
             raise InvalidArgumentError(f"rerank {name} must be a whole number >= 1, got {value!r}")
     if (
@@ -107,8 +107,7 @@ class RerankStage:
     clock: Callable[[], float] = field(default=time.perf_counter, repr=False)
 
     def __post_init__(self) -> None:
-        check_settings(self.top_n, self.budget_ms, self.batch)
-        check_settings(self.top_n, self.budget_ms, self.first_batch)
+        check_settings(self.top_n, self.budget_ms, batch=self.batch, first_batch=self.first_batch)
 
     def apply(
         self, query: str, ranked: Sequence[tuple[str, float]], filters: Filters
