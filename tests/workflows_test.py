@@ -5,12 +5,20 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from support import FILES, FIXTURES_ROOT, write_files
+from support import FILES, FIXTURES_ROOT, indexed_kb, write_files
 
 import kbsearch
 from kbsearch.errors import EvaluationError, IngestError, InvalidArgumentError
 from kbsearch.evaluation.formats import load_questions
-from kbsearch.workflows import backup, evaluate_kb, index_corpus, index_files, unreachable
+from kbsearch.filters import Filters
+from kbsearch.workflows import (
+    backup,
+    evaluate_kb,
+    index_corpus,
+    index_files,
+    search_function,
+    unreachable,
+)
 
 BEIR = FIXTURES_ROOT / "eval" / "beir"
 
@@ -73,3 +81,17 @@ def test_evaluate_kb_checks_its_arguments_before_searching(db: Path) -> None:
     questions = load_questions(BEIR)
     with kbsearch.open_kb(db) as kb, pytest.raises(InvalidArgumentError, match="weight"):
         evaluate_kb(kb, questions, ["lexical"], weights=(0, 0))
+
+
+def test_the_evaluation_search_gives_the_fusion_settings_to_route_hybrid_only(
+    tmp_path: Path,
+) -> None:
+    settings = {"fusion": "rrf", "rrf_k": 30.0, "weights": (1.0, 0.5)}
+    with indexed_kb(tmp_path) as kb:
+        search = search_function(kb, **settings)  # type: ignore[arg-type]
+        for route in ("lexical", "dense"):
+            found = search("lost parcel refund", 5, route, Filters())
+            assert found == kb.search("lost parcel refund", k=5, route=route)
+        fused = search("lost parcel refund", 5, "hybrid", Filters())
+        assert fused == kb.search("lost parcel refund", k=5, **settings)  # type: ignore[arg-type]
+        assert fused != kb.search("lost parcel refund", k=5, fusion="rrf")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .backends.factory import Mirrored
 from .errors import EvaluationError, InvalidArgumentError, KbsearchError, QueryError
@@ -25,7 +25,8 @@ from .knowledge_base import (
 from .records import Filters, Hit
 from .search import HYBRID, SearchRequest
 from .search.fusion import DEFAULT_RRF_K
-from .search.fusion_methods import DEFAULT_FUSION
+from .search.fusion_methods import DEFAULT_FUSION, parse_fusion
+from .search.pipeline import check_fusion_settings
 from .store.staging import discard_if_empty
 
 if TYPE_CHECKING:
@@ -149,14 +150,14 @@ def search_function(
     fusion: str = DEFAULT_FUSION,
 ) -> SearchFn:
     """``search(text, n, route, filters) -> hits`` for :func:`kbsearch.evaluation.evaluate`;
-    each call encodes its query again (no query cache), so timed searches include it."""
+    each call encodes its query again (no query cache), so timed searches include it. The
+    fusion settings go to the hybrid route only (the others are not fused)."""
+    fused: dict[str, Any] = {"rrf_k": rrf_k, "weights": weights, "fusion": fusion}
 
     def search(text: str, n: int, route: str, filters: Filters) -> Sequence[Hit]:
         kb.clear_query_cache()
-        return kb.search(
-            text, k=n, route=route, filters=filters, rrf_k=rrf_k, depth=depth, weights=weights,
-            fusion=fusion,
-        )  # fmt: skip
+        settings = fused if route == HYBRID else {}
+        return kb.search(text, k=n, route=route, filters=filters, depth=depth, **settings)
 
     return search
 
@@ -184,14 +185,19 @@ def check_search_options(
     rrf_k: float = DEFAULT_RRF_K,
     weights: Sequence[float] = DEFAULT_WEIGHTS,
     fusion: str = DEFAULT_FUSION,
+    routes: Sequence[str] = (HYBRID,),
 ) -> None:
-    """Check a run's search options before any work (indexing, searching) starts.
+    """Check a run's search options before any work (indexing, searching) starts; the fusion
+    settings apply to the hybrid route, so ``routes`` without it take none.
 
     Raises:
         InvalidArgumentError: as :class:`kbsearch.search.SearchRequest`.
+        OptionConflictError: fusion settings other than the defaults without route hybrid.
     """
     SearchRequest("", k=k, route=HYBRID, rrf_k=rrf_k, depth=depth, weights=tuple(weights),
                   fusion=fusion)  # fmt: skip
+    fused = HYBRID if HYBRID in routes else next(iter(routes), HYBRID)
+    check_fusion_settings(fused, parse_fusion(fusion), rrf_k, tuple(weights))
 
 
 def evaluate_kb(
@@ -211,9 +217,11 @@ def evaluate_kb(
 
     Raises:
         InvalidArgumentError: bad ``depth``, ``rrf_k`` or ``weights``.
+        OptionConflictError: fusion settings other than the defaults without route hybrid.
         EvaluationError: as :func:`kbsearch.evaluation.evaluate`.
     """
-    check_search_options(k, depth=depth, rrf_k=rrf_k, weights=weights, fusion=fusion)
+    check_search_options(k, depth=depth, rrf_k=rrf_k, weights=weights, fusion=fusion,
+                         routes=routes)  # fmt: skip
     search = search_function(kb, rrf_k=rrf_k, depth=depth, weights=weights, fusion=fusion)
     return evaluate(search, questions, routes, k, depth=depth)
 

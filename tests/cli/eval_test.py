@@ -111,5 +111,13 @@ def test_bench_checks_its_search_options_before_indexing(tmp_path: Path) -> None
     db = tmp_path / "kb.db"
     args = ["bench", str(FIXTURES / "beir"), "--db", str(db), *LEXICAL, "--weights", "1,2"]
     result = CliRunner().invoke(cli, args)
-    assert result.exit_code == 1 and "add --fusion rrf" in result.output
+    assert result.exit_code == 2 and "add --fusion rrf" in result.output
     assert not db.exists()  # nothing was indexed
+
+
+def test_fusion_settings_without_route_hybrid_are_refused_before_indexing(tmp_path: Path) -> None:
+    db = tmp_path / "kb.db"
+    args = ["bench", str(FIXTURES / "beir"), "--db", str(db), *LEXICAL, "--fusion", "convex"]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 2 and "hybrid route only; route 'lexical'" in result.output
+    assert result.output.count("\n") == 1 and not db.exists()

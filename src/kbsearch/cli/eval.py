@@ -36,7 +36,14 @@ from kbsearch.search.fusion import DEFAULT_RRF_K
 from kbsearch.search.fusion_methods import DEFAULT_FUSION
 from kbsearch.workflows import check_search_options, evaluate_kb, index_corpus, unreachable
 
-from .options import ROUTE_LIST, WEIGHTS, fusion_option, weights_text
+from .options import (
+    HITS,
+    ROUTE_LIST,
+    depth_option,
+    fusion_option,
+    rrf_k_option,
+    weights_option,
+)
 
 COMPARE_MEASURES = ("nDCG@10", "MRR@10", "R@10", "R@100")
 KIND_MEASURES = ("R@5", "R@100", "MRR@10", "nDCG@10")
@@ -120,7 +127,8 @@ def run_evaluation(
 ) -> EvaluationResult:
     """Open DB (with ``index_corpus_first``: create it and index the question set's corpus
     when it holds no document), warn about unreachable relevant items, evaluate."""
-    check_search_options(k, depth=depth, rrf_k=rrf_k, weights=weights, fusion=fusion)
+    check_search_options(k, depth=depth, rrf_k=rrf_k, weights=weights, fusion=fusion,
+                         routes=routes)  # fmt: skip
     with open_kb(db, create=index_corpus_first, embedder=embedder) as kb:
         if index_corpus_first:
             with progress_bar("embedding") as bar:
@@ -152,24 +160,43 @@ def warn_unreachable(found: Sequence[Unreachable], show: int = 10) -> None:
 
 def _common(func: Callable[..., None]) -> Callable[..., None]:
     options = [
-        click.option("--db", "db", required=True, type=click.Path(path_type=Path)),
-        click.option("--routes", default=",".join(ROUTES), show_default=True, type=ROUTE_LIST),
-        click.option("--k", "k", default=DEFAULT_K, show_default=True, type=click.IntRange(min=1)),
+        click.option(
+            "--db",
+            "db",
+            required=True,
+            type=click.Path(path_type=Path),
+            help="Knowledge base file.",
+        ),  # fmt: skip
+        click.option(
+            "--routes",
+            default=",".join(ROUTES),
+            show_default=True,
+            type=ROUTE_LIST,
+            help="Routes to evaluate, a comma list.",
+        ),  # fmt: skip
+        click.option(
+            "--k",
+            "k",
+            default=DEFAULT_K,
+            show_default=True,
+            type=HITS,
+            help="Hits scored per question (the metrics' cutoff).",
+        ),  # fmt: skip
         click.option("--split", default="test", show_default=True, help="BEIR qrels split."),
         click.option("--json", "as_json", is_flag=True, help="Print the results as JSON."),
-        click.option("--run-dir", type=click.Path(file_okay=False, path_type=Path)),
-        click.option("--report", type=click.Path(dir_okay=False, path_type=Path)),
-        click.option("--rrf-k", default=DEFAULT_RRF_K, show_default=True, type=float),
         click.option(
-            "--depth", default=DEFAULT_DEPTH, show_default=True, type=click.IntRange(min=1)
-        ),
-        click.option(
-            "--weights",
-            default=weights_text(),
-            show_default=True,
-            type=WEIGHTS,
-            help="lexical,dense",
+            "--run-dir",
+            type=click.Path(file_okay=False, path_type=Path),
+            help="Write each route's TREC run and the qrels into this folder.",
         ),  # fmt: skip
+        click.option(
+            "--report",
+            type=click.Path(dir_okay=False, path_type=Path),
+            help="Write an HTML report to this file.",
+        ),  # fmt: skip
+        rrf_k_option,
+        depth_option,
+        weights_option,
         click.option("--embedder", default=None, help="Embedder spec (default: the index's)."),
         fusion_option,
     ]

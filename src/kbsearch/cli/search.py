@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 import click
 
-from kbsearch.knowledge_base import DEFAULT_K, DEFAULT_ROUTE, open_kb
+from kbsearch.knowledge_base import DEFAULT_ROUTE, open_kb
 from kbsearch.records import ROUTES
 from kbsearch.search.abstain import decision_fields
 from kbsearch.snippets import make_snippet
@@ -18,7 +18,14 @@ from kbsearch.snippets import make_snippet
 from .ask import decision_line, min_confidence_option
 from .explain_text import render_explanation
 from .ingest import print_no_results, staff_only_matches
-from .options import audience_option, db_option, filter_options, fusion_options, make_filters
+from .options import (
+    audience_option,
+    db_option,
+    filter_options,
+    fusion_options,
+    k_option,
+    make_filters,
+)
 
 
 def snippet(text: str, width: int = 100) -> str:
@@ -62,7 +69,7 @@ def dumps(value: object) -> str:
 @click.command("search")
 @click.argument("query")
 @db_option
-@click.option("--k", "k", default=DEFAULT_K, show_default=True, type=int, help="Hits to return.")
+@k_option("Hits to return.")
 @click.option("--route", type=click.Choice(ROUTES), default=DEFAULT_ROUTE, show_default=True)
 @filter_options
 @fusion_options
@@ -115,9 +122,7 @@ def search_command(query: str, db: str, k: int, route: str, audience: str, as_of
 @db_option
 @filter_options
 @fusion_options
-@click.option(
-    "--k", "k", default=DEFAULT_K, show_default=True, type=int, help="Hits of the search."
-)
+@k_option("Hits of the search.")
 @click.option(
     "--route",
     type=click.Choice(ROUTES),
