@@ -1,0 +1,52 @@
+"""The search page (GET /): its default route is the best one the index supports."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+import httpx
+from support import FILES, write_files
+from support_service import KEYS, PUBLIC_READ, Running, auth
+
+import kbsearch
+
+NOTE = "This index has no vectors: keyword search (lexical) only."
+
+
+def selected_route(html: str) -> str:
+    found = re.search(r'<option value="(\w+)" selected>', html)
+    assert found, html
+    return found.group(1)
+
+
+def test_the_page_searches_a_keyword_only_index_by_default(
+    serve: Callable[..., Running], tmp_path: Path
+) -> None:
+    docs = write_files(tmp_path / "docs", FILES)
+    db = tmp_path / "lexical.db"
+    with kbsearch.open_kb(db, create=True, embedder="none") as kb:
+        assert kb.index([docs], inventory=docs / "inventory.csv").added == 4
+    keys = tmp_path / "keys.txt"
+    keys.write_text(KEYS, encoding="utf-8")
+    server = serve(db, keys=keys, embedder=None)
+    with httpx.Client(base_url=server.url, timeout=30, headers=auth(PUBLIC_READ)) as client:
+        empty = client.get("/")
+        assert empty.status_code == 200 and NOTE in empty.text
+        assert selected_route(empty.text) == "lexical"
+        page = client.get("/", params={"q": "lost parcel"})
+        assert page.status_code == 200, page.text
+        assert NOTE in page.text and 'class="hit"' in page.text
+        assert selected_route(page.text) == "lexical"
+        asked = client.get("/", params={"q": "lost parcel", "route": "hybrid"})
+        assert asked.status_code == 422 and "no vectors" in asked.text  # asked for, said why
+        assert selected_route(asked.text) == "hybrid" and NOTE in asked.text
+        more = client.get("/", params={"q": "parcel", "route": "lexical"})  # e.g. page 2
+        assert more.status_code == 200 and NOTE in more.text
+
+
+def test_the_page_searches_hybrid_by_default_with_vectors(client: httpx.Client) -> None:
+    page = client.get("/", params={"q": "lost parcel"}, headers=auth(PUBLIC_READ))
+    assert page.status_code == 200 and NOTE not in page.text
+    assert selected_route(page.text) == "hybrid"
