@@ -37,10 +37,11 @@ from kbsearch.search.fusion_methods import DEFAULT_FUSION
 from kbsearch.workflows import check_search_options, evaluate_kb, index_corpus, unreachable
 
 from .options import (
-    HITS,
     ROUTE_LIST,
     depth_option,
     fusion_option,
+    json_option,
+    k_option,
     rrf_k_option,
     weights_option,
 )
@@ -174,14 +175,7 @@ def _common(func: Callable[..., None]) -> Callable[..., None]:
             type=ROUTE_LIST,
             help="Routes to evaluate, a comma list.",
         ),  # fmt: skip
-        click.option(
-            "--k",
-            "k",
-            default=DEFAULT_K,
-            show_default=True,
-            type=HITS,
-            help="Hits scored per question (the metrics' cutoff).",
-        ),  # fmt: skip
+        k_option("Hits scored per question (the metrics' cutoff).", DEFAULT_K),
         click.option("--split", default="test", show_default=True, help="BEIR qrels split."),
         click.option("--json", "as_json", is_flag=True, help="Print the results as JSON."),
         click.option(
@@ -220,8 +214,10 @@ def _finish(
 @click.argument("questions", type=click.Path(exists=True, path_type=Path))
 @_common
 @click.option("--kind", default=None, help="Evaluate only the questions of this kind.")
-@click.option("--format", "fmt", type=click.Choice(list(READERS)), default=None)
-@click.option("--rule", type=click.Choice(list(MATCH_RULES)), default=None)
+@click.option("--format", "fmt", type=click.Choice(list(READERS)), default=None,
+              help="The question set's format [default: detected].")  # fmt: skip
+@click.option("--rule", type=click.Choice(list(MATCH_RULES)), default=None,
+              help="What a hit must match to count [default: the format's].")  # fmt: skip
 @click.option(
     "--abstention",
     is_flag=True,
@@ -367,19 +363,22 @@ def _labels(paths: Sequence[Path]) -> list[str]:
 @click.argument("runs", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
 @click.option("--qrels", type=click.Path(exists=True, path_type=Path), help="TREC qrels file.")
 @click.option("--questions", type=click.Path(exists=True, path_type=Path), help="Question set.")
-@click.option("--split", default="test", show_default=True)
+@click.option("--split", default="test", show_default=True, help="BEIR qrels split.")
 @click.option("--measure", "measures", multiple=True, help="Repeatable; default nDCG@10 ...")
-@click.option("--test", "test", type=click.Choice(list(TESTS)), default="randomization")
-@click.option("--resamples", default=RESAMPLES, show_default=True, type=click.IntRange(min=1))
-@click.option("--seed", default=SEED, show_default=True, type=int)
+@click.option("--test", "test", type=click.Choice(list(TESTS)), default="randomization",
+              show_default=True, help="Paired significance test.")  # fmt: skip
+@click.option("--resamples", default=RESAMPLES, show_default=True, type=click.IntRange(min=1),
+              help="Permutations or bootstrap samples.")  # fmt: skip
+@click.option("--seed", default=SEED, show_default=True, type=int, help="Random seed.")
 @click.option(
     "--alpha",
     default=ALPHA,
     show_default=True,
     type=click.FloatRange(0, 1, min_open=True, max_open=True),
+    help="Significance level.",
 )
 @click.option("--show", default=10, show_default=True, help="Per-query differences to list.")
-@click.option("--json", "as_json", is_flag=True)
+@json_option
 def compare_command(runs: tuple[Path, ...], qrels: Path | None, questions: Path | None,
                     split: str, measures: tuple[str, ...], test: str, resamples: int, seed: int,
                     alpha: float, show: int, as_json: bool) -> None:  # fmt: skip

@@ -58,6 +58,11 @@ def apply(options: list[Callable[[F], F]], func: F) -> F:
     return func
 
 
+def json_option(func: F) -> F:
+    """``--json``: print the result as JSON instead of text."""
+    return click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")(func)
+
+
 def db_option(func: F) -> F:
     """``--db FILE``, required."""
     return click.option(
@@ -89,7 +94,10 @@ def filter_options(func: F) -> F:
         [
             audience_option,
             click.option(
-                "--as-of", "as_of", type=DAY, help="Date (YYYY-MM-DD) whose versions apply; today."
+                "--as-of",
+                "as_of",
+                type=DAY,
+                help="The day whose document versions apply [default: today].",
             ),
             click.option("--lang", "lang", help="Only passages in this language (en, fr...)."),
             click.option(
@@ -103,9 +111,9 @@ def filter_options(func: F) -> F:
 HITS = click.IntRange(1, MAX_K)  # --k and --depth: the library's bounds, a usage error
 
 
-def k_option(help_text: str) -> Callable[[F], F]:
+def k_option(help_text: str, default: int = DEFAULT_K) -> Callable[[F], F]:
     """``--k N``: hits, 1 to ``MAX_K``."""
-    return click.option("--k", "k", default=DEFAULT_K, show_default=True, type=HITS, help=help_text)
+    return click.option("--k", "k", default=default, show_default=True, type=HITS, help=help_text)
 
 
 def rrf_k_option(func: F) -> F:

@@ -23,6 +23,7 @@ from .options import (
     db_option,
     filter_options,
     fusion_options,
+    json_option,
     k_option,
     make_filters,
 )
@@ -70,13 +71,19 @@ def dumps(value: object) -> str:
 @click.argument("query")
 @db_option
 @k_option("Hits to return.")
-@click.option("--route", type=click.Choice(ROUTES), default=DEFAULT_ROUTE, show_default=True)
+@click.option(
+    "--route",
+    type=click.Choice(ROUTES),
+    default=DEFAULT_ROUTE,
+    show_default=True,
+    help="lexical (BM25), dense (E5 vectors) or hybrid (both, fused).",
+)
 @filter_options
 @fusion_options
 @click.option("--explain", is_flag=True, help="Show each hit's rank in each route.")
 @click.option("--embedder", help="Embedder spec (default: the one the index was built with).")
 @min_confidence_option
-@click.option("--json", "as_json", is_flag=True)
+@json_option
 @click.option(
     "--color/--no-color",
     default=None,
@@ -129,7 +136,7 @@ def search_command(query: str, db: str, k: int, route: str, audience: str, as_of
     default=None,
     help="The search's route [default: hybrid; lexical without vectors].",
 )
-@click.option("--json", "as_json", is_flag=True)
+@json_option
 def explain_command(query: str, passage_id: str, db: str, audience: str, as_of: str | None,
                     lang: str | None, doc_ids: tuple[str, ...], fusion: str, rrf_k: float,
                     depth: int, weights: tuple[float, float], k: int, route: str | None,
@@ -149,7 +156,7 @@ def explain_command(query: str, passage_id: str, db: str, audience: str, as_of: 
 @click.argument("passage_id")
 @db_option
 @audience_option
-@click.option("--json", "as_json", is_flag=True)
+@json_option
 def show_command(passage_id: str, db: str, audience: str, as_json: bool) -> None:
     """Print one passage; given a document id (DOC_ID or DOC_ID@vVERSION), list its passages."""
     with open_kb(db) as kb:
