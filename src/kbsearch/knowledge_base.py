@@ -313,11 +313,15 @@ class KnowledgeBase:
             InvalidArgumentError: the index has no vectors (the confidence reads both routes),
                 or a bad argument. QueryError and the embedder errors as :meth:`search`.
         """
-        assessed = self.assess(query, k=k, filters=filters, min_confidence=min_confidence)
-        if assessed.decision is None:
+        if not self.routes["dense"].available():  # before the search, whose error is another
             raise InvalidArgumentError(
                 f"{self.store.path} has no vectors: answering needs both routes; re-embed it"
                 " with --reembed --embedder SPEC"
+            )
+        assessed = self.assess(query, k=k, filters=filters, min_confidence=min_confidence)
+        if assessed.decision is None:  # the index lost its vectors meanwhile
+            raise InvalidArgumentError(
+                f"{self.store.path} has no vectors: answering needs both routes"
             )
         document = None
         if assessed.hits:
