@@ -313,16 +313,16 @@ class KnowledgeBase:
             InvalidArgumentError: the index has no vectors (the confidence reads both routes),
                 or a bad argument. QueryError and the embedder errors as :meth:`search`.
         """
-        if not self.routes["dense"].available():  # before the search, whose error is another
-            raise InvalidArgumentError(
-                f"{self.store.path} has no vectors: answering needs both routes; re-embed it"
-                " with --reembed --embedder SPEC"
-            )
+        # before the search, whose error is another; no file path (an API caller reads it)
+        no_vectors = InvalidArgumentError(
+            "this index has no vectors: answering needs both routes; re-embed it with"
+            " --reembed --embedder SPEC"
+        )
+        if not self.routes["dense"].available():
+            raise no_vectors
         assessed = self.assess(query, k=k, filters=filters, min_confidence=min_confidence)
         if assessed.decision is None:  # the index lost its vectors meanwhile
-            raise InvalidArgumentError(
-                f"{self.store.path} has no vectors: answering needs both routes"
-            )
+            raise no_vectors
         document = None
         if assessed.hits:
             top = assessed.hits[0]

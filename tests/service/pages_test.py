@@ -3,14 +3,9 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from pathlib import Path
 
 import httpx
-from support import FILES, write_files
-from support_service import KEYS, PUBLIC_READ, Running, auth
-
-import kbsearch
+from support_service import PUBLIC_READ, Running, auth
 
 NOTE = "This index has no vectors: keyword search (lexical) only."
 
@@ -21,16 +16,8 @@ def selected_route(html: str) -> str:
     return found.group(1)
 
 
-def test_the_page_searches_a_keyword_only_index_by_default(
-    serve: Callable[..., Running], tmp_path: Path
-) -> None:
-    docs = write_files(tmp_path / "docs", FILES)
-    db = tmp_path / "lexical.db"
-    with kbsearch.open_kb(db, create=True, embedder="none") as kb:
-        assert kb.index([docs], inventory=docs / "inventory.csv").added == 4
-    keys = tmp_path / "keys.txt"
-    keys.write_text(KEYS, encoding="utf-8")
-    server = serve(db, keys=keys, embedder=None)
+def test_the_page_searches_a_keyword_only_index_by_default(lexical_server: Running) -> None:
+    server = lexical_server
     with httpx.Client(base_url=server.url, timeout=30, headers=auth(PUBLIC_READ)) as client:
         empty = client.get("/")
         assert empty.status_code == 200 and NOTE in empty.text
@@ -50,3 +37,14 @@ def test_the_page_searches_hybrid_by_default_with_vectors(client: httpx.Client) 
     page = client.get("/", params={"q": "lost parcel"}, headers=auth(PUBLIC_READ))
     assert page.status_code == 200 and NOTE not in page.text
     assert selected_route(page.text) == "hybrid"
+
+
+def test_the_api_says_which_route_an_index_without_vectors_takes(lexical_server: Running) -> None:
+    with httpx.Client(base_url=lexical_server.url, timeout=30) as client:
+        response = client.get("/search", params={"q": "parcel"}, headers=auth(PUBLIC_READ))
+        asked = client.get("/ask", params={"q": "parcel"}, headers=auth(PUBLIC_READ))
+    assert response.status_code == 422
+    error = response.json()["error"]
+    assert "no vectors" in error and "route lexical" in error
+    assert asked.status_code == 422 and "answering needs both routes" in asked.json()["error"]
+    assert "lexical.db" not in error + asked.json()["error"]  # no server file path
