@@ -35,7 +35,7 @@ from .ingest.conflicts import Candidate, refuse_claims, refuse_overlaps
 from .ingest.discovery import discover, nothing_indexable
 from .ingest.discovery import expand_paths as expand_paths
 from .ingest.inventory import InventoryRow, read_inventory
-from .ingest.metadata import ACCESS_LABELS, normalize_language, path_doc_id, resolve_document
+from .ingest.metadata import ACCESS_LABELS, known_language, path_doc_id, resolve_document
 from .records import Document, ParsedDocument, Passage
 from .store import IndexSettings, Store, StoredDocument
 
@@ -209,10 +209,11 @@ class Indexer:
 
         Raises:
             IngestError: a path does not exist, or nothing in ``paths`` can be indexed.
-            InvalidArgumentError: ``lang`` is not a language code, an unknown access label.
+            InvalidArgumentError: ``lang`` is not a known language code, an unknown access
+                label.
             InventoryError: the inventory cannot be read or is invalid.
         """
-        lang = normalize_language(lang, "--lang") if lang else None
+        lang = known_language(lang, "--lang") if lang else None
         rows = load_inventory(inventory)
         found = discover(paths)
         if not found.files:

@@ -253,3 +253,13 @@ def test_search_color_forces_bold_when_piped(db: str) -> None:
     args = ["search", "lost parcel", "--db", db, "--route", "lexical", "--color"]
     result = CliRunner().invoke(cli, args)
     assert result.exit_code == 0 and click.style("parcel", bold=True) in result.output
+
+
+@pytest.mark.parametrize("lang", ["zz", "english"])
+def test_index_refuses_an_unknown_language_as_a_usage_error(
+    db: str, tmp_path: Path, lang: str
+) -> None:
+    docs = write_files(tmp_path / "more", {"a.md": "# A\n\n## B\n\nSome text.\n"})
+    code, _, err = run("index", str(docs), "--db", db, "--lang", lang)
+    assert code == 2 and err.count("\n") == 1, err
+    assert f"--lang {lang!r}" in err and "en, es" in err

@@ -19,7 +19,7 @@ from ..errors import IngestError, InvalidArgumentError, KbsearchError
 from ..filters import parse_day
 from ..indexing import IndexReport
 from ..ingest import SUPPORTED_SUFFIXES
-from ..ingest.metadata import KNOWN_LANGUAGES, normalize_language
+from ..ingest.metadata import known_language
 from ..knowledge_base import KnowledgeBase
 
 # one file, one document: the BEIR corpus (.jsonl) and card (.json) formats hold many
@@ -75,11 +75,8 @@ class Upload:
                 )
         if self.access not in ("public", "staff"):
             raise InvalidArgumentError(f"access must be public or staff, got {self.access!r}")
-        if self.language and _language(self.language) not in KNOWN_LANGUAGES:
-            raise InvalidArgumentError(
-                f"unsupported language {self.language!r}; leave it empty to detect it, or give"
-                f" one of {', '.join(sorted(KNOWN_LANGUAGES))}"
-            )
+        if self.language:
+            known_language(self.language)
         start = parse_day(self.effective_from or None)
         end = parse_day(self.effective_to or None)
         if start and end and end < start:
@@ -160,13 +157,6 @@ def _replace(kb: KnowledgeBase, upload: Upload, target: Path) -> IndexReport:
                 previous.replace(target)
             raise
     return report
-
-
-def _language(value: str) -> str:
-    try:
-        return normalize_language(value)
-    except InvalidArgumentError:
-        return value
 
 
 def _write_inventory(path: Path, upload: Upload, target: Path) -> None:
