@@ -21,6 +21,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 import kbsearch  # noqa: E402
 from kbsearch.demo import example_searches  # noqa: E402
 from kbsearch.records import Hit  # noqa: E402
+from kbsearch.search.fusion_methods import DEFAULT_FUSION  # noqa: E402
 
 TOP = 3
 
@@ -44,7 +45,7 @@ def main() -> None:
     args = parser.parse_args()
     with kbsearch.open_kb(args.db) as kb:
         language = {d.document.doc_id: d.document.language for d in kb.documents()}
-        runs = [(route, "rrf") for route in args.routes if route != "hybrid"]
+        runs = [(route, DEFAULT_FUSION) for route in args.routes if route != "hybrid"]
         runs += [("hybrid", fusion) for fusion in args.fusion] if "hybrid" in args.routes else []
         verdicts: dict[str, list[str]] = {}
         for example in example_searches():

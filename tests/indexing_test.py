@@ -260,6 +260,10 @@ def test_language_code_is_normalised_or_refused(tmp_path: Path) -> None:
         assert [d.document.language for d in kb.documents()] == ["en"]
         with pytest.raises(InvalidArgumentError, match="--lang 'english'"):
             kb.index([docs], lang="english")
+        before = kb.documents()
+        with pytest.raises(InvalidArgumentError, match=r"--lang 'zz'.* en, es, .* fr, "):
+            kb.index([docs], lang="zz")  # a code in form, but no language: a typo
+        assert kb.documents() == before
 
 
 def test_language_from_the_file_name(tmp_path: Path) -> None:

@@ -121,9 +121,9 @@ def seed_store(path: Path, analyzer: Analyzer) -> Store:
 SLOW_INDEX = """
 import sys, time
 sys.path.insert(0, {tests!r})
-import kbsearch.indexing, kbsearch.embedder_slot
+import kbsearch.indexing, kbsearch.index_write, kbsearch.embedder_slot
 from support import FakeEmbedder
-kbsearch.indexing.EMBED_BATCH = 1
+kbsearch.index_write.EMBED_BATCH = 1
 write = kbsearch.indexing.Indexer._write_batch
 def slow(self, batch):
     write(self, batch)

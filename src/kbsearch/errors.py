@@ -15,6 +15,11 @@ class InvalidArgumentError(KbsearchError, ValueError):
     """An argument is out of range or malformed (k <= 0, a bad date, an unknown audience...)."""
 
 
+class OptionConflictError(InvalidArgumentError):
+    """Arguments that cannot go together, each valid alone: fusion settings for a route that
+    is not fused, RRF's settings with a score fusion. The CLI treats it as a usage error."""
+
+
 class KnowledgeBaseNotFoundError(KbsearchError, FileNotFoundError):
     """The database file does not exist; run `kbsearch index` first."""
 

@@ -11,25 +11,24 @@ The CLI and the evaluation runner are thin layers over these calls.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
 from .analysis import Analyzer, is_text, query_words
-from .backends.factory import close_backend, mirrored, open_backend
+from .backends.factory import close_backend, open_backend
 from .embedder_slot import EmbedderSlot
 from .embedders import Embedder
 from .errors import (
     InvalidArgumentError,
     PassageNotFoundError,
-    ReadOnlyIndexError,
 )
-from .filters import AUDIENCES, Audience, Filters
-from .index_run import plan_settings, reembed_into_copy, run_index
-from .indexing import IndexReport, expand_paths, load_inventory
-from .records import DEFAULT_AUDIENCE, Hit, Passage
+from .filters import Filters
+from .kb_contents import Contents
+from .kb_indexing import Indexing
+from .records import DEFAULT_AUDIENCE, Hit
 from .search import HYBRID, Pipeline, RouteContext, SearchRequest, SearchResult, make_routes
 from .search.abstain import Decision
 from .search.abstention import AbstentionStage, Assessment
@@ -51,16 +50,17 @@ from .search.pipeline import (
 )
 from .search.rerankers import RerankSettings
 from .search.routes import LexicalRoute, make_scorers
-from .store import PassageRow, Store, StoredDocument
+from .store import PassageRow, Store
 
 if TYPE_CHECKING:
     from .backends.qdrant.target import QdrantTarget
 
-SHOWN_IDS = 10  # passage ids named in the error for a document id given as a passage id
 
-
-class KnowledgeBase:
-    """One knowledge base file: the facade over its backend and search pipeline.
+class KnowledgeBase(Indexing, Contents):
+    """One knowledge base file: the facade over its backend and search pipeline. Indexing
+    (:meth:`index`, from :class:`~kbsearch.kb_indexing.Indexing`) and reading what it holds
+    (:meth:`get_passage`, :meth:`stats`..., from :class:`~kbsearch.kb_contents.Contents`)
+    are inherited.
 
     Use :func:`open_kb` to make one. Searches share one read-only snapshot per index
     generation (:mod:`kbsearch.backends.sqlite`), built once under a lock; they may run from
@@ -100,10 +100,6 @@ class KnowledgeBase:
         self.close()
 
     @property
-    def settings(self) -> dict[str, Any]:
-        return self.store.settings()
-
-    @property
     def analyzer(self) -> Analyzer:
         return Analyzer(str(self.settings.get("analyzer", "stem")))
 
@@ -118,77 +114,6 @@ class KnowledgeBase:
             EmbedderUnavailableError: it cannot be loaded.
         """
         return self._embedders.get()
-
-    # -- indexing ------------------------------------------------------------------------------
-
-    def index(
-        self,
-        paths: Sequence[str | Path],
-        *,
-        inventory: str | Path | None = None,
-        default_access: str | None = None,
-        prune: bool = False,
-        lang: str | None = None,
-        reembed: bool = False,
-        analyzer: str | None = None,
-        passage_budget: int | None = None,
-        section_level: int | None = None,
-        progress: Callable[[int, int], None] | None = None,
-        takeover: bool = False,
-    ) -> IndexReport:
-        """Index files and folders (see :mod:`kbsearch.indexing`).
-
-        ``takeover``: a doc id and version already stored from another file is replaced by
-        the one found now instead of being refused (the HTTP API's ``PUT /documents``).
-
-        ``analyzer``, ``passage_budget`` and ``section_level`` apply when the index is new
-        (or re-embedded); an existing index keeps the settings it was built with.
-        ``reembed`` rebuilds the index from ``paths`` with this knowledge base's embedder:
-        documents not under ``paths`` are not kept. It builds the new index in a copy that
-        replaces the old one only when every file was indexed (else ``kept_previous_index``
-        is set in the report and the old index is unchanged). The settings are recorded with
-        the first document, in its transaction. ``default_access`` labels documents that
-        have no label; the index remembers it, and ``None`` uses the remembered one (``staff``
-        for a new index).
-
-        Raises:
-            InvalidArgumentError: unknown access label or analyzer, budget too small.
-            EmbedderMismatchError: another embedder built this index (use ``reembed``).
-            IngestError: a path does not exist. Per-document failures are in the report.
-            ReadOnlyIndexError, DatabaseLockedError, StorageFullError: the file cannot be
-                written (what was written before stays).
-            SettingsConflictError: another run recorded other settings meanwhile.
-            IndexingInterrupted: Ctrl-C (a KeyboardInterrupt); its ``report`` counts what was
-                written.
-        """
-        if default_access is not None and default_access not in AUDIENCES:
-            raise InvalidArgumentError(f"unknown access label {default_access!r}")
-        if self.store.read_only:
-            raise ReadOnlyIndexError(
-                f"{self.store.path} is read-only; it can be searched, but indexing needs write"
-                f" access (chmod u+w {self.store.path})"
-            )
-        current = self.store.index_settings()
-        embedder = self._embedders.for_indexing(current is None or reembed, reembed)
-        spec = self._embedders.recorded_spec(embedder) if embedder is not None else None
-        settings, record = plan_settings(
-            current, reembed, embedder, spec, analyzer, section_level, passage_budget
-        )
-        if reembed:  # everything that can fail up front is checked before anything goes
-            expand_paths(paths)
-            load_inventory(inventory)
-        options: dict[str, Any] = {
-            "inventory": inventory,
-            "default_access": default_access,
-            "lang": lang,
-            "takeover": takeover,
-        }
-        with mirrored(self.backend):  # SQLite first; a Qdrant copy is synced after
-            if reembed:  # the search snapshot follows the generation the staged copy bumps
-                return reembed_into_copy(self.store, paths, settings, record, embedder,
-                                         progress, options)  # fmt: skip
-            return run_index(self.store, paths, settings, record, embedder, progress,
-                             prune=prune, **options)  # fmt: skip
 
     # -- search --------------------------------------------------------------------------------
 
@@ -330,12 +255,16 @@ class KnowledgeBase:
             InvalidArgumentError: the index has no vectors (the confidence reads both routes),
                 or a bad argument. QueryError and the embedder errors as :meth:`search`.
         """
+        # before the search, whose error is another; no file path (an API caller reads it)
+        no_vectors = InvalidArgumentError(
+            "this index has no vectors: answering needs both routes; re-embed it with"
+            " --reembed --embedder SPEC"
+        )
+        if not self.routes["dense"].available():
+            raise no_vectors
         assessed = self.assess(query, k=k, filters=filters, min_confidence=min_confidence)
-        if assessed.decision is None:
-            raise InvalidArgumentError(
-                f"{self.store.path} has no vectors: answering needs both routes; re-embed it"
-                " with --reembed --embedder SPEC"
-            )
+        if assessed.decision is None:  # the index lost its vectors meanwhile
+            raise no_vectors
         document = None
         if assessed.hits:
             top = assessed.hits[0]
@@ -401,69 +330,6 @@ class KnowledgeBase:
         return explain_from_trace(
             trace, passage_id, terms.analysed, bm25, cosine, dense, row.language
         )
-
-    # -- reading -------------------------------------------------------------------------------
-
-    def get_passage(self, passage_id: str, audience: str = DEFAULT_AUDIENCE) -> Passage:
-        """One passage by id, if ``audience`` may see it (any version).
-
-        Raises:
-            PassageNotFoundError: missing or hidden (one message for both).
-        """
-        audience = Audience.parse(audience)
-        if not isinstance(passage_id, str) or not is_text(passage_id):
-            raise PassageNotFoundError(f"no passage {passage_id!r} for this audience")
-        row = self.store.passage_rows([passage_id]).get(passage_id)
-        if row is None or (audience != Audience.STAFF and row.access != "public"):
-            raise self._not_found(passage_id, audience)
-        return row.passage
-
-    def document_passages(self, document: str, audience: str = DEFAULT_AUDIENCE) -> list[Passage]:
-        """The passages ``audience`` may see of ``document``: a document id (every version) or
-        ``DOC_ID@vVERSION``; empty when there are none or ``document`` is not of that form."""
-        audience = Audience.parse(audience)
-        if not isinstance(document, str) or "#" in document or not is_text(document):
-            return []
-        doc_id, at, version = document.partition("@")
-        if at and not version.startswith("v"):
-            return []
-        return self.store.document_passages(doc_id, version[1:] if at else None, str(audience))
-
-    def _not_found(self, passage_id: str, audience: str, what: str = "") -> PassageNotFoundError:
-        """The error for a passage ``audience`` cannot see; when ``passage_id`` names a
-        document it can see, the error says so and lists the passage ids (issue 14 item 14)."""
-        ids = [p.passage_id for p in self.document_passages(passage_id, audience)]
-        if not ids:
-            return PassageNotFoundError(f"no passage {passage_id!r} for this audience{what}")
-        more = f" and {len(ids) - SHOWN_IDS} more" if len(ids) > SHOWN_IDS else ""
-        return PassageNotFoundError(
-            f"{passage_id!r} is a document id, not a passage id; its passages: "
-            f"{', '.join(ids[:SHOWN_IDS])}{more}"
-        )
-
-    def documents(self) -> list[StoredDocument]:
-        return self.store.documents()
-
-    def stats(self) -> dict[str, Any]:
-        docs = self.store.documents()
-        by: dict[str, dict[str, int]] = {"access": {}, "language": {}, "format": {}}
-        for d in docs:
-            for field_name in by:
-                value = str(getattr(d.document, field_name))
-                by[field_name][value] = by[field_name].get(value, 0) + 1
-        return {
-            "path": str(self.store.path),
-            "bytes": self.store.path.stat().st_size,
-            "documents": len(docs),
-            "passages": self.store.count_passages(),
-            "vectors": self.store.count_vectors(),
-            "settings": self.settings,
-            **{f"documents_by_{k}": v for k, v in by.items()},
-        }
-
-    def backup(self, destination: str | Path) -> None:
-        """Write a consistent copy of the knowledge base (SQLite online backup API)."""
-        self.store.backup(destination)
 
 
 def open_kb(

@@ -24,7 +24,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .embedders import Embedder
-from .indexing import text_hash
+from .index_write import text_hash
 from .search.fusion_methods import TitleCounts
 from .store import Store
 

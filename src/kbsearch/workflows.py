@@ -11,10 +11,16 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .backends.factory import Mirrored
-from .errors import EvaluationError, InvalidArgumentError, KbsearchError, QueryError
+from .errors import (
+    EvaluationError,
+    InvalidArgumentError,
+    KbsearchError,
+    OptionConflictError,
+    QueryError,
+)
 from .evaluation.gold import Unreachable, unreachable_relevant
 from .evaluation.questions import QuestionSet
 from .evaluation.runner import DEFAULT_K, EvaluationResult, Latency, SearchFn, evaluate
@@ -28,7 +34,8 @@ from .knowledge_base import (
 from .records import Filters, Hit
 from .search import HYBRID, SearchRequest
 from .search.fusion import DEFAULT_RRF_K
-from .search.fusion_methods import DEFAULT_FUSION
+from .search.fusion_methods import DEFAULT_FUSION, parse_fusion
+from .search.pipeline import check_fusion_settings
 from .search.rerank import RerankReport
 from .search.rerankers import RerankSettings, load_reranker
 from .store.staging import discard_if_empty
@@ -192,21 +199,24 @@ def search_function(
     log: RerankLog | None = None,
 ) -> SearchFn:
     """``search(text, n, route, filters) -> hits`` for :func:`kbsearch.evaluation.evaluate`;
-    each call encodes its query again (no query cache), so timed searches include it. A route
+    each call encodes its query again (no query cache), so timed searches include it. The
+    fusion settings go to the hybrid route only (the others are not fused). A route
     ``ROUTE+rerank`` runs ``ROUTE`` with ``rerank`` and adds the stage's report to ``log``.
 
     Raises (from the returned function):
-        InvalidArgumentError: a ``+rerank`` route without ``rerank``.
+        OptionConflictError: a ``+rerank`` route without ``rerank``.
     """
+    fused: dict[str, Any] = {"rrf_k": rrf_k, "weights": tuple(weights), "fusion": fusion}
 
     def search(text: str, n: int, route: str, filters: Filters) -> Sequence[Hit]:
         kb.clear_query_cache()
         name, reranked = base_route(route)
         if reranked and rerank is None:
-            raise InvalidArgumentError(f"route {route!r} needs a reranker (--rerank NAME)")
+            raise OptionConflictError(f"route {route!r} needs a reranker (--rerank NAME)")
+        settings = fused if name == HYBRID else {}
         request = SearchRequest(
-            text, k=n, route=name, filters=filters, rrf_k=rrf_k, depth=depth,
-            weights=tuple(weights), fusion=fusion, rerank=rerank if reranked else None,
+            text, k=n, route=name, filters=filters, depth=depth,
+            rerank=rerank if reranked else None, **settings,
         )  # fmt: skip
         result = kb.run(request)
         report = result.trace.verdict("rerank") if reranked else None
@@ -240,14 +250,21 @@ def check_search_options(
     rrf_k: float = DEFAULT_RRF_K,
     weights: Sequence[float] = DEFAULT_WEIGHTS,
     fusion: str = DEFAULT_FUSION,
+    routes: Sequence[str] = (HYBRID,),
 ) -> None:
-    """Check a run's search options before any work (indexing, searching) starts.
+    """Check a run's search options before any work (indexing, searching) starts; the fusion
+    settings apply to the hybrid route (``hybrid+rerank`` too), so ``routes`` without it take
+    none.
 
     Raises:
         InvalidArgumentError: as :class:`kbsearch.search.SearchRequest`.
+        OptionConflictError: fusion settings other than the defaults without route hybrid.
     """
     SearchRequest("", k=k, route=HYBRID, rrf_k=rrf_k, depth=depth, weights=tuple(weights),
                   fusion=fusion)  # fmt: skip
+    bases = [base_route(route)[0] for route in routes]
+    fused = HYBRID if HYBRID in bases else next(iter(bases), HYBRID)
+    check_fusion_settings(fused, parse_fusion(fusion), rrf_k, tuple(weights))
 
 
 def evaluate_kb(
@@ -270,12 +287,15 @@ def evaluate_kb(
     stage reports go into ``log``.
 
     Raises:
-        InvalidArgumentError: bad ``depth``, ``rrf_k`` or ``weights``; a ``+rerank`` route
-            without ``rerank``, or ``rerank`` without one.
+        InvalidArgumentError: bad ``depth``, ``rrf_k`` or ``weights``.
+        OptionConflictError: fusion settings other than the defaults without route hybrid
+            (or ``hybrid+rerank``); a ``+rerank`` route without ``rerank``, or ``rerank``
+            without one.
         RerankerUnavailableError: the reranker cannot be loaded.
         EvaluationError: as :func:`kbsearch.evaluation.evaluate`.
     """
-    check_search_options(k, depth=depth, rrf_k=rrf_k, weights=weights, fusion=fusion)
+    check_search_options(k, depth=depth, rrf_k=rrf_k, weights=weights, fusion=fusion,
+                         routes=routes)  # fmt: skip
     check_rerank_routes(routes, rerank)
     if rerank is not None:
         load_reranker(rerank.reranker)
@@ -286,13 +306,13 @@ def evaluate_kb(
 
 
 def check_rerank_routes(routes: Sequence[str], rerank: RerankSettings | None) -> None:
-    """Raises InvalidArgumentError: a ``ROUTE+rerank`` route without a reranker, or a
+    """Raises OptionConflictError: a ``ROUTE+rerank`` route without a reranker, or a
     reranker and no such route (it would change nothing)."""
     reranked = [r for r in routes if base_route(r)[1]]
     if reranked and rerank is None:
-        raise InvalidArgumentError(f"route {reranked[0]!r} needs a reranker: add --rerank NAME")
+        raise OptionConflictError(f"route {reranked[0]!r} needs a reranker: add --rerank NAME")
     if rerank is not None and not reranked:
-        raise InvalidArgumentError(
+        raise OptionConflictError(
             "--rerank applies to the routes written ROUTE+rerank"
             " (for example --routes hybrid,hybrid+rerank)"
         )

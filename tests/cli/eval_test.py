@@ -112,7 +112,7 @@ def test_bench_checks_its_search_options_before_indexing(tmp_path: Path) -> None
     db = tmp_path / "kb.db"
     args = ["bench", str(FIXTURES / "beir"), "--db", str(db), *LEXICAL, "--weights", "1,2"]
     result = CliRunner().invoke(cli, args)
-    assert result.exit_code == 1 and "add --fusion rrf" in result.output
+    assert result.exit_code == 2 and "add --fusion rrf" in result.output
     assert not db.exists()  # nothing was indexed
 
 
@@ -145,8 +145,8 @@ def test_eval_shows_the_rerank_stage_gain_and_cost(
 @pytest.mark.parametrize(
     ("options", "code", "message"),
     [
-        (["--routes", "lexical+rerank"], 1, "needs a reranker: add --rerank NAME"),
-        (["--routes", "lexical", "--rerank", "fake"], 1, "--rerank applies to the routes"),
+        (["--routes", "lexical+rerank"], 2, "needs a reranker: add --rerank NAME"),
+        (["--routes", "lexical", "--rerank", "fake"], 2, "--rerank applies to the routes"),
         (["--routes", "lexical+bm25"], 2, "each optionally with +rerank"),
         (["--routes", "lexical+rerank", "--rerank", "nope"], 2, "unknown reranker"),
     ],
@@ -159,3 +159,11 @@ def test_eval_rerank_errors_before_any_work(
     result = CliRunner().invoke(cli, args)
     assert result.exit_code == code and message in result.output, result.output
     assert not db.exists()  # checked before the corpus is indexed
+
+
+def test_fusion_settings_without_route_hybrid_are_refused_before_indexing(tmp_path: Path) -> None:
+    db = tmp_path / "kb.db"
+    args = ["bench", str(FIXTURES / "beir"), "--db", str(db), *LEXICAL, "--fusion", "convex"]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 2 and "hybrid route only; route 'lexical'" in result.output
+    assert result.output.count("\n") == 1 and not db.exists()

@@ -72,10 +72,6 @@ def test_search_readable_list(db: str) -> None:
         (["search", "", "--route", "lexical"], "empty"),
         (["search", "?!?", "--route", "lexical"], "no letter"),
         (["search", "x" * 10000, "--route", "lexical"], "exceeds"),
-        (["search", "parcel", "--route", "lexical", "--k", "0"], "k must be"),
-        (["search", "parcel", "--route", "lexical", "--as-of", "01/06/2026"], "malformed date"),
-        (["search", "parcel", "--route", "lexical", "--as-of", "2026-13-01"], "invalid date"),
-        (["search", "parcel", "--route", "lexical", "--audience", "admin"], "unknown audience"),
         (["show", "goodwill@v1#goodwill-amount"], "no passage"),
     ],
 )
@@ -84,6 +80,47 @@ def test_bad_input_is_one_line_and_nonzero(db: str, args: list[str], message: st
     assert code == 1
     assert err.count("\n") == 1 and err.startswith("error: ") and message in err
     assert "25 euros" not in out + err
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--k", "0"], "'--k': 0 is not in the range 1<=x<=100000"),
+        (["--depth", "0"], "'--depth': 0 is not in the range"),
+        (["--rrf-k", "-1"], "'--rrf-k': RRF k must be a finite number >= 0"),
+        (["--rrf-k", "nan"], "'--rrf-k': RRF k must be a finite number >= 0"),
+        (["--as-of", "01/06/2026"], "'--as-of': malformed date"),
+        (["--as-of", "2026-13-01"], "'--as-of': invalid date"),
+        (["--audience", "admin"], "'--audience': 'admin' is not one of 'public', 'staff'"),
+        (["--fusion", "convex:alpha=2"], "alpha must be a finite number from 0 to 1, got '2'"),
+        (["--fusion", "convex:alpha=nan"], "alpha must be a finite number from 0 to 1"),
+        (["--fusion", "convex:alpha=.3,alpha=.5"], "parameter alpha is given twice"),
+        (["--fusion", "convex:alpha=.3", "--route", "lexical"], "hybrid route only"),
+        (["--rrf-k", "30", "--route", "dense"], "hybrid route only; route 'dense'"),
+        (["--weights", "1,2", "--route", "lexical"], "hybrid route only; route 'lexical'"),
+        (["--weights", "1,2", "--fusion", "convex", "--route", "hybrid"], "add --fusion rrf"),
+    ],
+)
+@pytest.mark.parametrize("command", ["search", "explain"])
+def test_a_bad_option_value_is_a_one_line_usage_error(
+    db: str, command: str, args: list[str], message: str
+) -> None:
+    """Whether click or the library finds it, a bad option value (or options that cannot go
+    together) exits 2 with one line naming it, before the index is searched."""
+    passage = ["delivery@v1#lost-parcel"] if command == "explain" else []
+    code, out, err = run(command, "parcel", *passage, "--db", db, *args)
+    assert code == 2, (out, err)
+    assert err.count("\n") == 1 and err.startswith("error: ") and message in err, err
+    assert err.rstrip().endswith(f" {command} --help')"), err  # CliRunner's name is "cli"
+
+
+def test_a_usage_error_of_a_nested_command_is_one_line() -> None:
+    code, _, err = run("model", "convert", "--no-such-option")
+    assert code == 2 and err.count("\n") == 1
+    assert err.startswith("error: No such option '--no-such-option' (see '")
+    assert err.endswith(" model convert --help')\n")
+    code, out, err = run("model")  # a group without its subcommand shows its help
+    assert code == 2 and "Commands:" in out + err
 
 
 def test_missing_database_says_how_to_create_it(tmp_path: Path) -> None:
@@ -216,3 +253,13 @@ def test_search_color_forces_bold_when_piped(db: str) -> None:
     args = ["search", "lost parcel", "--db", db, "--route", "lexical", "--color"]
     result = CliRunner().invoke(cli, args)
     assert result.exit_code == 0 and click.style("parcel", bold=True) in result.output
+
+
+@pytest.mark.parametrize("lang", ["zz", "english"])
+def test_index_refuses_an_unknown_language_as_a_usage_error(
+    db: str, tmp_path: Path, lang: str
+) -> None:
+    docs = write_files(tmp_path / "more", {"a.md": "# A\n\n## B\n\nSome text.\n"})
+    code, _, err = run("index", str(docs), "--db", db, "--lang", lang)
+    assert code == 2 and err.count("\n") == 1, err
+    assert f"--lang {lang!r}" in err and "en, es" in err

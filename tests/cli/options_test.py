@@ -59,6 +59,16 @@ def test_every_command_is_in_the_readme(path: tuple[str, ...]) -> None:
     assert f"kbsearch {' '.join(path)}" in README
 
 
+@pytest.mark.parametrize("path", all_commands(), ids=" ".join)
+def test_every_option_says_what_it_does(path: tuple[str, ...]) -> None:
+    bare = [
+        "/".join(p.opts)
+        for p in command(*path).params
+        if isinstance(p, click.Option) and not p.help and p.name != "help"
+    ]
+    assert not bare, f"kbsearch {' '.join(path)}: options without help: {bare}"
+
+
 @pytest.mark.parametrize(
     ("path", "option", "function", "parameter"),
     [

@@ -66,8 +66,8 @@ def test_lexical_only_index_has_no_decision(tmp_path: Path) -> None:
     kb.index([docs], inventory=docs / "inventory.csv")
     assessed = kb.assess(QUERY, route="lexical", filters=Filters(as_of=DAY))
     assert assessed.decision is None and assessed.hits
-    with pytest.raises(InvalidArgumentError, match="no vectors"):
-        kb.ask(QUERY, filters=Filters(as_of=DAY))
+    with pytest.raises(InvalidArgumentError, match="no vectors: answering needs both routes"):
+        kb.ask(QUERY, filters=Filters(as_of=DAY))  # not the search's "use --route lexical"
 
 
 @pytest.mark.parametrize(("audience", "languages"), [("public", ["en"]), ("staff", ["de", "en"])])

@@ -16,10 +16,11 @@ from support import FILES, FakeEmbedder, indexed_kb, write_files
 import kbsearch
 from kbsearch import embedders
 from kbsearch.cli import cli
-from kbsearch.errors import InvalidArgumentError
+from kbsearch.errors import InvalidArgumentError, OptionConflictError
 from kbsearch.filters import Filters
 from kbsearch.knowledge_base import KnowledgeBase
 from kbsearch.search import SearchRequest
+from kbsearch.search.fusion import DEFAULT_RRF_K
 from kbsearch.search.fusion_convex import convex_fusion
 from kbsearch.search.fusion_learned import CollectionStats, fuse_learned
 from kbsearch.search.fusion_methods import fusion_names, parse_fusion
@@ -56,8 +57,11 @@ def test_names_and_parameters_are_checked() -> None:
 
 
 def test_convex_alpha_above_one_is_refused(kb: KnowledgeBase) -> None:
-    with pytest.raises(InvalidArgumentError, match="alpha must be from 0 to 1"):
+    with pytest.raises(InvalidArgumentError, match="alpha must be a finite number from 0 to 1"):
         kb.search("lost parcel", fusion="convex:alpha=2")
+    with pytest.raises(InvalidArgumentError, match="alpha must be a finite number from 0 to 1"):
+        parse_fusion("convex:alpha=1.5")  # when parsed, as a non-finite value is
+    assert parse_fusion("convex:alpha=1").parameters["alpha"] == 1
 
 
 def test_learned_is_the_default_and_rrf_stays_available(kb: KnowledgeBase) -> None:
@@ -75,7 +79,27 @@ def test_rrf_settings_with_a_score_fusion_are_refused() -> None:
     with pytest.raises(InvalidArgumentError, match="add --fusion rrf"):
         SearchRequest("q", rrf_k=60)
     SearchRequest("q", weights=(1.0, 2.0), rrf_k=60, fusion="rrf")
-    SearchRequest("q", weights=(1.0, 2.0), route="lexical")  # only hybrid fuses
+
+
+@pytest.mark.parametrize("route", ["lexical", "dense"])
+@pytest.mark.parametrize(
+    "settings",
+    [{"fusion": "convex:alpha=0.3"}, {"fusion": "rrf"}, {"rrf_k": 30}, {"weights": (1.0, 2.0)}],
+)
+@pytest.mark.parametrize("explain", [False, True])
+def test_fusion_settings_for_a_route_that_is_not_fused_are_refused(
+    route: str, settings: dict[str, object], explain: bool
+) -> None:
+    with pytest.raises(OptionConflictError, match=f"hybrid route only; route '{route}'"):
+        SearchRequest("q", route=route, explain=explain, **settings)  # type: ignore[arg-type]
+    SearchRequest("q", route=route, explain=explain, fusion="learned", rrf_k=DEFAULT_RRF_K)
+
+
+def test_a_fusion_parameter_given_twice_is_refused() -> None:
+    with pytest.raises(InvalidArgumentError, match="alpha is given twice"):
+        parse_fusion("convex:alpha=0.3,alpha=0.5")
+    with pytest.raises(InvalidArgumentError, match="title is given twice"):
+        parse_fusion("convex:title=0, alpha=0.3, title=0")
 
 
 @pytest.mark.parametrize("audience", ["public", "staff"])

@@ -22,6 +22,7 @@ from kbsearch.filters import Filters
 from kbsearch.knowledge_base import KnowledgeBase
 from kbsearch.records import ROUTES
 from kbsearch.search import Pipeline, SearchRequest, route_names
+from kbsearch.search.fusion_methods import DEFAULT_FUSION
 from kbsearch.search.pipeline import DEFAULT_WEIGHTS
 from kbsearch.search.trace import Trace
 
@@ -63,6 +64,8 @@ def test_explain_agrees_with_search(
     filters = Filters(audience=audience, as_of=DAY)
     if fusion != "rrf":
         weights = DEFAULT_WEIGHTS  # RRF's settings; a score fusion refuses others
+    if route != "hybrid":  # a route that is not fused refuses fusion settings
+        fusion, weights = DEFAULT_FUSION, DEFAULT_WEIGHTS
     options = {"k": k, "route": route, "depth": depth, "weights": weights, "filters": filters,
                "fusion": fusion}  # fmt: skip
     plain = kb.search(query, **options)  # type: ignore[arg-type]

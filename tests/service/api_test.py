@@ -437,3 +437,43 @@ def test_one_json_log_line_per_request_without_query_or_key(client: httpx.Client
     text = stream.getvalue()
     for secret in ("secret question", PUBLIC_READ, "unknown-key"):
         assert secret not in text
+
+
+@pytest.mark.parametrize("language", ["zz", "english", "xx-YY"])
+def test_put_with_an_unknown_language_is_422_and_changes_nothing(
+    client: httpx.Client, kb_file: Path, language: str
+) -> None:
+    before = get(client, "/documents", STAFF_READ).json()
+    response = put(client, "delivery", "d.md", NEW_FAQ, access="public", language=language)
+    assert response.status_code == 422, response.text
+    error = response.json()["error"]
+    assert "language" in error and "en, es" in error and "fr" in error
+    assert get(client, "/documents", STAFF_READ).json() == before
+    assert not kb_file.with_name(kb_file.name + ".uploads").exists()
+    ok = put(client, "giftwrap", "wrap.md", NEW_FAQ, access="public", language="fr-CA")
+    assert ok.status_code == 201, ok.text
+    assert get(client, "/documents/giftwrap").json()["versions"][0]["language"] == "fr"
+
+
+def test_a_failed_upload_leaves_no_empty_folder(client: httpx.Client, kb_file: Path) -> None:
+    uploads = kb_file.with_name(kb_file.name + ".uploads")
+    broken = put(client, "newdoc", "empty.md", b"", access="public")
+    assert broken.status_code == 422, broken.text
+    assert not uploads.exists()
+    assert put(client, "giftwrap", "wrap.md", NEW_FAQ, access="public").status_code == 201
+    assert put(client, "other", "empty.md", b"", access="public").status_code == 422
+    assert put(client, "giftwrap", "e.md", b"", access="public", version="3").status_code == 422
+    assert sorted(p.name for p in uploads.iterdir()) == ["giftwrap"]
+    assert sorted(p.name for p in (uploads / "giftwrap").iterdir()) == ["v1"]
+    broken_v1 = put(client, "giftwrap", "wrap.md", b"", access="public")  # the kept file stays
+    assert broken_v1.status_code == 422
+    assert [p.name for p in (uploads / "giftwrap" / "v1").iterdir()] == ["wrap.md"]
+
+
+def test_an_upload_error_names_no_server_path(client: httpx.Client, kb_file: Path) -> None:
+    assert put(client, "giftwrap", "wrap.md", NEW_FAQ, access="public").status_code == 201
+    overlapping = put(client, "giftwrap", "wrap2.md", NEW_FAQ, access="public", version="2")
+    assert overlapping.status_code == 422
+    error = overlapping.json()["error"]
+    assert "overlaps version 1" in error and "giftwrap/v1/wrap.md" in error
+    assert str(kb_file.parent) not in error

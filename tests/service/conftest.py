@@ -59,3 +59,13 @@ def server(serve: Callable[..., Running], kb_file: Path, keys_file: Path) -> Run
 def client(server: Running) -> Iterator[httpx.Client]:
     with httpx.Client(base_url=server.url, timeout=30) as c:
         yield c
+
+
+@pytest.fixture
+def lexical_server(serve: Callable[..., Running], tmp_path: Path, keys_file: Path) -> Running:
+    """The app over an index without vectors (``--embedder none``)."""
+    docs = write_files(tmp_path / "lexical-docs", FILES)
+    db = tmp_path / "lexical.db"
+    with kbsearch.open_kb(db, create=True, embedder="none") as kb:
+        assert kb.index([docs], inventory=docs / "inventory.csv").added == 4
+    return serve(db, keys=keys_file, embedder=None)

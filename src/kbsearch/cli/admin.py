@@ -12,7 +12,7 @@ from kbsearch.knowledge_base import open_kb
 from kbsearch.workflows import backup
 
 from .ingest import write_starter_inventory
-from .options import db_option
+from .options import db_option, json_option
 
 
 @click.command("inventory")
@@ -25,7 +25,7 @@ from .options import db_option
 )
 @click.option("--output", "-o", type=click.Path(dir_okay=False), help="Where --init writes.")
 @click.option("--force", is_flag=True, help="Let --init overwrite an existing file.")
-@click.option("--json", "as_json", is_flag=True)
+@json_option
 def inventory_command(
     db: str | None, init_folder: str | None, output: str | None, force: bool, as_json: bool
 ) -> None:
@@ -52,7 +52,7 @@ def inventory_command(
 
 @click.command("stats")
 @db_option
-@click.option("--json", "as_json", is_flag=True)
+@json_option
 def stats_command(db: str, as_json: bool) -> None:
     """Counts and settings of the knowledge base."""
     with open_kb(db) as kb:

@@ -13,7 +13,7 @@ from kbsearch.knowledge_base import DEFAULT_K, open_kb
 from kbsearch.search.abstain import Decision
 from kbsearch.search.answer import NO_ANSWER, render
 
-from .options import db_option, filter_options, make_filters
+from .options import db_option, filter_options, json_option, make_filters
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -46,7 +46,7 @@ def decision_line(decision: Decision) -> str:
               help="Passages the confidence is about (and shown when abstaining).")  # fmt: skip
 @filter_options
 @min_confidence_option
-@click.option("--json", "as_json", is_flag=True)
+@json_option
 def ask_command(question: str, db: str, k: int, audience: str, as_of: str | None,
                 lang: str | None, doc_ids: tuple[str, ...], min_confidence: float | None,
                 as_json: bool) -> None:  # fmt: skip

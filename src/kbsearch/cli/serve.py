@@ -26,8 +26,10 @@ def is_loopback(host: str) -> bool:
 
 @click.command("serve")
 @click.option("--db", required=True, type=click.Path(dir_okay=False), help="Knowledge base.")
-@click.option("--host", default="127.0.0.1", show_default=True)
-@click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535))
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="Address to listen on (another than loopback needs --keys).")  # fmt: skip
+@click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535),
+              help="Port to listen on.")  # fmt: skip
 @click.option(
     "--keys",
     type=click.Path(dir_okay=False),
@@ -44,7 +46,7 @@ def is_loopback(host: str) -> bool:
 @click.option("--report", type=click.Path(path_type=Path),
               help="Evaluation report (HTML) or a folder of them, shown at /report.")  # fmt: skip
 @click.option("--log-format", type=click.Choice(["text", "json"]), default="text",
-              show_default=True)  # fmt: skip
+              show_default=True, help="Access log lines on stderr: text or JSON.")  # fmt: skip
 def serve_command(db: str, host: str, port: int, keys: str | None, workers: int,
                   model_threads: int, time_limit: float, report: Path | None,
                   log_format: str) -> None:  # fmt: skip

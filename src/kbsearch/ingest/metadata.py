@@ -50,6 +50,26 @@ def normalize_language(value: str, where: str = "language") -> str:
     return code
 
 
+def known_language(value: str, where: str = "language") -> str:
+    """``value`` normalised (:func:`normalize_language`) when it is one of
+    ``KNOWN_LANGUAGES`` (the codes the language detector knows): the check of a language a
+    person types (``--lang``, an upload's form), where ``zz`` is a typo, not a language.
+
+    Raises:
+        InvalidArgumentError: not a code, or not a known one (the message lists them).
+    """
+    try:
+        code = normalize_language(value, where)
+    except InvalidArgumentError:
+        code = ""
+    if code not in KNOWN_LANGUAGES:
+        raise InvalidArgumentError(
+            f"unsupported {where} {value!r}; leave it out to detect the language, or give"
+            f" one of {', '.join(sorted(KNOWN_LANGUAGES))}"
+        )
+    return code
+
+
 def language_from_name(path: PurePath) -> str | None:
     """The language a file name declares: ``page.fr.md`` -> ``fr`` (a known code before the
     suffix), else ``None``."""

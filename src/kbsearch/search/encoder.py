@@ -53,9 +53,9 @@ class QueryEncoder:
         """
         embedder = self.embedder()
         if embedder is None:
-            raise InvalidArgumentError(
-                f"{self.path} has no vectors (built with --embedder none): search it with"
-                " --route lexical, or re-embed it with --reembed --embedder SPEC"
+            raise InvalidArgumentError(  # no file path: an API caller may read it
+                "this index has no vectors (built with --embedder none): search route lexical,"
+                " or re-embed it with --reembed --embedder SPEC"
             )
         query_words(query)
         key = f"{embedder.name}\x00{query}"

@@ -64,15 +64,17 @@ class FusionInput:
 
 @dataclass(frozen=True)
 class ScoreFusion:
-    """A score fusion: ``fuse`` and the parameters it accepts with their defaults."""
+    """A score fusion: ``fuse``, the parameters it accepts with their defaults, and the
+    largest value of those bounded above (every value is a finite number >= 0)."""
 
     fuse: Callable[[FusionInput], list[ConvexFused]]
     defaults: Mapping[str, float] = field(default_factory=dict)
+    maxima: Mapping[str, float] = field(default_factory=dict)
 
 
 def _convex(x: FusionInput) -> list[ConvexFused]:
     alpha, title = x.parameters["alpha"], x.parameters["title"]
-    if not 0 <= alpha <= 1:
+    if not 0 <= alpha <= 1:  # parse_fusion refuses it first; a FusionSpec built by hand
         raise InvalidArgumentError(f"convex alpha must be from 0 to 1, got {alpha:g}")
     weights = {"lexical": 1 - alpha, "dense": alpha, "title": title}
     return convex_fusion(x.candidates, weights, "minmax")
@@ -83,7 +85,7 @@ def _learned(x: FusionInput) -> list[ConvexFused]:
 
 
 SCORE_FUSIONS: dict[str, ScoreFusion] = {
-    "convex": ScoreFusion(_convex, {"alpha": 0.6, "title": 0.2}),
+    "convex": ScoreFusion(_convex, {"alpha": 0.6, "title": 0.2}, {"alpha": 1.0}),
     "learned": ScoreFusion(_learned),
 }
 
@@ -115,7 +117,8 @@ def parse_fusion(text: object) -> FusionSpec:
 
     Raises:
         InvalidArgumentError: an unknown name (the message lists the choices), an unknown
-            parameter (listing the method's), or a value that is not a finite number >= 0.
+            parameter (listing the method's), a parameter given twice, or a value that is not
+            a finite number >= 0 (nor at most the method's maximum, e.g. convex ``alpha`` <= 1).
     """
     if not isinstance(text, str):
         raise InvalidArgumentError(f"fusion must be a method name, got {text!r}")
@@ -124,8 +127,11 @@ def parse_fusion(text: object) -> FusionSpec:
         raise InvalidArgumentError(
             f"unknown fusion {name!r}; choose one of {', '.join(fusion_names())}"
         )
-    defaults = SCORE_FUSIONS[name].defaults if name in SCORE_FUSIONS else {}
+    method = SCORE_FUSIONS.get(name)
+    defaults = method.defaults if method else {}
+    maxima = method.maxima if method else {}
     parameters = dict(defaults)
+    given: set[str] = set()
     for item in filter(None, (part.strip() for part in rest.split(","))):
         key, equals, value = item.partition("=")
         key = key.strip()
@@ -134,16 +140,25 @@ def parse_fusion(text: object) -> FusionSpec:
             raise InvalidArgumentError(
                 f"fusion {name!r} takes key=value parameters among: {known}; got {item!r}"
             )
-        try:
-            number = float(value)
-        except ValueError:
-            number = math.nan
-        if not math.isfinite(number) or number < 0:
-            raise InvalidArgumentError(
-                f"fusion parameter {key} must be a finite number >= 0, got {value.strip()!r}"
-            )
-        parameters[key] = number
+        if key in given:
+            raise InvalidArgumentError(f"fusion parameter {key} is given twice in {text!r}")
+        given.add(key)
+        parameters[key] = _parameter(key, value, maxima.get(key, math.inf))
     return FusionSpec(name, parameters)
+
+
+def _parameter(key: str, value: str, maximum: float) -> float:
+    """``value`` as a finite number from 0 to ``maximum``, else InvalidArgumentError."""
+    try:
+        number = float(value)
+    except ValueError:
+        number = math.nan
+    if not math.isfinite(number) or not 0 <= number <= maximum:
+        bound = f"from 0 to {maximum:g}" if math.isfinite(maximum) else ">= 0"
+        raise InvalidArgumentError(
+            f"fusion parameter {key} must be a finite number {bound}, got {value.strip()!r}"
+        )
+    return number
 
 
 def score_fusion(spec: FusionSpec, candidates: Sequence[Candidate],

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ..analysis import query_words
-from ..errors import InvalidArgumentError, StorageError
+from ..errors import InvalidArgumentError, OptionConflictError, StorageError
 from ..filters import Filters, check_language
 from ..records import Hit, RouteHit
 from .abstain import check_threshold
@@ -23,7 +23,7 @@ from .backend import Backend
 from .crosslang import not_applicable, query_language_among
 from .fusion import DEFAULT_RRF_K, Fused, reciprocal_rank_fusion
 from .fusion_convex import Candidate, ConvexFused
-from .fusion_methods import DEFAULT_FUSION, RRF, parse_fusion, score_fusion
+from .fusion_methods import DEFAULT_FUSION, RRF, FusionSpec, parse_fusion, score_fusion
 from .lexical.terms import query_languages
 from .rerank import RerankStage
 from .rerankers import RerankSettings, load_reranker
@@ -68,9 +68,9 @@ class SearchRequest:
     Raises:
         InvalidArgumentError: k or depth not in 1..MAX_K, unknown route, RRF k not a finite
             number >= 0, weights not finite numbers >= 0 (one per route, one positive), an
-            unknown fusion or fusion parameter, RRF k or weights other than the defaults
-            with a score fusion (they are RRF's settings), an unknown reranker or bad rerank
-            settings.
+            unknown fusion or fusion parameter, an unknown reranker or bad rerank settings.
+        OptionConflictError: fusion settings the route would ignore
+            (:func:`check_fusion_settings`).
     """
 
     query: str
@@ -100,24 +100,69 @@ class SearchRequest:
             raise InvalidArgumentError(
                 f"filters must be a kbsearch.Filters, got {type(self.filters).__name__}"
             )
-        rrf_k = self.rrf_k
-        if (
-            isinstance(rrf_k, bool)
-            or not isinstance(rrf_k, int | float)
-            or not math.isfinite(rrf_k)
-        ):
-            raise InvalidArgumentError(f"RRF k must be a finite number >= 0, got {rrf_k!r}")
-        if rrf_k < 0:
-            raise InvalidArgumentError(f"RRF k must be a finite number >= 0, got {rrf_k!r}")
+        check_rrf_k(self.rrf_k)
         object.__setattr__(self, "weights", _weights(self.weights, len(names) - 1))
         spec = parse_fusion(self.fusion)
         object.__setattr__(self, "fusion", str(spec))
-        rrf_settings = self.weights != DEFAULT_WEIGHTS or self.rrf_k != DEFAULT_RRF_K
-        if spec.scored and self.route == HYBRID and rrf_settings:
-            raise InvalidArgumentError(
+        check_fusion_settings(self.route, spec, self.rrf_k, self.weights)
+
+
+def check_rrf_k(rrf_k: object) -> float:
+    """RRF's constant k, a finite number >= 0, as a float.
+
+    Raises:
+        InvalidArgumentError: not one.
+    """
+    if (
+        isinstance(rrf_k, bool)
+        or not isinstance(rrf_k, int | float)
+        or not math.isfinite(rrf_k)
+        or rrf_k < 0
+    ):
+        raise InvalidArgumentError(f"RRF k must be a finite number >= 0, got {rrf_k!r}")
+    return float(rrf_k)
+
+
+def parse_rrf_k(text: str) -> float:
+    """RRF's k from its text form (``"60"``), checked as :func:`check_rrf_k` does.
+
+    Raises:
+        InvalidArgumentError: not a finite number >= 0.
+    """
+    try:
+        value = float(text)
+    except ValueError:
+        raise InvalidArgumentError(f"RRF k must be a finite number >= 0, got {text!r}") from None
+    return check_rrf_k(value)
+
+
+def check_fusion_settings(
+    route: str, spec: FusionSpec, rrf_k: float, weights: Sequence[float]
+) -> None:
+    """Refuse fusion settings a search would ignore: for a route that is not fused, a fusion
+    other than the default, RRF k or route weights; for a score fusion, RRF k or route weights.
+
+    Raises:
+        OptionConflictError: naming the settings and the route.
+    """
+    rrf_settings = tuple(weights) != DEFAULT_WEIGHTS or rrf_k != DEFAULT_RRF_K
+    if route == HYBRID:
+        if spec.scored and rrf_settings:
+            raise OptionConflictError(
                 f"RRF k and route weights set Reciprocal Rank Fusion; fusion {spec.name!r}"
                 " weighs the routes itself: add --fusion rrf to set them"
             )
+        return
+    if str(spec) != str(parse_fusion(DEFAULT_FUSION)):
+        raise OptionConflictError(
+            f"fusion {str(spec)!r} applies to the hybrid route only; route {route!r} is not"
+            " fused: leave the fusion out or use route hybrid"
+        )
+    if rrf_settings:
+        raise OptionConflictError(
+            f"RRF k and route weights apply to the hybrid route only; route {route!r} is not"
+            " fused: leave them out or use route hybrid"
+        )
 
 
 def _weights(weights: object, count: int) -> tuple[float, ...]:

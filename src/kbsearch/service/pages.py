@@ -16,6 +16,7 @@ from markupsafe import Markup, escape
 
 from ..errors import KbsearchError
 from ..records import ROUTES
+from ..search import HYBRID
 from ..search.answer import NO_ANSWER
 from . import operations as ops
 from .context import COOKIE, HERE, Service, caller_of, service_of
@@ -53,38 +54,52 @@ def _languages(kb: Any, audience: str) -> list[str]:
     return sorted({d.document.language for d in visible_documents(kb, audience)})
 
 
+LEXICAL = "lexical"
+
+
+def best_route(kb: Any) -> str:
+    """Hybrid when the index has vectors, else lexical (the only route it can search)."""
+    return HYBRID if kb.routes["dense"].available() else LEXICAL
+
+
 @router.get("/", response_class=HTMLResponse)
 async def search_page(
     request: Request,
     service: ServiceDep,
     caller: CallerDep,
     q: str = "",
-    route: str = "hybrid",
+    route: str = "",
     as_of: str = "",
     lang: str = "",
     offset: int = 0,
     min_confidence: float | None = None,
 ) -> Response:
-    args = ops.SearchArgs(q, 10, route, as_of or None, lang or None, (), offset, min_confidence)
+    """The page; without ``route``, the best one the index supports (hybrid, or lexical on an
+    index without vectors, which the page says)."""
 
-    def read(kb: Any) -> tuple[list[str], dict[str, Any] | None]:
-        languages = _languages(kb, caller.audience)
+    def facts(kb: Any) -> tuple[list[str], str]:
+        return _languages(kb, caller.audience), best_route(kb)
+
+    def read(kb: Any) -> tuple[list[str], str, dict[str, Any] | None]:
+        languages, best = facts(kb)
         if not q.strip():
-            return languages, None
-        return languages, ops.search(kb, caller.audience, args, service.limits)
+            return languages, best, None
+        args = ops.SearchArgs(q, 10, route or best, as_of or None, lang or None, (), offset,
+                              min_confidence)  # fmt: skip
+        return languages, best, ops.search(kb, caller.audience, args, service.limits)
 
     error: str | None = None
     result: dict[str, Any] | None = None
-    languages: list[str] = []
     status = 200
     try:
-        languages, result = await service.engine.run_read(read)
+        languages, best, result = await service.engine.run_read(read)
     except (KbsearchError, SearchTimeout) as exc:
         error, status = str(exc), 503 if isinstance(exc, SearchTimeout) else 422
-        languages = await service.engine.run_read(lambda kb: _languages(kb, caller.audience))
+        languages, best = await service.engine.run_read(facts)
     context = {
         "q": q,
-        "route": route,
+        "route": route or best,
+        "keyword_only": best == LEXICAL,
         "routes": ROUTES,
         "as_of": as_of,
         "lang": lang,

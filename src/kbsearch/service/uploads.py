@@ -8,6 +8,7 @@ file cannot be indexed the stored version and its previous upload stay as they w
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import re
 import tempfile
@@ -16,7 +17,9 @@ from pathlib import Path
 
 from ..errors import IngestError, InvalidArgumentError, KbsearchError
 from ..filters import parse_day
+from ..indexing import IndexReport
 from ..ingest import SUPPORTED_SUFFIXES
+from ..ingest.metadata import known_language
 from ..knowledge_base import KnowledgeBase
 
 # one file, one document: the BEIR corpus (.jsonl) and card (.json) formats hold many
@@ -54,7 +57,8 @@ class Upload:
         """Raises:
         UnsupportedFormatError: a suffix kbsearch does not index as one document.
         UploadTooLargeError: over ``MAX_UPLOAD_BYTES``.
-        InvalidArgumentError: a malformed id, version, access label or date.
+        InvalidArgumentError: a malformed id, version, access label or date, a language
+            kbsearch does not know (the language detector's; ``""`` detects it).
         """
         suffix = Path(self.filename).suffix.lower()
         if suffix not in SINGLE_DOCUMENT_SUFFIXES:
@@ -71,6 +75,8 @@ class Upload:
                 )
         if self.access not in ("public", "staff"):
             raise InvalidArgumentError(f"access must be public or staff, got {self.access!r}")
+        if self.language:
+            known_language(self.language)
         start = parse_day(self.effective_from or None)
         end = parse_day(self.effective_to or None)
         if start and end and end < start:
@@ -103,8 +109,31 @@ def write_upload(kb: KnowledgeBase, upload: Upload) -> WriteResult:
     if not name.lower().endswith(Path(upload.filename).suffix.lower()):
         name += Path(upload.filename).suffix.lower()
     home = uploads_dir(kb) / upload.doc_id / f"v{upload.version}"
+    created = [d for d in (home.parent.parent, home.parent, home) if not d.exists()]
     home.mkdir(parents=True, exist_ok=True)
     target = home / name
+    try:
+        report = _replace(kb, upload, target)
+    except BaseException:
+        for folder in reversed(created):  # a failed first upload leaves no empty folder
+            with contextlib.suppress(OSError):
+                folder.rmdir()
+        raise
+    for other in home.iterdir():  # one file per version: the one just indexed
+        if other != target and other.is_file():
+            other.unlink()
+    status = "added" if report.added else "updated" if report.updated else "unchanged"
+    count = sum(
+        d.passages
+        for d in kb.documents()
+        if (d.document.doc_id, d.document.version) == (upload.doc_id, upload.version)
+    )
+    return WriteResult(upload.doc_id, upload.version, status, count)
+
+
+def _replace(kb: KnowledgeBase, upload: Upload, target: Path) -> IndexReport:
+    """Write ``target`` and index it; on failure the previous file is back in its place."""
+    name, home = target.name, target.parent
     with tempfile.TemporaryDirectory(dir=home.parent) as tmp:
         previous = Path(tmp) / "previous"
         if target.exists():  # kept until the new file is indexed
@@ -119,23 +148,15 @@ def write_upload(kb: KnowledgeBase, upload: Upload) -> WriteResult:
             problems = report.failed + report.warnings
             if report.failed or not (report.added or report.updated or report.unchanged):
                 reason = problems[0][1] if problems else "no document in this file"
-                reason = reason.replace(str(target), name)
+                # the server's folders are nobody's business: the file, or its upload path
+                reason = reason.replace(str(target), name).replace(f"{home.parent.parent}/", "")
                 raise IngestError(f"{name}: {reason.removeprefix(f'{name}: ')}")
         except BaseException:
             target.unlink(missing_ok=True)
             if previous.exists():
                 previous.replace(target)
             raise
-    for other in home.iterdir():  # one file per version: the one just indexed
-        if other != target and other.is_file():
-            other.unlink()
-    status = "added" if report.added else "updated" if report.updated else "unchanged"
-    count = sum(
-        d.passages
-        for d in kb.documents()
-        if (d.document.doc_id, d.document.version) == (upload.doc_id, upload.version)
-    )
-    return WriteResult(upload.doc_id, upload.version, status, count)
+    return report
 
 
 def _write_inventory(path: Path, upload: Upload, target: Path) -> None:

@@ -1,0 +1,50 @@
+"""The search page (GET /): its default route is the best one the index supports."""
+
+from __future__ import annotations
+
+import re
+
+import httpx
+from support_service import PUBLIC_READ, Running, auth
+
+NOTE = "This index has no vectors: keyword search (lexical) only."
+
+
+def selected_route(html: str) -> str:
+    found = re.search(r'<option value="(\w+)" selected>', html)
+    assert found, html
+    return found.group(1)
+
+
+def test_the_page_searches_a_keyword_only_index_by_default(lexical_server: Running) -> None:
+    server = lexical_server
+    with httpx.Client(base_url=server.url, timeout=30, headers=auth(PUBLIC_READ)) as client:
+        empty = client.get("/")
+        assert empty.status_code == 200 and NOTE in empty.text
+        assert selected_route(empty.text) == "lexical"
+        page = client.get("/", params={"q": "lost parcel"})
+        assert page.status_code == 200, page.text
+        assert NOTE in page.text and 'class="hit"' in page.text
+        assert selected_route(page.text) == "lexical"
+        asked = client.get("/", params={"q": "lost parcel", "route": "hybrid"})
+        assert asked.status_code == 422 and "no vectors" in asked.text  # asked for, said why
+        assert selected_route(asked.text) == "hybrid" and NOTE in asked.text
+        more = client.get("/", params={"q": "parcel", "route": "lexical"})  # e.g. page 2
+        assert more.status_code == 200 and NOTE in more.text
+
+
+def test_the_page_searches_hybrid_by_default_with_vectors(client: httpx.Client) -> None:
+    page = client.get("/", params={"q": "lost parcel"}, headers=auth(PUBLIC_READ))
+    assert page.status_code == 200 and NOTE not in page.text
+    assert selected_route(page.text) == "hybrid"
+
+
+def test_the_api_says_which_route_an_index_without_vectors_takes(lexical_server: Running) -> None:
+    with httpx.Client(base_url=lexical_server.url, timeout=30) as client:
+        response = client.get("/search", params={"q": "parcel"}, headers=auth(PUBLIC_READ))
+        asked = client.get("/ask", params={"q": "parcel"}, headers=auth(PUBLIC_READ))
+    assert response.status_code == 422
+    error = response.json()["error"]
+    assert "no vectors" in error and "route lexical" in error
+    assert asked.status_code == 422 and "answering needs both routes" in asked.json()["error"]
+    assert "lexical.db" not in error + asked.json()["error"]  # no server file path
