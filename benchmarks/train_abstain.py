@@ -51,7 +51,7 @@ from kbsearch.evaluation.formats import load_questions
 from kbsearch.filters import Filters
 from kbsearch.knowledge_base import open_kb
 from kbsearch.language import detect_language
-from kbsearch.search.abstain import FEATURES, ConfidenceModel, features
+from kbsearch.search.abstain import DENSE_FEATURES, FEATURES, ConfidenceModel, features
 from kbsearch.search.abstain_fit import TrainingRow, dumps, fit
 from kbsearch.search.evidence import Background, gather, term_statistics
 from kbsearch.search.fusion import DEFAULT_RRF_K, reciprocal_rank_fusion
@@ -197,16 +197,26 @@ def training_rows(table: list[dict]) -> list[TrainingRow]:
     ]
 
 
+def build_model(table: list[dict], path: str, precision: float = 0.9) -> ConfidenceModel:
+    """The shipped model from the dev table at ``path``: every feature, and the dense-only
+    sub-model for searches whose lexical evidence is missing."""
+    return fit(
+        training_rows(table),
+        precision=precision,
+        info={"trained_on": Path(path).name, "k": K},
+        dense_only=DENSE_FEATURES,
+    )
+
+
 def fit_command(args) -> None:
     table = read_table(args.table)
-    model = fit(
-        training_rows(table),
-        precision=args.precision,
-        info={"trained_on": Path(args.table).name, "k": K},
-    )
+    model = build_model(table, args.table, args.precision)
     Path(args.out).write_text(dumps(model), encoding="utf-8")
     print(json.dumps({n: c for n, c in zip(model.names, model.coef, strict=True)}, indent=1))
     print(f"threshold {model.threshold}")
+    if model.dense_only is not None:
+        sub = model.dense_only
+        print("dense only:", json.dumps(dict(zip(sub.names, sub.coef, strict=True)), indent=1))
 
 
 def lodo_command(args) -> None:

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from kbsearch.errors import InvalidArgumentError
+from kbsearch.search.abstain import DENSE_FEATURES
 from kbsearch.search.abstain_fit import TrainingRow, choose_threshold, dumps, fit, weights
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -72,5 +73,6 @@ def test_shipped_model_is_rebuilt_from_the_dev_table() -> None:
     script = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(script)
     table = script.read_table(str(TABLE))
-    model = fit(script.training_rows(table), info={"trained_on": TABLE.name, "k": script.K})
+    model = script.build_model(table, str(TABLE))
     assert dumps(model) == SHIPPED.read_text(encoding="utf-8")
+    assert model.dense_only is not None and model.dense_only.names == DENSE_FEATURES

@@ -16,6 +16,10 @@ k) and the ``group`` (dataset and question) and ``stratum`` (dataset) it belongs
 4. Threshold: the highest confidence cut under which the weighted share of abstentions that
    are right (no relevant passage in the top k) is at least ``precision``, on the calibrated
    cross-validated confidences.
+5. With ``dense_only`` feature names, steps 2-3 again over those features alone: the
+   sub-model that decides when a search's lexical evidence is missing
+   (:attr:`~kbsearch.search.abstain.ConfidenceModel.dense_only`); it shares the threshold of
+   step 4 (both are calibrated on the same mix of questions).
 
 Deterministic (no shuffling; lbfgs), and written with values rounded to 9 significant digits,
 so the same table gives the same file byte for byte.
@@ -25,7 +29,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -101,8 +105,10 @@ def fit(
     folds: int = 5,
     precision: float = 0.9,
     info: Mapping[str, Any] | None = None,
+    dense_only: Sequence[str] = (),
 ) -> ConfidenceModel:
-    """The calibrated model (module docstring).
+    """The calibrated model (module docstring), with a ``dense_only`` sub-model over those
+    features when they are given (step 5).
 
     Raises:
         InvalidArgumentError: fewer than two classes, a feature missing from a row, or a
@@ -142,7 +148,15 @@ def fit(
         "platt": [_round(a), _round(b)],
         "threshold_rule": f"highest cut with abstention precision >= {precision} on dev (CV)",
     }
+    sub = None
+    if dense_only:
+        found = fit(rows, dense_only, c=c, folds=folds)
+        rule = "the main model's threshold"
+        sub = replace(
+            found, threshold=_round(threshold), info={**found.info, "threshold_rule": rule}
+        )
     return ConfidenceModel(
+        dense_only=sub,
         names=tuple(names),
         mean=tuple(_round(v) for v in mean),
         scale=tuple(_round(v) for v in scale),

@@ -187,6 +187,24 @@ def sentence_coverage(
     return best
 
 
+def first_passages(
+    lexical: Sequence[tuple[str, float]], dense: Sequence[tuple[str, float]]
+) -> list[str]:
+    """The first :data:`SENTENCE_DEPTH` passages of each route, lexical first, without repeats
+    (the passages whose text the evidence reads)."""
+    return list(dict.fromkeys(p for p, _ in [*lexical[:SENTENCE_DEPTH], *dense[:SENTENCE_DEPTH]]))
+
+
+def lexical_uninformative(
+    languages: Sequence[str], query_language: str, top_language: str | None
+) -> bool:
+    """Whether a search's lexical evidence says nothing (``Evidence.lexical_missing``): it
+    searches several ``languages`` and the dense top passage is in another language than the
+    query, so the question's words cannot be expected in its answer. ``top_language``: the
+    dense top passage's language (``None`` without one)."""
+    return len(set(languages)) > 1 and top_language is not None and top_language != query_language
+
+
 def gather(
     index: ImpactIndex,
     statistics: TermStatistics,
@@ -197,10 +215,12 @@ def gather(
     texts: Callable[[Sequence[str]], Mapping[str, str]],
     analyzer: Analyzer,
     languages: Sequence[str],
+    lexical_missing: bool = False,
 ) -> Evidence:
     """The evidence of one search from its two route lists (best first); ``texts`` gives the
-    text of passages by id (the first :data:`SENTENCE_DEPTH` of each list are read)."""
-    firsts = list(dict.fromkeys(p for p, _ in [*lexical[:SENTENCE_DEPTH], *dense[:SENTENCE_DEPTH]]))
+    text of passages by id (those of :func:`first_passages` are read); ``lexical_missing``:
+    :func:`lexical_uninformative` of the search."""
+    firsts = first_passages(lexical, dense)
     found = texts(firsts)
     coverage = sentence_coverage(
         [found[p] for p in firsts if p in found], statistics, analyzer, languages
@@ -224,6 +244,7 @@ def gather(
         background_mean=background[0],
         background_std=background[1],
         query_language=query_language,
+        lexical_missing=lexical_missing,
     )
 
 
@@ -265,8 +286,8 @@ def collect(
     cache: BackgroundCache,
 ) -> Evidence:
     """The evidence of one search of ``kb`` from its two route lists (best first), with the
-    audience's lexical statistics and the query's cosine background over the audience's
-    passages.
+    audience's lexical statistics, the query's cosine background over the audience's
+    passages, and whether its lexical side is uninformative (:func:`lexical_uninformative`).
 
     Raises:
         QueryError: the query cannot be analysed; the errors of ``kb.query_vector``.
@@ -277,14 +298,18 @@ def collect(
     dense_index = kb.dense_index()
     background = cache.get(dense_index, filters.staff)
     spread = background.of_query(kb.query_vector(query))
+    rows = kb.passage_rows_of(first_passages(lexical, dense))
+    language = query_language(query)
+    top = rows.get(dense[0][0]) if dense else None
     return gather(
         index,
         statistics,
         lexical,
         dense,
         spread,
-        query_language(query),
-        lambda ids: {p: r.passage.text for p, r in kb.passage_rows_of(ids).items()},
+        language,
+        lambda ids: {p: rows[p].passage.text for p in ids if p in rows},
         kb.analyzer,
         languages,
+        lexical_uninformative(languages, language, top.language if top else None),
     )
