@@ -97,6 +97,54 @@ def choose_threshold(
     return best
 
 
+def _inputs(
+    rows: Sequence[TrainingRow], names: Sequence[str]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``(z, y, w, mean, scale)``: standardised features, labels, weights (steps 1-2)."""
+    if len({r.label for r in rows}) < 2:
+        raise InvalidArgumentError("abstention training needs both labels")
+    try:
+        x = np.array([[float(r.values[n]) for n in names] for r in rows], dtype=np.float64)
+    except KeyError as exc:
+        raise InvalidArgumentError(f"training row lacks feature {exc}") from None
+    y = np.array([r.label for r in rows], dtype=np.int64)
+    mean = x.mean(axis=0)
+    scale = x.std(axis=0)
+    if (scale == 0).any():
+        constant = [n for n, s in zip(names, scale, strict=True) if s == 0]
+        raise InvalidArgumentError(f"constant features cannot be scaled: {', '.join(constant)}")
+    return (x - mean) / scale, y, weights(rows), mean, scale
+
+
+def _calibrated_folds(
+    rows: Sequence[TrainingRow], z: np.ndarray, y: np.ndarray, w: np.ndarray, c: float, folds: int
+) -> tuple[np.ndarray, float, float]:
+    """``(confidences, a, b)``: each row's calibrated cross-validated confidence and the Platt
+    parameters (step 3)."""
+    fold = fold_of([r.group for r in rows], folds)
+    oof = np.zeros(len(rows))
+    for f in range(folds):
+        train = fold != f
+        coef_f, intercept_f = _logistic(z[train], y[train], w[train], c)
+        oof[~train] = z[~train] @ coef_f + intercept_f
+    a_coef, b = _logistic(oof[:, None], y, w, 1e6)
+    a = float(a_coef[0])
+    return 1.0 / (1.0 + np.exp(-(a * oof + b))), a, b
+
+
+def cross_validated(
+    rows: Sequence[TrainingRow], names: Sequence[str] = FEATURES, *, c: float = 1.0, folds: int = 5
+) -> np.ndarray:
+    """Each row's calibrated cross-validated confidence (steps 1-3): what the threshold is
+    chosen on, and what a risk-coverage trade-off on dev data reads.
+
+    Raises:
+        InvalidArgumentError: as :func:`fit`.
+    """
+    z, y, w, _, _ = _inputs(rows, names)
+    return _calibrated_folds(rows, z, y, w, c, folds)[0]
+
+
 def fit(
     rows: Sequence[TrainingRow],
     names: Sequence[str] = FEATURES,
@@ -114,29 +162,8 @@ def fit(
         InvalidArgumentError: fewer than two classes, a feature missing from a row, or a
             feature constant over every row.
     """
-    if len({r.label for r in rows}) < 2:
-        raise InvalidArgumentError("abstention training needs both labels")
-    try:
-        x = np.array([[float(r.values[n]) for n in names] for r in rows], dtype=np.float64)
-    except KeyError as exc:
-        raise InvalidArgumentError(f"training row lacks feature {exc}") from None
-    y = np.array([r.label for r in rows], dtype=np.int64)
-    w = weights(rows)
-    mean = x.mean(axis=0)
-    scale = x.std(axis=0)
-    if (scale == 0).any():
-        constant = [n for n, s in zip(names, scale, strict=True) if s == 0]
-        raise InvalidArgumentError(f"constant features cannot be scaled: {', '.join(constant)}")
-    z = (x - mean) / scale
-    fold = fold_of([r.group for r in rows], folds)
-    oof = np.zeros(len(rows))
-    for f in range(folds):
-        train = fold != f
-        coef_f, intercept_f = _logistic(z[train], y[train], w[train], c)
-        oof[~train] = z[~train] @ coef_f + intercept_f
-    a_coef, b = _logistic(oof[:, None], y, w, 1e6)
-    a = float(a_coef[0])
-    calibrated_oof = 1.0 / (1.0 + np.exp(-(a * oof + b)))
+    z, y, w, mean, scale = _inputs(rows, names)
+    calibrated_oof, a, b = _calibrated_folds(rows, z, y, w, c, folds)
     threshold = choose_threshold(calibrated_oof, y, w, precision)
     coef, intercept = _logistic(z, y, w, c)
     record = dict(info or {})
