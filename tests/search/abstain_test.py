@@ -23,7 +23,7 @@ from kbsearch.search.abstain import (
     check_threshold,
     features,
 )
-from kbsearch.search.evidence import BackgroundCache, collect, lexical_uninformative
+from kbsearch.search.evidence import BackgroundCache, collect
 
 DAY = date(2026, 6, 1)
 
@@ -101,13 +101,6 @@ def test_missing_lexical_evidence_is_read_by_the_dense_only_model() -> None:
     weaker = replace(found, dense=tuple((p, s - 0.05) for p, s in found.dense))
     assert model.decide(weaker).confidence < model.decide(found).confidence
     assert ConfidenceModel.from_dict(model.to_dict()) == model
-
-
-def test_lexical_evidence_is_uninformative_across_languages_only() -> None:
-    assert lexical_uninformative(["en", "fr"], "en", "fr")
-    assert not lexical_uninformative(["en", "fr"], "en", "en")
-    assert not lexical_uninformative(["en"], "en", "fr")  # one language searched
-    assert not lexical_uninformative(["en", "fr"], "en", None)  # no dense top passage
 
 
 def test_model_formula_and_bad_files(tmp_path: Path) -> None:

@@ -38,11 +38,11 @@ Features (all from what the routes return, plus the collection's cosine backgrou
 - ``log_terms``: ``ln(1 + query words)``.
 
 When the lexical evidence is structurally uninformative (``Evidence.lexical_missing``: a search
-of several languages whose dense top passage is in another language than the query, so the
-question's words cannot be expected in its answer), the features of :data:`LEXICAL_FEATURES`
-are not measured (NaN) and the model's ``dense_only`` sub-model decides: the same formula over
-:data:`DENSE_FEATURES` alone, fitted and calibrated on the same dev rows. (Without a sub-model a
-NaN feature stands at its training mean.)
+of several languages whose dense top passage is in another language than the query,
+:mod:`kbsearch.search.crosslang`, so the question's words cannot be expected in its answer),
+the features of :data:`LEXICAL_FEATURES` are not measured (NaN) and the model's ``dense_only``
+sub-model decides: the same formula over :data:`DENSE_FEATURES` alone, fitted and calibrated on
+the same dev rows. (Without a sub-model a NaN feature stands at its training mean.)
 
 "Terms" above are the query's content words (:class:`kbsearch.search.evidence.TermStatistics`):
 a word stemmed in two languages counts once, so a bilingual collection does not look as if it

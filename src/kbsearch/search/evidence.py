@@ -22,6 +22,7 @@ from ..language import detect_language
 from ..snippets import sentence_spans
 from ..store import PassageRow
 from .abstain import SENTENCE_DEPTH, Evidence
+from .crosslang import is_cross_language, query_language_among
 from .dense import DenseIndex
 from .lexical.bm25 import fts5_idf
 from .lexical.impact import ImpactIndex
@@ -195,16 +196,6 @@ def first_passages(
     return list(dict.fromkeys(p for p, _ in [*lexical[:SENTENCE_DEPTH], *dense[:SENTENCE_DEPTH]]))
 
 
-def lexical_uninformative(
-    languages: Sequence[str], query_language: str, top_language: str | None
-) -> bool:
-    """Whether a search's lexical evidence says nothing (``Evidence.lexical_missing``): it
-    searches several ``languages`` and the dense top passage is in another language than the
-    query, so the question's words cannot be expected in its answer. ``top_language``: the
-    dense top passage's language (``None`` without one)."""
-    return len(set(languages)) > 1 and top_language is not None and top_language != query_language
-
-
 def gather(
     index: ImpactIndex,
     statistics: TermStatistics,
@@ -219,7 +210,7 @@ def gather(
 ) -> Evidence:
     """The evidence of one search from its two route lists (best first); ``texts`` gives the
     text of passages by id (those of :func:`first_passages` are read); ``lexical_missing``:
-    :func:`lexical_uninformative` of the search."""
+    whether the search's lexical side says nothing (``Evidence.lexical_missing``)."""
     firsts = first_passages(lexical, dense)
     found = texts(firsts)
     coverage = sentence_coverage(
@@ -287,7 +278,10 @@ def collect(
 ) -> Evidence:
     """The evidence of one search of ``kb`` from its two route lists (best first), with the
     audience's lexical statistics, the query's cosine background over the audience's
-    passages, and whether its lexical side is uninformative (:func:`lexical_uninformative`).
+    passages, and whether its lexical side says nothing: the dense top passage is
+    cross-language (:func:`kbsearch.search.crosslang.is_cross_language`, the query's language
+    known among the two or more languages searched), so the question's words cannot be
+    expected in its answer.
 
     Raises:
         QueryError: the query cannot be analysed; the errors of ``kb.query_vector``.
@@ -299,17 +293,19 @@ def collect(
     background = cache.get(dense_index, filters.staff)
     spread = background.of_query(kb.query_vector(query))
     rows = kb.passage_rows_of(first_passages(lexical, dense))
-    language = query_language(query)
     top = rows.get(dense[0][0]) if dense else None
+    cross = top is not None and is_cross_language(
+        query_language_among(query, languages), top.language
+    )
     return gather(
         index,
         statistics,
         lexical,
         dense,
         spread,
-        language,
+        query_language(query),
         lambda ids: {p: rows[p].passage.text for p in ids if p in rows},
         kb.analyzer,
         languages,
-        lexical_uninformative(languages, language, top.language if top else None),
+        cross,
     )
