@@ -18,11 +18,10 @@ import numpy as np
 
 from ..analysis import Analyzer, fold_diacritics, stem_words, words
 from ..filters import Filters
-from ..language import detect_language
 from ..snippets import sentence_spans
 from ..store import PassageRow
 from .abstain import SENTENCE_DEPTH, Evidence
-from .crosslang import is_cross_language, query_language_among
+from .crosslang import is_cross_language, query_language, query_language_among
 from .dense import DenseIndex
 from .lexical.bm25 import fts5_idf
 from .lexical.impact import ImpactIndex
@@ -158,13 +157,6 @@ def _text_terms(text: str, analyzer: str, languages: tuple[str, ...]) -> frozens
     if analyzer == "plain":
         return frozenset(fold_diacritics(w) for w in found)
     return frozenset(t for lang in languages or ("en",) for t in stem_words(found, lang))
-
-
-@lru_cache(maxsize=4096)
-def query_language(query: str) -> str:
-    """:func:`kbsearch.language.detect_language` of a query, cached per process (langdetect
-    costs ~7 ms a query, half of a decision's CPU; repeated queries skip it)."""
-    return detect_language(query)
 
 
 def sentence_coverage(
