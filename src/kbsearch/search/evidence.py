@@ -139,9 +139,9 @@ def terms_in_row(
 
 
 def row_of(index: ImpactIndex, passage_id: str) -> int | None:
-    """Row position of ``passage_id`` in ``index`` (``None`` when absent)."""
-    found = np.flatnonzero(index.passage_ids == passage_id)
-    return int(found[0]) if len(found) else None
+    """Row position of ``passage_id`` in ``index`` (``None`` when absent; the index's
+    ``position`` map, so no scan of every passage id per search)."""
+    return index.position.get(passage_id)
 
 
 def text_terms(text: str, analyzer: Analyzer, languages: Sequence[str]) -> frozenset[str]:
