@@ -15,6 +15,8 @@ Steps, each reproducible:
   python benchmarks/train_abstain.py features ... --split final \
       --out benchmarks/data/abstain_final.tsv
   python benchmarks/train_abstain.py report benchmarks/data/abstain_final.tsv
+  # 3a. the risk-coverage trade-off on dev (cross-validated confidences per threshold)
+  python benchmarks/train_abstain.py tradeoff benchmarks/data/abstain_dev.tsv
   # 3b. leave one collection out on the dev table (transfer to an unseen collection)
   python benchmarks/train_abstain.py lodo benchmarks/data/abstain_dev.tsv
   # 4. the demo question set (builds a demo index in --work when absent)
@@ -51,8 +53,8 @@ from kbsearch.evaluation.formats import load_questions
 from kbsearch.filters import Filters
 from kbsearch.knowledge_base import open_kb
 from kbsearch.language import detect_language
-from kbsearch.search.abstain import FEATURES, ConfidenceModel, features
-from kbsearch.search.abstain_fit import TrainingRow, dumps, fit
+from kbsearch.search.abstain import DENSE_FEATURES, FEATURES, ConfidenceModel, features
+from kbsearch.search.abstain_fit import TrainingRow, cross_validated, dumps, fit
 from kbsearch.search.evidence import Background, gather, term_statistics
 from kbsearch.search.fusion import DEFAULT_RRF_K, reciprocal_rank_fusion
 from kbsearch.search.topk import top_k
@@ -197,16 +199,26 @@ def training_rows(table: list[dict]) -> list[TrainingRow]:
     ]
 
 
+def build_model(table: list[dict], path: str, precision: float = 0.9) -> ConfidenceModel:
+    """The shipped model from the dev table at ``path``: every feature, and the dense-only
+    sub-model for searches whose lexical evidence is missing."""
+    return fit(
+        training_rows(table),
+        precision=precision,
+        info={"trained_on": Path(path).name, "k": K},
+        dense_only=DENSE_FEATURES,
+    )
+
+
 def fit_command(args) -> None:
     table = read_table(args.table)
-    model = fit(
-        training_rows(table),
-        precision=args.precision,
-        info={"trained_on": Path(args.table).name, "k": K},
-    )
+    model = build_model(table, args.table, args.precision)
     Path(args.out).write_text(dumps(model), encoding="utf-8")
     print(json.dumps({n: c for n, c in zip(model.names, model.coef, strict=True)}, indent=1))
     print(f"threshold {model.threshold}")
+    if model.dense_only is not None:
+        sub = model.dense_only
+        print("dense only:", json.dumps(dict(zip(sub.names, sub.coef, strict=True)), indent=1))
 
 
 def lodo_command(args) -> None:
@@ -232,6 +244,58 @@ def lodo_command(args) -> None:
         entry["answered_present"] = sum(c >= model.threshold for c in present) / len(present)
         result[dataset] = entry
     print(json.dumps(result, indent=1))
+
+
+def tradeoff_command(args) -> None:
+    """The risk-coverage trade-off on dev (cross-validated calibrated confidences, no final
+    data): per threshold, the share of covered questions answered (``present``; mean over the
+    datasets, and the lowest), the risk among them (no relevant passage in the top k), the
+    share abstained on of ``removed`` and of ``other`` questions, and the abstention precision
+    for two mixes of in-domain questions: half covered (the training mix) and four covered for
+    one not (a help centre whose documents cover most questions). Also the highest cut that
+    answers ``--answered`` of the covered questions."""
+    table = read_table(args.table)
+    confidence = cross_validated(training_rows(table))
+    condition = np.array([r["condition"] for r in table])
+    dataset = np.array([r["dataset"] for r in table])
+    hit = np.array([r["label"] == "1" for r in table])
+    datasets = sorted(set(dataset))
+
+    def share(kind: str, event: np.ndarray, given: np.ndarray | None = None) -> list[float]:
+        """Per dataset: the share of its ``kind`` rows (and ``given``) where ``event`` holds."""
+        out = []
+        for d in datasets:
+            rows = (condition == kind) & (dataset == d)
+            if given is not None:
+                rows &= given
+            out.append(float(event[rows].mean()) if rows.any() else 0.0)
+        return out
+
+    candidates = sorted({round(float(c), 3) for c in confidence})
+    coverage_cut = max(
+        t for t in candidates if np.mean(share("present", confidence >= t)) >= args.answered
+    )
+    model = ConfidenceModel.load(args.model)
+    cuts = sorted({*args.thresholds, model.threshold, coverage_cut})
+    print(
+        "| threshold | answered (covered) | lowest dataset | risk among answered |"
+        " abstained: removed | abstained: other | precision 1:1 | precision 4:1 |"
+    )
+    print("|---|---|---|---|---|---|---|---|")
+    for t in cuts:
+        answer = confidence >= t
+        answered = share("present", answer)
+        a = float(np.mean(answered))
+        risk = float(np.mean(share("present", ~hit, given=answer)))
+        removed = float(np.mean(share("removed", ~answer)))
+        other = float(np.mean(share("other", ~answer)))
+        precision = [(1 - p) * removed / ((1 - p) * removed + p * (1 - a)) for p in (0.5, 0.8)]
+        note = " (default)" if t == model.threshold else ""
+        note += f" (answers {args.answered:.0%})" if t == coverage_cut else ""
+        print(
+            f"| {t:.3f}{note} | {a:.3f} | {min(answered):.3f} | {risk:.3f} | {removed:.3f}"
+            f" | {other:.3f} | {precision[0]:.3f} | {precision[1]:.3f} |"
+        )
 
 
 def report_command(args) -> None:
@@ -266,8 +330,8 @@ def demo_command(args) -> None:
             dense = kb.ranking("dense", q.text, filters, DEPTH)
             hits = kb.search(q.text, k=K, filters=filters)
             hit = any(matches(r, h) for r in q.relevant for h in hits)
-            values = features(collect(kb, q.text, filters, lexical, dense, cache))
-            confidence = model.confidence(values)
+            evidence = collect(kb, q.text, filters, lexical, dense, cache)
+            confidence = model.decide(evidence, threshold).confidence
             items.append(
                 {
                     "qid": q.qid,
@@ -308,6 +372,11 @@ def main() -> None:
     lo = sub.add_parser("lodo", help="leave one collection out (dev table)")
     lo.add_argument("table")
     lo.add_argument("--precision", type=float, default=0.9)
+    tr = sub.add_parser("tradeoff", help="risk-coverage trade-off on the dev table (CV)")
+    tr.add_argument("table")
+    tr.add_argument("--model", default=None)
+    tr.add_argument("--answered", type=float, default=0.9)
+    tr.add_argument("--thresholds", type=float, nargs="*", default=[0.05, 0.1, 0.15, 0.2, 0.3])
     r = sub.add_parser("report")
     r.add_argument("table")
     r.add_argument("--model", default=None)
@@ -324,6 +393,7 @@ def main() -> None:
         "fit": fit_command,
         "report": report_command,
         "lodo": lodo_command,
+        "tradeoff": tradeoff_command,
         "demo": demo_command,
     }
     commands[args.command](args)

@@ -10,7 +10,15 @@ import numpy as np
 import pytest
 
 from kbsearch.errors import InvalidArgumentError
-from kbsearch.search.abstain_fit import TrainingRow, choose_threshold, dumps, fit, weights
+from kbsearch.search.abstain import DENSE_FEATURES
+from kbsearch.search.abstain_fit import (
+    TrainingRow,
+    choose_threshold,
+    cross_validated,
+    dumps,
+    fit,
+    weights,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "benchmarks" / "train_abstain.py"
@@ -58,6 +66,21 @@ def test_fit_is_deterministic_and_separates() -> None:
     assert first.confidence({"x": 2.0, "y": 0.0}) > first.confidence({"x": -2.0, "y": 0.0})
 
 
+def test_threshold_is_chosen_on_the_cross_validated_confidences() -> None:
+    data = rows()
+    confidence = cross_validated(data, ("x", "y"))
+    assert confidence.shape == (len(data),) and ((confidence > 0) & (confidence < 1)).all()
+    label = np.array([r.label for r in data])
+    expected = choose_threshold(confidence, label, weights(data), 0.9)
+    assert fit(data, ("x", "y")).threshold == pytest.approx(expected, rel=1e-8)
+
+
+def test_dense_only_sub_model_shares_the_threshold() -> None:
+    model = fit(rows(), ("x", "y"), dense_only=("x",))
+    assert model.dense_only is not None and model.dense_only.names == ("x",)
+    assert model.dense_only.threshold == model.threshold and model.dense_only.dense_only is None
+
+
 def test_fit_refuses_one_class_and_constant_features() -> None:
     with pytest.raises(InvalidArgumentError, match="both labels"):
         fit([TrainingRow("s", "q", True, 1, {"x": 1.0})], ("x",))
@@ -72,5 +95,6 @@ def test_shipped_model_is_rebuilt_from_the_dev_table() -> None:
     script = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(script)
     table = script.read_table(str(TABLE))
-    model = fit(script.training_rows(table), info={"trained_on": TABLE.name, "k": script.K})
+    model = script.build_model(table, str(TABLE))
     assert dumps(model) == SHIPPED.read_text(encoding="utf-8")
+    assert model.dense_only is not None and model.dense_only.names == DENSE_FEATURES

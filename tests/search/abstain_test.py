@@ -4,6 +4,7 @@ cases (the same question with its answer present and removed)."""
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from datetime import date
 from pathlib import Path
 
@@ -13,7 +14,15 @@ from support import FILES, FakeEmbedder, write_files
 import kbsearch
 from kbsearch.errors import InvalidArgumentError
 from kbsearch.filters import Filters
-from kbsearch.search.abstain import FEATURES, ConfidenceModel, Evidence, check_threshold, features
+from kbsearch.search.abstain import (
+    DENSE_FEATURES,
+    FEATURES,
+    LEXICAL_FEATURES,
+    ConfidenceModel,
+    Evidence,
+    check_threshold,
+    features,
+)
 from kbsearch.search.evidence import BackgroundCache, collect
 
 DAY = date(2026, 6, 1)
@@ -73,6 +82,25 @@ def test_confidence_lower_when_the_answer_is_removed_from_the_lists() -> None:
     # the same question with the answering passage gone: the next ones move up
     removed = evidence([0.84] + [0.82] * 18, [3.0, 2.9], (False, True, False))
     assert model.confidence(features(removed)) < model.confidence(features(present))
+
+
+def test_missing_lexical_evidence_is_read_by_the_dense_only_model() -> None:
+    model = ConfidenceModel.load()
+    assert model.dense_only is not None
+    cos = [0.9, 0.85] + [0.8] * 18
+    found = replace(evidence(cos, [9.0, 3.0], (True, True, False)), lexical_missing=True)
+    nothing = replace(evidence(cos, [], (False, False, False)), lexical_missing=True)
+    values = features(found)
+    assert all(math.isnan(values[n]) for n in LEXICAL_FEATURES)
+    assert values["dense_top"] == 0.9 and set(DENSE_FEATURES) | set(LEXICAL_FEATURES) == set(
+        FEATURES
+    )
+    # the lexical side no longer matters; the dense side still does
+    assert model.decide(found).confidence == model.decide(nothing).confidence
+    assert model.decide(found).confidence == model.dense_only.confidence(values)
+    weaker = replace(found, dense=tuple((p, s - 0.05) for p, s in found.dense))
+    assert model.decide(weaker).confidence < model.decide(found).confidence
+    assert ConfidenceModel.from_dict(model.to_dict()) == model
 
 
 def test_model_formula_and_bad_files(tmp_path: Path) -> None:

@@ -14,6 +14,7 @@ from kbsearch.errors import InvalidArgumentError
 from kbsearch.filters import Filters
 from kbsearch.knowledge_base import KnowledgeBase
 from kbsearch.search.answer import NO_ANSWER
+from kbsearch.search.evidence import BackgroundCache, collect
 
 DAY = date(2026, 6, 1)
 QUERY = "is a lost parcel refunded in full"
@@ -163,3 +164,25 @@ def test_staff_text_never_moves_a_public_confidence(tmp_path: Path) -> None:
     staff_a, staff_b = decisions["a"]["staff"], decisions["b"]["staff"]
     assert staff_a is not None and staff_b is not None
     assert staff_a.confidence != staff_b.confidence
+
+
+def test_a_top_passage_in_another_language_marks_the_lexical_side_missing(tmp_path: Path) -> None:
+    files = FILES | {
+        "notiz.md": "---\naccess: staff\nlanguage: de\n---\n# Notiz\n\n## Paket\n\n"
+        "Ein verlorenes Paket wird voll erstattet.\n"
+    }
+    docs = write_files(tmp_path / "docs", files)
+    cache = BackgroundCache()
+    with kbsearch.open_kb(tmp_path / "kb.db", create=True, embedder=FakeEmbedder()) as kb:
+        kb.index([docs], inventory=docs / "inventory.csv")
+
+        def missing(filters: Filters) -> bool:
+            lexical = kb.ranking("lexical", QUERY, filters, 100)
+            dense = kb.ranking("dense", QUERY, filters, 100)
+            return collect(kb, QUERY, filters, lexical, dense, cache).lexical_missing
+
+        assert not missing(Filters(audience="staff", as_of=DAY))
+        # only the German note left: the English question's answer would be German
+        assert missing(Filters(audience="staff", as_of=DAY, doc_ids=("notiz",)))
+        # a public search sees English only: one language, the lexical side stands
+        assert not missing(Filters(audience="public", as_of=DAY))

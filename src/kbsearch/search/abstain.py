@@ -37,6 +37,13 @@ Features (all from what the routes return, plus the collection's cosine backgrou
   z-score (beyond the dense list, its last cosine stands in).
 - ``log_terms``: ``ln(1 + query words)``.
 
+When the lexical evidence is structurally uninformative (``Evidence.lexical_missing``: a search
+of several languages whose dense top passage is in another language than the query,
+:mod:`kbsearch.search.crosslang`, so the question's words cannot be expected in its answer),
+the features of :data:`LEXICAL_FEATURES` are not measured (NaN) and the model's ``dense_only``
+sub-model decides: the same formula over :data:`DENSE_FEATURES` alone, fitted and calibrated on
+the same dev rows. (Without a sub-model a NaN feature stands at its training mean.)
+
 "Terms" above are the query's content words (:class:`kbsearch.search.evidence.TermStatistics`):
 a word stemmed in two languages counts once, so a bilingual collection does not look as if it
 lacked the other language's stem of every word. The query's language is not a feature: in the
@@ -75,6 +82,10 @@ FEATURES: tuple[str, ...] = (
     "cross_dense",
     "log_terms",
 )
+# the features that read the dense route alone; the others (LEXICAL_FEATURES) read the query's
+# words or the lexical route and are not measured (NaN) when the evidence's lexical side is missing
+DENSE_FEATURES = ("dense_top", "dense_margin", "dense_gap", "dense_z", "dense_local_z", "log_terms")
+LEXICAL_FEATURES: tuple[str, ...] = tuple(n for n in FEATURES if n not in DENSE_FEATURES)
 SENTENCE_DEPTH = 3  # passages of each route whose sentences sentence_coverage reads
 OVERLAP_DEPTH = 10  # the top lists compared by ``overlap``
 GAP_RANK = 10  # dense_gap compares the first cosine with this rank's
@@ -96,6 +107,7 @@ class Evidence:
     sentence of the first :data:`SENTENCE_DEPTH` passages of either route.
     ``background_mean``/``background_std``: the query's mean and standard deviation of cosine
     over the whole collection. ``query_language``: ISO 639-1 code of the query.
+    ``lexical_missing``: the lexical side says nothing about this search (module docstring).
     """
 
     lexical: tuple[tuple[str, float], ...]
@@ -109,13 +121,15 @@ class Evidence:
     background_mean: float
     background_std: float
     query_language: str = "en"
+    lexical_missing: bool = False
 
 
 def features(evidence: Evidence) -> dict[str, float]:
     """The features of :data:`FEATURES` (module docstring) as ``{name: value}``.
 
     An empty route list gives that route's features their "nothing found" values (cosine 0,
-    BM25 share 0, z-scores 0).
+    BM25 share 0, z-scores 0). With ``evidence.lexical_missing`` the features of
+    :data:`LEXICAL_FEATURES` are NaN (not measured).
     """
     e = evidence
     cos = [s for _, s in e.dense]
@@ -148,7 +162,7 @@ def features(evidence: Evidence) -> dict[str, float]:
     terms = len(e.term_idf)
     lex_top = {pid for pid, _ in e.lexical[:OVERLAP_DEPTH]}
     dense_top = {pid for pid, _ in e.dense[:OVERLAP_DEPTH]}
-    return {
+    values = {
         "dense_top": c1,
         "dense_margin": c1 - c2,
         "dense_gap": c1 - c_gap,
@@ -167,6 +181,9 @@ def features(evidence: Evidence) -> dict[str, float]:
         "cross_dense": (cross_cos - e.background_mean) / std if e.lexical and cos else 0.0,
         "log_terms": math.log1p(terms),
     }
+    if e.lexical_missing:
+        values |= dict.fromkeys(LEXICAL_FEATURES, math.nan)
+    return values
 
 
 @dataclass(frozen=True)
@@ -184,7 +201,9 @@ class ConfidenceModel:
     """A standardised logistic model over named features (module docstring's formula).
 
     ``threshold`` is the default minimum confidence to answer; ``info`` records how the
-    model was made (training data, sizes, calibration, the threshold's rule).
+    model was made (training data, sizes, calibration, the threshold's rule); ``dense_only``:
+    the sub-model that decides when the evidence's lexical side is missing (``None``: this
+    one decides, reading the missing features at their means).
     """
 
     names: tuple[str, ...]
@@ -194,6 +213,7 @@ class ConfidenceModel:
     intercept: float
     threshold: float
     info: Mapping[str, Any] = field(default_factory=dict)
+    dense_only: ConfidenceModel | None = None
 
     def __post_init__(self) -> None:
         sizes = {len(self.names), len(self.mean), len(self.scale), len(self.coef)}
@@ -212,7 +232,9 @@ class ConfidenceModel:
             InvalidArgumentError: a field is missing or malformed.
         """
         try:
+            sub = data.get("dense_only")
             return cls(
+                dense_only=None if sub is None else cls.from_dict(sub),
                 names=tuple(str(n) for n in data["features"]),
                 mean=tuple(float(v) for v in data["mean"]),
                 scale=tuple(float(v) for v in data["scale"]),
@@ -225,7 +247,7 @@ class ConfidenceModel:
             raise InvalidArgumentError(f"malformed abstention model: {exc}") from None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out = {
             "features": list(self.names),
             "mean": list(self.mean),
             "scale": list(self.scale),
@@ -234,6 +256,9 @@ class ConfidenceModel:
             "threshold": self.threshold,
             "info": dict(self.info),
         }
+        if self.dense_only is not None:
+            out["dense_only"] = self.dense_only.to_dict()
+        return out
 
     @classmethod
     def load(cls, path: str | Path | None = None) -> ConfidenceModel:
@@ -253,10 +278,12 @@ class ConfidenceModel:
         return cls.from_dict(data)
 
     def logit(self, values: Mapping[str, float]) -> float:
-        """``intercept + sum coef * (x - mean) / scale`` (the features must all be given)."""
+        """``intercept + sum coef * (x - mean) / scale`` (the features must all be given; a
+        NaN one, not measured, stands at its mean: its term is 0)."""
         return self.intercept + math.fsum(
             c * (values[n] - m) / s
             for n, m, s, c in zip(self.names, self.mean, self.scale, self.coef, strict=True)
+            if not math.isnan(values[n])
         )
 
     def confidence(self, values: Mapping[str, float]) -> float:
@@ -265,14 +292,16 @@ class ConfidenceModel:
         return 1.0 / (1.0 + math.exp(-z)) if z >= 0 else math.exp(z) / (1.0 + math.exp(z))
 
     def decide(self, evidence: Evidence, threshold: float | None = None) -> Decision:
-        """Answer or abstain for one search.
+        """Answer or abstain for one search (by the ``dense_only`` sub-model when the
+        evidence's lexical side is missing and there is one).
 
         Raises:
             InvalidArgumentError: ``threshold`` outside [0, 1].
         """
         limit = self.threshold if threshold is None else check_threshold(threshold)
         values = features(evidence)
-        confidence = self.confidence(values)
+        model = self.dense_only if evidence.lexical_missing and self.dense_only else self
+        confidence = model.confidence(values)
         return Decision(confidence >= limit, confidence, limit, values)
 
 

@@ -16,6 +16,10 @@ k) and the ``group`` (dataset and question) and ``stratum`` (dataset) it belongs
 4. Threshold: the highest confidence cut under which the weighted share of abstentions that
    are right (no relevant passage in the top k) is at least ``precision``, on the calibrated
    cross-validated confidences.
+5. With ``dense_only`` feature names, steps 2-3 again over those features alone: the
+   sub-model that decides when a search's lexical evidence is missing
+   (:attr:`~kbsearch.search.abstain.ConfidenceModel.dense_only`); it shares the threshold of
+   step 4 (both are calibrated on the same mix of questions).
 
 Deterministic (no shuffling; lbfgs), and written with values rounded to 9 significant digits,
 so the same table gives the same file byte for byte.
@@ -25,7 +29,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -93,21 +97,10 @@ def choose_threshold(
     return best
 
 
-def fit(
-    rows: Sequence[TrainingRow],
-    names: Sequence[str] = FEATURES,
-    *,
-    c: float = 1.0,
-    folds: int = 5,
-    precision: float = 0.9,
-    info: Mapping[str, Any] | None = None,
-) -> ConfidenceModel:
-    """The calibrated model (module docstring).
-
-    Raises:
-        InvalidArgumentError: fewer than two classes, a feature missing from a row, or a
-            feature constant over every row.
-    """
+def _inputs(
+    rows: Sequence[TrainingRow], names: Sequence[str]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``(z, y, w, mean, scale)``: standardised features, labels, weights (steps 1-2)."""
     if len({r.label for r in rows}) < 2:
         raise InvalidArgumentError("abstention training needs both labels")
     try:
@@ -115,13 +108,19 @@ def fit(
     except KeyError as exc:
         raise InvalidArgumentError(f"training row lacks feature {exc}") from None
     y = np.array([r.label for r in rows], dtype=np.int64)
-    w = weights(rows)
     mean = x.mean(axis=0)
     scale = x.std(axis=0)
     if (scale == 0).any():
         constant = [n for n, s in zip(names, scale, strict=True) if s == 0]
         raise InvalidArgumentError(f"constant features cannot be scaled: {', '.join(constant)}")
-    z = (x - mean) / scale
+    return (x - mean) / scale, y, weights(rows), mean, scale
+
+
+def _calibrated_folds(
+    rows: Sequence[TrainingRow], z: np.ndarray, y: np.ndarray, w: np.ndarray, c: float, folds: int
+) -> tuple[np.ndarray, float, float]:
+    """``(confidences, a, b)``: each row's calibrated cross-validated confidence and the Platt
+    parameters (step 3)."""
     fold = fold_of([r.group for r in rows], folds)
     oof = np.zeros(len(rows))
     for f in range(folds):
@@ -130,7 +129,41 @@ def fit(
         oof[~train] = z[~train] @ coef_f + intercept_f
     a_coef, b = _logistic(oof[:, None], y, w, 1e6)
     a = float(a_coef[0])
-    calibrated_oof = 1.0 / (1.0 + np.exp(-(a * oof + b)))
+    return 1.0 / (1.0 + np.exp(-(a * oof + b))), a, b
+
+
+def cross_validated(
+    rows: Sequence[TrainingRow], names: Sequence[str] = FEATURES, *, c: float = 1.0, folds: int = 5
+) -> np.ndarray:
+    """Each row's calibrated cross-validated confidence (steps 1-3): what the threshold is
+    chosen on, and what a risk-coverage trade-off on dev data reads.
+
+    Raises:
+        InvalidArgumentError: as :func:`fit`.
+    """
+    z, y, w, _, _ = _inputs(rows, names)
+    return _calibrated_folds(rows, z, y, w, c, folds)[0]
+
+
+def fit(
+    rows: Sequence[TrainingRow],
+    names: Sequence[str] = FEATURES,
+    *,
+    c: float = 1.0,
+    folds: int = 5,
+    precision: float = 0.9,
+    info: Mapping[str, Any] | None = None,
+    dense_only: Sequence[str] = (),
+) -> ConfidenceModel:
+    """The calibrated model (module docstring), with a ``dense_only`` sub-model over those
+    features when they are given (step 5).
+
+    Raises:
+        InvalidArgumentError: fewer than two classes, a feature missing from a row, or a
+            feature constant over every row.
+    """
+    z, y, w, mean, scale = _inputs(rows, names)
+    calibrated_oof, a, b = _calibrated_folds(rows, z, y, w, c, folds)
     threshold = choose_threshold(calibrated_oof, y, w, precision)
     coef, intercept = _logistic(z, y, w, c)
     record = dict(info or {})
@@ -142,7 +175,15 @@ def fit(
         "platt": [_round(a), _round(b)],
         "threshold_rule": f"highest cut with abstention precision >= {precision} on dev (CV)",
     }
+    sub = None
+    if dense_only:
+        found = fit(rows, dense_only, c=c, folds=folds)
+        rule = "the main model's threshold"
+        sub = replace(
+            found, threshold=_round(threshold), info={**found.info, "threshold_rule": rule}
+        )
     return ConfidenceModel(
+        dense_only=sub,
         names=tuple(names),
         mean=tuple(_round(v) for v in mean),
         scale=tuple(_round(v) for v in scale),

@@ -18,10 +18,10 @@ import numpy as np
 
 from ..analysis import Analyzer, fold_diacritics, stem_words, words
 from ..filters import Filters
-from ..language import detect_language
 from ..snippets import sentence_spans
 from ..store import PassageRow
 from .abstain import SENTENCE_DEPTH, Evidence
+from .crosslang import is_cross_language, query_language, query_language_among
 from .dense import DenseIndex
 from .lexical.bm25 import fts5_idf
 from .lexical.impact import ImpactIndex
@@ -139,9 +139,9 @@ def terms_in_row(
 
 
 def row_of(index: ImpactIndex, passage_id: str) -> int | None:
-    """Row position of ``passage_id`` in ``index`` (``None`` when absent)."""
-    found = np.flatnonzero(index.passage_ids == passage_id)
-    return int(found[0]) if len(found) else None
+    """Row position of ``passage_id`` in ``index`` (``None`` when absent; the index's
+    ``position`` map, so no scan of every passage id per search)."""
+    return index.position.get(passage_id)
 
 
 def text_terms(text: str, analyzer: Analyzer, languages: Sequence[str]) -> frozenset[str]:
@@ -157,13 +157,6 @@ def _text_terms(text: str, analyzer: str, languages: tuple[str, ...]) -> frozens
     if analyzer == "plain":
         return frozenset(fold_diacritics(w) for w in found)
     return frozenset(t for lang in languages or ("en",) for t in stem_words(found, lang))
-
-
-@lru_cache(maxsize=4096)
-def query_language(query: str) -> str:
-    """:func:`kbsearch.language.detect_language` of a query, cached per process (langdetect
-    costs ~7 ms a query, half of a decision's CPU; repeated queries skip it)."""
-    return detect_language(query)
 
 
 def sentence_coverage(
@@ -187,6 +180,14 @@ def sentence_coverage(
     return best
 
 
+def first_passages(
+    lexical: Sequence[tuple[str, float]], dense: Sequence[tuple[str, float]]
+) -> list[str]:
+    """The first :data:`SENTENCE_DEPTH` passages of each route, lexical first, without repeats
+    (the passages whose text the evidence reads)."""
+    return list(dict.fromkeys(p for p, _ in [*lexical[:SENTENCE_DEPTH], *dense[:SENTENCE_DEPTH]]))
+
+
 def gather(
     index: ImpactIndex,
     statistics: TermStatistics,
@@ -197,10 +198,12 @@ def gather(
     texts: Callable[[Sequence[str]], Mapping[str, str]],
     analyzer: Analyzer,
     languages: Sequence[str],
+    lexical_missing: bool = False,
 ) -> Evidence:
     """The evidence of one search from its two route lists (best first); ``texts`` gives the
-    text of passages by id (the first :data:`SENTENCE_DEPTH` of each list are read)."""
-    firsts = list(dict.fromkeys(p for p, _ in [*lexical[:SENTENCE_DEPTH], *dense[:SENTENCE_DEPTH]]))
+    text of passages by id (those of :func:`first_passages` are read); ``lexical_missing``:
+    whether the search's lexical side says nothing (``Evidence.lexical_missing``)."""
+    firsts = first_passages(lexical, dense)
     found = texts(firsts)
     coverage = sentence_coverage(
         [found[p] for p in firsts if p in found], statistics, analyzer, languages
@@ -224,6 +227,7 @@ def gather(
         background_mean=background[0],
         background_std=background[1],
         query_language=query_language,
+        lexical_missing=lexical_missing,
     )
 
 
@@ -265,8 +269,11 @@ def collect(
     cache: BackgroundCache,
 ) -> Evidence:
     """The evidence of one search of ``kb`` from its two route lists (best first), with the
-    audience's lexical statistics and the query's cosine background over the audience's
-    passages.
+    audience's lexical statistics, the query's cosine background over the audience's
+    passages, and whether its lexical side says nothing: the dense top passage is
+    cross-language (:func:`kbsearch.search.crosslang.is_cross_language`, the query's language
+    known among the two or more languages searched), so the question's words cannot be
+    expected in its answer.
 
     Raises:
         QueryError: the query cannot be analysed; the errors of ``kb.query_vector``.
@@ -277,6 +284,11 @@ def collect(
     dense_index = kb.dense_index()
     background = cache.get(dense_index, filters.staff)
     spread = background.of_query(kb.query_vector(query))
+    rows = kb.passage_rows_of(first_passages(lexical, dense))
+    top = rows.get(dense[0][0]) if dense else None
+    cross = top is not None and is_cross_language(
+        query_language_among(query, languages), top.language
+    )
     return gather(
         index,
         statistics,
@@ -284,7 +296,8 @@ def collect(
         dense,
         spread,
         query_language(query),
-        lambda ids: {p: r.passage.text for p, r in kb.passage_rows_of(ids).items()},
+        lambda ids: {p: rows[p].passage.text for p in ids if p in rows},
         kb.analyzer,
         languages,
+        cross,
     )
