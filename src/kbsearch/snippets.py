@@ -77,12 +77,15 @@ def _norm(token: str) -> str:
 
 
 @lru_cache(maxsize=65536)
-def _keys(token: str, languages: tuple[str, ...]) -> frozenset[str]:
+def _keys(token: str, languages: tuple[str, ...]) -> tuple[str, ...]:
+    # in a fixed order (the folded word, then its stems language by language), so that a
+    # token matching two query words marks the same one in every process (a set's order
+    # follows the per-process string hash)
     lowered = fold_ligatures(unicodedata.normalize("NFKC", token)).lower()
-    keys = {fold_diacritics(lowered)}
+    keys = [fold_diacritics(lowered)]
     for lang in languages:
-        keys.update(stem_words([lowered], lang))
-    return frozenset(keys)
+        keys += stem_words([lowered], lang)
+    return tuple(dict.fromkeys(keys))
 
 
 def query_keys(query: str, languages: Sequence[str]) -> dict[str, str]:
@@ -91,6 +94,12 @@ def query_keys(query: str, languages: Sequence[str]) -> dict[str, str]:
     ``languages``: the stemming languages to try (unknown ones are ignored; English when none).
     """
     langs = tuple(lang for lang in languages if lang in STEMMER_LANGUAGES) or ("en",)
+    return dict(_query_keys(query, langs))
+
+
+@lru_cache(maxsize=4096)
+def _query_keys(query: str, langs: tuple[str, ...]) -> dict[str, str]:
+    # cached: a served search asks it for every hit of the page, with the same query
     out: dict[str, str] = {}
     for word in words(query):
         for key in _keys(word, langs):

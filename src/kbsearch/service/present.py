@@ -13,6 +13,7 @@ import threading
 import weakref
 from collections import OrderedDict
 from dataclasses import asdict
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -36,6 +37,13 @@ def visible_documents(kb: KnowledgeBase, audience: str) -> list[StoredDocument]:
 
 def display_source(source: str, roots: list[str]) -> str:
     """A URL as is; a path relative to the deepest folder holding all indexed files."""
+    return _display_source(source, tuple(roots))
+
+
+@lru_cache(maxsize=4096)
+def _display_source(source: str, roots: tuple[str, ...]) -> str:
+    # cached: the same documents' labels come back page after page (path arithmetic per hit
+    # was a few per cent of a served search)
     if source.startswith(("http://", "https://")):
         return source
     if roots:
