@@ -111,6 +111,12 @@ def sentence_spans(text: str, clauses: bool = True) -> list[tuple[int, int]]:
     """``(start, end)`` of each sentence of ``text`` (split after . ! ? ; : and at line
     breaks; with ``clauses=False`` after . ! ? and at line breaks only), leading and trailing
     spaces excluded; empty sentences dropped."""
+    return list(_sentence_spans(text, clauses))
+
+
+@lru_cache(maxsize=4096)
+def _sentence_spans(text: str, clauses: bool) -> tuple[tuple[int, int], ...]:
+    # cached: the same passages come back search after search (snippets, abstention evidence)
     spans, start = [], 0
     for m in (SENTENCE_END if clauses else FULL_SENTENCE_END).finditer(text):
         spans.append((start, m.start()))
@@ -124,7 +130,7 @@ def sentence_spans(text: str, clauses: bool = True) -> list[tuple[int, int]]:
             e -= 1
         if e > s:
             out.append((s, e))
-    return out
+    return tuple(out)
 
 
 def match_spans(
@@ -133,11 +139,19 @@ def match_spans(
     """``(start, end, query word)`` of each word of ``text`` that matches a query key."""
     langs = tuple(lang for lang in languages if lang in STEMMER_LANGUAGES) or ("en",)
     found = []
-    for m in TOKEN.finditer(text):
-        hit = next((keys[k] for k in _keys(m.group(), langs) if k in keys), None)
-        if hit is not None:
-            found.append((m.start(), m.end(), hit))
+    for start, end, token_keys in _token_keys(text, langs):
+        for key in token_keys:
+            if key in keys:
+                found.append((start, end, keys[key]))
+                break
     return found
+
+
+@lru_cache(maxsize=1024)  # ~18 KB a passage of 150 words
+def _token_keys(text: str, langs: tuple[str, ...]) -> tuple[tuple[int, int, tuple[str, ...]], ...]:
+    # each word of a passage with its match keys, cached per passage text (the same passages
+    # are matched against query after query)
+    return tuple((m.start(), m.end(), _keys(m.group(), langs)) for m in TOKEN.finditer(text))
 
 
 def make_snippet(
