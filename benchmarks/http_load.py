@@ -130,6 +130,7 @@ async def load(url: str, pid: int, args: argparse.Namespace) -> dict[str, object
     deadline = time.perf_counter() + args.seconds
     started = time.perf_counter()
     cpu_start = cpu_seconds(pid)
+    client_start = cpu_seconds(os.getpid())
     load_start = os.getloadavg()[0]
     step = max(1, len(queries) // args.clients)
     tasks = [
@@ -142,6 +143,7 @@ async def load(url: str, pid: int, args: argparse.Namespace) -> dict[str, object
     await asyncio.gather(*tasks)
     elapsed = time.perf_counter() - started
     cpu = cpu_seconds(pid) - cpu_start
+    client_cpu = cpu_seconds(os.getpid()) - client_start
     served = max(1, len(latencies))
     return {
         "load_average": f"{load_start:.1f} -> {os.getloadavg()[0]:.1f} ({os.cpu_count()} cores)",
@@ -162,6 +164,8 @@ async def load(url: str, pid: int, args: argparse.Namespace) -> dict[str, object
         # the server's CPU per search (writes included): what the load costs, whatever else
         # the machine runs; 2 / this = the searches/s two idle cores could serve
         "server_cpu_ms_per_request": round(1000 * cpu / served, 1),
+        # the load client's own CPU per search (it shares the cores with the server)
+        "client_cpu_ms_per_request": round(1000 * client_cpu / served, 1),
         "server_rss_mb_peak": round(max(memory, default=(0.0,))[0], 1),
         "server_rss_mb_peak_anon_file": [round(x, 1) for x in max(memory, default=(0, 0, 0))[1:]],
         "server_rss_mb_end": round(rss_mb(pid), 1),

@@ -136,22 +136,32 @@ def _sentence_spans(text: str, clauses: bool) -> tuple[tuple[int, int], ...]:
 def match_spans(
     text: str, keys: Mapping[str, str], languages: Sequence[str]
 ) -> list[tuple[int, int, str]]:
-    """``(start, end, query word)`` of each word of ``text`` that matches a query key."""
+    """``(start, end, query word)`` of each word of ``text`` that matches a query key (a word
+    matching several: the query word of its first key in :func:`_keys` order)."""
     langs = tuple(lang for lang in languages if lang in STEMMER_LANGUAGES) or ("en",)
-    found = []
-    for start, end, token_keys in _token_keys(text, langs):
-        for key in token_keys:
-            if key in keys:
-                found.append((start, end, keys[key]))
-                break
-    return found
+    spans, where = _passage_keys(text, langs)
+    best: dict[int, tuple[int, str]] = {}  # token -> (its key's order, query word)
+    for key, word in keys.items():
+        for token, order in where.get(key, ()):
+            if token not in best or order < best[token][0]:
+                best[token] = (order, word)
+    return [(*spans[t], best[t][1]) for t in sorted(best)]
 
 
-@lru_cache(maxsize=1024)  # ~18 KB a passage of 150 words
-def _token_keys(text: str, langs: tuple[str, ...]) -> tuple[tuple[int, int, tuple[str, ...]], ...]:
-    # each word of a passage with its match keys, cached per passage text (the same passages
-    # are matched against query after query)
-    return tuple((m.start(), m.end(), _keys(m.group(), langs)) for m in TOKEN.finditer(text))
+@lru_cache(maxsize=1024)  # ~20 KB a passage of 150 words
+def _passage_keys(
+    text: str, langs: tuple[str, ...]
+) -> tuple[tuple[tuple[int, int], ...], dict[str, tuple[tuple[int, int], ...]]]:
+    # the words of a passage and, per match key, the words having it (with the key's order
+    # among the word's keys), cached per passage text: the same passages are matched against
+    # query after query, and a query has a few keys where a passage has a hundred words
+    spans: list[tuple[int, int]] = []
+    where: dict[str, list[tuple[int, int]]] = {}
+    for token, m in enumerate(TOKEN.finditer(text)):
+        spans.append((m.start(), m.end()))
+        for order, key in enumerate(_keys(m.group(), langs)):
+            where.setdefault(key, []).append((token, order))
+    return tuple(spans), {key: tuple(v) for key, v in where.items()}
 
 
 def make_snippet(

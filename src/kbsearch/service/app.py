@@ -107,22 +107,31 @@ class _LogAndCount:
             return
         start = time.perf_counter()
         status = 500
+        logged = False
 
-        async def sent(message: Message) -> None:
-            nonlocal status
-            if message["type"] == "http.response.start":
-                status = message["status"]
-            await send(message)
-
-        try:
-            await self.app(scope, receive, sent)
-        finally:
+        def log() -> None:
+            nonlocal logged
+            logged = True
             seconds = time.perf_counter() - start
             template = getattr(scope.get("route"), "path", None) or "(unmatched)"
             caller: Caller | None = scope.get("state", {}).get("caller")
             audience = caller.audience if caller else "-"
             self.service.metrics.observe(template, scope["method"], status, seconds)
             access_log.request_line(scope["method"], scope["path"], status, seconds, audience)
+
+        async def sent(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            elif message["type"] == "http.response.body" and not message.get("more_body"):
+                log()  # before the last part leaves: the client never sees it first
+            await send(message)
+
+        try:
+            await self.app(scope, receive, sent)
+        finally:
+            if not logged:  # no complete response (an error)
+                log()
 
 
 def create_app(
