@@ -373,8 +373,6 @@ class Pipeline:
         for rank, (pid, score) in enumerate(top, start=1):
             p = rows[pid].passage
             hits.append(
-                Hit(
-                    rank, pid, p.doc_id, p.version, p.section, score, p.text, per_route[pid]
-                )
+                Hit(rank, pid, p.doc_id, p.version, p.section, score, p.text, per_route[pid])
             )
         return hits
