@@ -88,7 +88,9 @@ class TreeEnsemble:
 
         The missing-value rule is applied to ``x`` once, not per split: each split reads one of
         five copies of the row (:data:`VARIANTS`: NaN as 0, or the split's default side written
-        as -inf, always left of a finite threshold, or +inf, always right).
+        as -inf, left of every threshold, or as NaN, right of every threshold: a comparison
+        with NaN is false, where +inf would go left of a split at ``threshold=inf``, which
+        LightGBM writes and the shipped model has).
         """
         if x.ndim != 2 or x.shape[1] != len(self.feature_names):
             raise ModelFormatError(
@@ -101,9 +103,9 @@ class TreeEnsemble:
             [
                 zero,
                 np.where(nan, -np.inf, x),
-                np.where(nan, np.inf, x),
+                x,  # NaN stays NaN: always right
                 np.where(tiny, -np.inf, zero),
-                np.where(tiny, np.inf, zero),
+                np.where(tiny, np.nan, zero),
             ]
         ).ravel()
         offset = np.arange(x.shape[0])[:, None] * (len(VARIANTS) * x.shape[1])
