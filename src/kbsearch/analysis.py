@@ -136,13 +136,9 @@ class Analyzer:
         Raises:
             QueryError: see :func:`query_words`.
         """
-        found = query_words(query)
-        if stopwords:
-            found = content_words(query_words(strip_elisions(query)), STOPWORD_LANGUAGES)
-        if self.name == "plain":
-            return dedupe(found)
-        langs = list(dict.fromkeys(languages)) or ["en"]
-        return dedupe(stem for lang in langs for stem in stem_words(found, lang))
+        if not isinstance(query, str):
+            query_words(query)  # raises QueryError (and keeps the cache's key hashable)
+        return list(_query_terms(self.name, query, tuple(languages), stopwords))
 
     def word_terms(self, query: str, languages: Sequence[str]) -> list[tuple[str, ...]]:
         """The search terms of each distinct content word of ``query``, in order: the terms
@@ -153,12 +149,39 @@ class Analyzer:
         Raises:
             QueryError: see :func:`query_words`.
         """
-        found = dedupe(content_words(query_words(strip_elisions(query)), STOPWORD_LANGUAGES))
-        if self.name == "plain":
-            return [(w,) for w in found]
-        langs = list(dict.fromkeys(languages)) or ["en"]
-        groups = (tuple(dedupe(stem_words([w], lang)[0] for lang in langs)) for w in found)
-        return list(dict.fromkeys(groups))
+        if not isinstance(query, str):
+            query_words(query)  # raises QueryError
+        return list(_word_terms(self.name, query, tuple(languages)))
+
+
+# The two analyses below are cached per process: one search asks for them several times (the
+# lexical route's candidates and scores, the abstention evidence) and a server sees the same
+# queries again. An invalid query raises each time (exceptions are not cached).
+
+
+@lru_cache(maxsize=4096)
+def _query_terms(
+    analyzer: str, query: str, languages: tuple[str, ...], stopwords: bool
+) -> tuple[str, ...]:
+    found = query_words(query)
+    if stopwords:
+        found = content_words(query_words(strip_elisions(query)), STOPWORD_LANGUAGES)
+    if analyzer == "plain":
+        return tuple(dedupe(found))
+    langs = list(dict.fromkeys(languages)) or ["en"]
+    return tuple(dedupe(stem for lang in langs for stem in stem_words(found, lang)))
+
+
+@lru_cache(maxsize=4096)
+def _word_terms(
+    analyzer: str, query: str, languages: tuple[str, ...]
+) -> tuple[tuple[str, ...], ...]:
+    found = dedupe(content_words(query_words(strip_elisions(query)), STOPWORD_LANGUAGES))
+    if analyzer == "plain":
+        return tuple((w,) for w in found)
+    langs = list(dict.fromkeys(languages)) or ["en"]
+    groups = (tuple(dedupe(stem_words([w], lang)[0] for lang in langs)) for w in found)
+    return tuple(dict.fromkeys(groups))
 
 
 def match_expression(terms: Sequence[str]) -> str:

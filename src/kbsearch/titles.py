@@ -144,4 +144,5 @@ class HeadingIndex:
         """``{passage_id: cosine}`` for the given passages that have a heading vector."""
         known = [pid for pid in passage_ids if pid in self._position]
         values = self.scores(query, [self._position[pid] for pid in known])
-        return {pid: float(v) for pid, v in zip(known, values, strict=True) if not np.isnan(v)}
+        # plain floats (.tolist()): np.isnan on each numpy scalar cost ~0.1 ms a search
+        return {pid: v for pid, v in zip(known, values.tolist(), strict=True) if v == v}

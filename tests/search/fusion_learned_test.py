@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import math
+import pickle
 
 import numpy as np
 import pytest
 
 from kbsearch.errors import FusionError, InvalidArgumentError, ModelFormatError
-from kbsearch.search.fusion_convex import Candidate
+from kbsearch.search.fusion_convex import Candidate, ConvexFused, evidence_order
 from kbsearch.search.fusion_learned import (
     FEATURES,
+    PART_OF,
     CollectionStats,
     checked,
     features,
@@ -183,3 +185,51 @@ def test_unmarked_candidates_have_the_features_they_had() -> None:
     }
     for name, values in expected.items():
         assert np.array_equal(x[:, FEATURES.index(name)], values), name
+
+
+def eager_reference(candidates: list[Candidate], stats: CollectionStats) -> list[ConvexFused]:
+    """fuse_learned as it was before its parts became lazy: every candidate's contributions
+    computed up front, the score their sum plus the bias."""
+    model = shipped_model()
+    x = features(candidates, stats)[:, [FEATURES.index(f) for f in model.feature_names]]
+    contrib, bias = model.contributions(x)
+    groups = sorted({PART_OF[f] for f in model.feature_names})
+    member = np.array([[PART_OF[f] == g for g in groups] for f in model.feature_names], float)
+    out = [
+        ConvexFused(
+            c.passage_id,
+            float(contrib[i].sum() + bias),
+            {**dict(zip(groups, (contrib @ member)[i].tolist(), strict=True)), "bias": bias},
+            dict(c.ranks),
+        )
+        for i, c in enumerate(candidates)
+    ]
+    return sorted(out, key=evidence_order)
+
+
+@pytest.mark.parametrize("stats", [FAQ, ARTICLES, UNTITLED])
+@pytest.mark.parametrize("seed", range(5))
+def test_lazy_parts_rank_and_add_up_as_the_eager_reference(
+    stats: CollectionStats, seed: int
+) -> None:
+    rng = np.random.default_rng(seed)
+    cands = []
+    for i in range(150):
+        ranks = {r: int(rng.integers(1, 101)) for r in ("lexical", "dense") if rng.random() < 0.7}
+        title = None if rng.random() < 0.3 else float(rng.uniform(0.6, 0.95))
+        cands.append(
+            candidate(
+                f"p{i:03d}",
+                float(rng.uniform(0, 20)),
+                float(rng.uniform(0.7, 0.95)),
+                title,
+                ranks or {"lexical": 100},
+            )  # fmt: skip
+        )
+    cands[7] = Candidate("twin", dict(cands[3].scores), dict(cands[3].ranks))  # an exact tie
+    fast, reference = fuse_learned(cands, stats), eager_reference(cands, stats)
+    assert [f.passage_id for f in fast] == [f.passage_id for f in reference]
+    for f, r in zip(fast, reference, strict=True):
+        assert f.score == pytest.approx(r.score, abs=1e-12)
+        assert dict(f.parts) == r.parts and f.ranks == r.ranks
+    assert isinstance(pickle.loads(pickle.dumps(fast[0].parts)), dict)

@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 import math
+from importlib import resources
 
 import numpy as np
 import pytest
 
 from kbsearch.errors import ModelFormatError
-from kbsearch.search.tree_ensemble import parse_lightgbm
+from kbsearch.search.fusion_learned import shipped_model
+from kbsearch.search.tree_ensemble import (
+    MISSING_NAN,
+    MISSING_ZERO,
+    ZERO_THRESHOLD,
+    TreeEnsemble,
+    parse_lightgbm,
+)
 
 # Tree 0: a <= 0.5 (NaN goes left: decision 10 = NaN missing type, default left) -> -1;
 # else b <= 0.25 (decision 2: no missing type, so NaN reads as 0) -> 0.5, else 2.
@@ -119,3 +127,50 @@ def test_matches_lightgbm_on_a_trained_ranker_with_missing_values() -> None:
     np.testing.assert_allclose(ours.predict(probe), booster.predict(probe), rtol=0, atol=1e-12)
     contrib, bias = ours.contributions(probe)
     np.testing.assert_allclose(contrib.sum(axis=1) + bias, booster.predict(probe), atol=1e-9)
+
+
+def walk_one_row(model: TreeEnsemble, row: np.ndarray) -> float:
+    """The reference: each tree walked node by node for one row with LightGBM's rule
+    (``tree.h``, ``NumericalDecision``), summing the leaves reached."""
+    total = 0.0
+    for root in model.roots.tolist():
+        node = root
+        while model.left[node] != node:  # a leaf is its own child
+            x = float(row[model.feature[node]])
+            missing = int(model.missing[node])
+            if math.isnan(x) and missing != MISSING_NAN:
+                x = 0.0
+            if (missing == MISSING_ZERO and abs(x) <= ZERO_THRESHOLD) or (
+                missing == MISSING_NAN and math.isnan(x)
+            ):
+                left = bool(model.default_left[node])
+            else:
+                left = x <= model.threshold[node]
+            node = int(model.left[node] if left else model.right[node])
+        total += float(model.value[node])
+    return total
+
+
+def test_the_vectorised_walk_equals_a_per_row_walk_on_the_shipped_model() -> None:
+    model = shipped_model()
+    rng = np.random.default_rng(7)
+    x = rng.uniform(-0.2, 1.2, size=(300, len(model.feature_names)))
+    x[:, [i for i, f in enumerate(model.feature_names) if f.endswith("_rank")]] *= 100
+    x[rng.random(x.shape) < 0.1] = math.nan
+    x[rng.random(x.shape) < 0.1] = 0.0
+    expected = [walk_one_row(model, row) for row in x]
+    np.testing.assert_allclose(model.predict(x), expected, rtol=0, atol=1e-12)
+    contrib, bias = model.contributions(x)
+    np.testing.assert_allclose(contrib.sum(axis=1) + bias, expected, rtol=0, atol=1e-12)
+
+
+def test_the_shipped_model_predicts_as_lightgbm_with_missing_values() -> None:
+    lgb = pytest.importorskip("lightgbm")
+    model = shipped_model()
+    path = resources.files("kbsearch.search").joinpath("models", "fusion_lgbm.txt")
+    booster = lgb.Booster(model_str=path.read_text())
+    rng = np.random.default_rng(11)
+    x = rng.uniform(-0.2, 1.2, size=(2000, len(model.feature_names)))
+    x[rng.random(x.shape) < 0.15] = math.nan  # a split at threshold=inf sends NaN right
+    x[rng.random(x.shape) < 0.15] = 0.0
+    np.testing.assert_allclose(model.predict(x), booster.predict(x), rtol=0, atol=1e-12)

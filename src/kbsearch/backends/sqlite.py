@@ -225,7 +225,7 @@ class SqliteBackend:
         kept = index.scores(terms.kept)[rows_at] if terms.kept else np.zeros(len(known))
         if terms.kept and terms.clamped:  # a passage without kept terms: the clamped ones'
             kept = np.where(kept > 0, kept, index.scores(terms.clamped)[rows_at])
-        return {pid: float(score) for pid, score in zip(known, kept, strict=True)}
+        return dict(zip(known, np.asarray(kept, dtype=np.float64).tolist(), strict=True))
 
     def dense_scores(self, vector: np.ndarray, passage_ids: Sequence[str]) -> dict[str, float]:
         index = self.dense_index(len(vector))
@@ -233,7 +233,7 @@ class SqliteBackend:
         known = [pid for pid in passage_ids if pid in at]
         rows = index.table.vectors[np.array([at[pid] for pid in known], dtype=np.int64)]
         cosines = rows @ np.asarray(vector, dtype=np.float32)
-        return {pid: float(c) for pid, c in zip(known, cosines, strict=True)}
+        return dict(zip(known, cosines.tolist(), strict=True))
 
     def heading_index(self, dim: int) -> HeadingIndex:
         """The heading vectors of the index's embedder (:mod:`kbsearch.titles`), per

@@ -48,9 +48,9 @@ needs no retraining, so a one-language index ranks exactly as before (docs/bench
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, cached_property
 from importlib import resources
 from pathlib import Path
 
@@ -280,26 +280,60 @@ def fuse_learned(
     Each result's ``parts`` split its score by the groups of features the model reads (of
     ``lexical``, ``dense``, ``title``, ``agreement``, ``fused``, ``query``, ``collection``), plus
     the model's constant ``bias`` (:meth:`TreeEnsemble.contributions`): they add up to
-    ``score``.
+    ``score`` (up to rounding, 1e-12). They are computed for all candidates at once on the
+    first read of any result's parts (an explanation), not by a plain search.
 
     Raises:
         FusionError: a passage listed twice or an infinite score.
     """
     model = checked(model or shipped_model())
     columns = [FEATURES.index(f) for f in model.feature_names]
-    contrib, bias = model.contributions(features(candidates, collection)[:, columns])
-    scores = contrib.sum(axis=1) + bias
-    groups = sorted({PART_OF[f] for f in model.feature_names})
-    member = np.array([[PART_OF[f] == g for g in groups] for f in model.feature_names], float)
-    parts = (contrib @ member).tolist()
+    x = features(candidates, collection)[:, columns]
+    table = _PartsTable(model, x)
     fused = [
-        ConvexFused(
-            c.passage_id,
-            score,
-            {**dict(zip(groups, row, strict=True)), "bias": bias},
-            dict(c.ranks),
-        )
-        for c, score, row in zip(candidates, scores.tolist(), parts, strict=True)
+        ConvexFused(c.passage_id, score, _Parts(table, i), dict(c.ranks))
+        for i, (c, score) in enumerate(zip(candidates, model.predict(x).tolist(), strict=True))
     ]
     fused.sort(key=evidence_order)
     return fused
+
+
+class _PartsTable:
+    """The parts of every candidate of one fusion, computed on first use (thread-safe: a
+    second thread computing them at the same time computes the same rows)."""
+
+    def __init__(self, model: TreeEnsemble, x: np.ndarray) -> None:
+        self._model, self._x = model, x
+
+    @cached_property
+    def rows(self) -> list[dict[str, float]]:
+        contrib, bias = self._model.contributions(self._x)
+        groups = sorted({PART_OF[f] for f in self._model.feature_names})
+        names = self._model.feature_names
+        member = np.array([[PART_OF[f] == g for g in groups] for f in names], float)
+        return [
+            {**dict(zip(groups, row, strict=True)), "bias": bias}
+            for row in (contrib @ member).tolist()
+        ]
+
+
+class _Parts(Mapping[str, float]):
+    """One candidate's parts, read from its :class:`_PartsTable` (a plain dict when pickled)."""
+
+    def __init__(self, table: _PartsTable, row: int) -> None:
+        self._table, self._row = table, row
+
+    def __getitem__(self, key: str) -> float:
+        return self._table.rows[self._row][key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._table.rows[self._row])
+
+    def __len__(self) -> int:
+        return len(self._table.rows[self._row])
+
+    def __repr__(self) -> str:
+        return repr(self._table.rows[self._row])
+
+    def __reduce__(self) -> tuple[type[dict[str, float]], tuple[dict[str, float]]]:
+        return dict, (dict(self),)

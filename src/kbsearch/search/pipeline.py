@@ -399,11 +399,12 @@ class Pipeline:
     def _hits(self, trace: Trace) -> list[Hit]:
         top = trace.final[: trace.k]
         fusing = trace.fused is not None or trace.scored is not None
-        per_route: dict[str, dict[str, RouteHit]] = {}
+        per_route: dict[str, dict[str, RouteHit]] = {pid: {} for pid, _ in top}
         for route, ranking in trace.routes.items():  # each hit's rank in each list fused
             if fusing or route == trace.route:
                 for i, (pid, s) in enumerate(ranking, start=1):
-                    per_route.setdefault(pid, {})[route] = RouteHit(i, s)
+                    if pid in per_route:
+                        per_route[pid][route] = RouteHit(i, s)
         rows = self.backend.passages(pid for pid, _ in top)
         if len(rows) < len(top):
             raise _IndexChanged
@@ -411,8 +412,6 @@ class Pipeline:
         for rank, (pid, score) in enumerate(top, start=1):
             p = rows[pid].passage
             hits.append(
-                Hit(
-                    rank, pid, p.doc_id, p.version, p.section, score, p.text, per_route.get(pid, {})
-                )
+                Hit(rank, pid, p.doc_id, p.version, p.section, score, p.text, per_route[pid])
             )
         return hits

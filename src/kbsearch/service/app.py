@@ -17,13 +17,13 @@ import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .. import errors
 from ..embedders import Embedder
@@ -91,23 +91,47 @@ def _install_handlers(app: FastAPI) -> None:
         return _error(exc.status_code, str(exc.detail), headers)
 
 
-def _install_middleware(app: FastAPI, service: Service) -> None:
-    @app.middleware("http")
-    async def log_and_count(request: Request, call_next: Any) -> Response:
+class _LogAndCount:
+    """One log line and the metrics per HTTP request, as plain ASGI middleware (Starlette's
+    ``BaseHTTPMiddleware`` runs each request in a task group behind a streaming response:
+    several per cent of a busy server's CPU). The status is the response's first message's;
+    the route template is the one the router recorded in the scope."""
+
+    def __init__(self, app: ASGIApp, service: Service) -> None:
+        self.app = app
+        self.service = service
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
         start = time.perf_counter()
         status = 500
-        try:
-            response: Response = await call_next(request)
-            status = response.status_code
-            return response
-        finally:
+        logged = False
+
+        def log() -> None:
+            nonlocal logged
+            logged = True
             seconds = time.perf_counter() - start
-            route = request.scope.get("route")
-            template = getattr(route, "path", None) or "(unmatched)"
-            caller: Caller | None = getattr(request.state, "caller", None)
+            template = getattr(scope.get("route"), "path", None) or "(unmatched)"
+            caller: Caller | None = scope.get("state", {}).get("caller")
             audience = caller.audience if caller else "-"
-            service.metrics.observe(template, request.method, status, seconds)
-            access_log.request_line(request.method, request.url.path, status, seconds, audience)
+            self.service.metrics.observe(template, scope["method"], status, seconds)
+            access_log.request_line(scope["method"], scope["path"], status, seconds, audience)
+
+        async def sent(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            elif message["type"] == "http.response.body" and not message.get("more_body"):
+                log()  # before the last part leaves: the client never sees it first
+            await send(message)
+
+        try:
+            await self.app(scope, receive, sent)
+        finally:
+            if not logged:  # no complete response (an error)
+                log()
 
 
 def create_app(
@@ -151,7 +175,7 @@ def create_app(
     )
     app.state.service = service
     _install_handlers(app)
-    _install_middleware(app, service)
+    app.add_middleware(_LogAndCount, service=service)
     from . import api, pages
 
     app.include_router(api.router)

@@ -66,17 +66,22 @@ def _presented_key(request: Request) -> str | None:
     return request.headers.get("x-api-key") or request.cookies.get(COOKIE) or None
 
 
-def service_of(request: Request) -> Service:
+# The dependencies below are ``async`` although they never wait: FastAPI runs a plain ``def``
+# dependency on a worker thread, three thread hand-offs per request for a few attribute reads.
+
+
+async def service_of(request: Request) -> Service:
     service: Service = request.app.state.service
     return service
 
 
-def caller_of(request: Request) -> Caller:
+async def caller_of(request: Request) -> Caller:
     """The caller (cached on the request); rejects an ``audience`` parameter with 422."""
     cached: Caller | None = getattr(request.state, "caller", None)
     if cached is not None:
         return cached
-    caller = service_of(request).caller(request)
+    service: Service = request.app.state.service
+    caller = service.caller(request)
     request.state.caller = caller
     if "audience" in request.query_params:
         raise HTTPException(422, "audience is not a parameter: it comes from the API key")
@@ -90,7 +95,7 @@ def _query_names(dependant: Any) -> set[str]:
     return names
 
 
-def known_parameters(request: Request) -> None:
+async def known_parameters(request: Request) -> None:
     """Rejects (422) a query parameter the endpoint does not take: a misspelt or unsupported
     option (``fusion=``, ``rrf_k=`` on ``/search``) would otherwise be ignored silently.
     ``audience`` gets its own message (:func:`caller_of`)."""

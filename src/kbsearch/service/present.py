@@ -13,6 +13,7 @@ import threading
 import weakref
 from collections import OrderedDict
 from dataclasses import asdict
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -36,11 +37,27 @@ def visible_documents(kb: KnowledgeBase, audience: str) -> list[StoredDocument]:
 
 def display_source(source: str, roots: list[str]) -> str:
     """A URL as is; a path relative to the deepest folder holding all indexed files."""
+    return _shown_source(source, common_root(roots))
+
+
+def common_root(roots: list[str]) -> str | None:
+    """The deepest folder holding all of ``roots`` (``None``: none, or no common one)."""
+    if not roots:
+        return None
+    try:
+        return os.path.commonpath(roots)
+    except ValueError:
+        return None
+
+
+@lru_cache(maxsize=4096)
+def _shown_source(source: str, common: str | None) -> str:
+    # cached: the same documents' labels come back page after page (path arithmetic per hit
+    # was a few per cent of a served search)
     if source.startswith(("http://", "https://")):
         return source
-    if roots:
+    if common is not None:
         try:
-            common = os.path.commonpath(roots)
             return os.path.relpath(source, common)
         except ValueError:
             pass
@@ -64,6 +81,7 @@ class Catalogue:
             and not d.document.source.startswith(("http://", "https://"))
         ]
         self.roots = sorted(set(folders))
+        self.common = common_root(self.roots)
 
     @classmethod
     def of(cls, kb: KnowledgeBase) -> Catalogue:
@@ -94,7 +112,7 @@ class Catalogue:
             "access": doc.access,
             "effective_from": doc.effective_from.isoformat() if doc.effective_from else None,
             "effective_to": doc.effective_to.isoformat() if doc.effective_to else None,
-            "source": display_source(doc.source, self.roots),
+            "source": _shown_source(doc.source, self.common),
         }
 
 
