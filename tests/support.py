@@ -171,3 +171,25 @@ class LengthReranker:
         self.pairs.extend(pairs)
         time.sleep(self.pause * len(pairs))
         return [float(len(text)) for _, text in pairs]
+
+
+# Runs `kbsearch ARGS` (argv after the script) in a child process whose `fake:` embedders are
+# the FakeEmbedder above (no model), e.g. an MCP server over an index built with it.
+FAKE_CLI = """
+import sys
+sys.path.insert(0, {tests!r})
+import kbsearch.embedder_slot
+from support import FakeEmbedder
+load, resolve = kbsearch.embedder_slot.load_embedder, kbsearch.embedder_slot.resolve_spec
+kbsearch.embedder_slot.load_embedder = (
+    lambda spec: FakeEmbedder(name=spec) if spec.startswith("fake:") else load(spec))
+kbsearch.embedder_slot.resolve_spec = (
+    lambda spec: spec if spec and spec.startswith("fake:") else resolve(spec))
+from kbsearch.cli import cli
+cli(sys.argv[1:])
+"""
+
+
+def fake_cli_args(*args: str) -> list[str]:
+    """The arguments of ``python`` running ``kbsearch ARGS`` with :class:`FakeEmbedder`s."""
+    return ["-c", FAKE_CLI.format(tests=str(Path(__file__).parent)), *args]

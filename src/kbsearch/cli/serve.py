@@ -85,7 +85,7 @@ def serve_command(db: str, host: str, port: int, keys: str | None, workers: int,
 @click.option("--audience", type=click.Choice(["public", "staff"]), default="public",
               show_default=True, help="Fixed for the whole session.")  # fmt: skip
 def mcp_command(db: str, audience: str) -> None:
-    """Serve the knowledge base DB to an assistant over MCP (stdio): search, explain, show,
+    """Serve the knowledge base DB to an assistant over MCP (stdio): search, ask, explain, show,
     documents."""
     from kbsearch.service.mcp_server import serve_stdio
 
