@@ -7,21 +7,14 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from support import FILES, FakeEmbedder, write_files
+from support import cli_indexed_db
 
-from kbsearch import embedders
 from kbsearch.cli import cli
 
 
 @pytest.fixture
 def db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
-    monkeypatch.setitem(embedders.EMBEDDERS, "fake", (lambda arg, threads: FakeEmbedder(), "test"))
-    docs = write_files(tmp_path / "docs", FILES)
-    path = str(tmp_path / "kb.db")
-    args = ["index", str(docs), "--db", path, "--inventory", str(docs / "inventory.csv")]
-    result = CliRunner().invoke(cli, [*args, "--embedder", "fake"])
-    assert result.exit_code == 0, result.output
-    return path
+    return cli_indexed_db(tmp_path, monkeypatch)
 
 
 def run(*args: str) -> tuple[int, str]:
