@@ -81,3 +81,14 @@ def test_eval_abstention_table_and_report_chart(db: str, tmp_path: Path) -> None
     assert "refused 1 question(s), left out: q3" in out  # one bad question stops nothing
     html = report.read_text()
     assert "Answer or abstain" in html and "Risk-coverage" in html
+
+
+def test_ask_shares_search_color_option(db: str) -> None:
+    args = ["ask", "is a lost parcel refunded", "--db", db, "--as-of", "2026-06-01",
+            "--min-confidence", "0"]  # fmt: skip
+    code, plain = run(*args, "--no-color")
+    assert code == 0, plain
+    assert "A lost parcel is refunded in full." in plain and "\x1b[" not in plain
+    code, bold = run(*args, "--color")
+    assert code == 0, bold
+    assert "\x1b[1mlost parcel\x1b[0m" in bold or "\x1b[1mlost\x1b[0m" in bold, repr(bold)

@@ -20,6 +20,7 @@ from .explain_text import render_explanation
 from .ingest import print_no_results, staff_only_matches
 from .options import (
     audience_option,
+    color_option,
     db_option,
     filter_options,
     fusion_options,
@@ -87,11 +88,7 @@ def dumps(value: object) -> str:
 @click.option("--embedder", help="Embedder spec (default: the one the index was built with).")
 @min_confidence_option
 @json_option
-@click.option(
-    "--color/--no-color",
-    default=None,
-    help="Matched words in bold [default: when stdout is a terminal].",
-)
+@color_option
 def search_command(query: str, db: str, k: int, route: str, audience: str, as_of: str | None,
                    lang: str | None, doc_ids: tuple[str, ...], fusion: str, rrf_k: float,
                    depth: int, weights: tuple[float, float], rerank: str | None,
