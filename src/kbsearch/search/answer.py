@@ -231,7 +231,8 @@ def render(answer: Answer, mark: Callable[[str], str] = str) -> str:
             [
                 marked(str(answer.text), answer.marks, mark),
                 "",
-                f"Source: {c.title} > {c.section} (version {c.version}, {dates})",
+                f"Source: {' > '.join(filter(None, (c.title, c.section)))}"
+                f" (version {c.version}, {dates})",
                 f"Passage: {c.passage_id}" + (f"  File: {c.source}" if c.source else ""),
                 f"Confidence: {answer.confidence:.2f} (answers from {answer.threshold:.2f})",
             ]
