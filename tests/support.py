@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from kbsearch.analysis import Analyzer, words
 from kbsearch.embedders import Role, check_token_limit, check_vectors, l2_normalise
@@ -171,3 +172,42 @@ class LengthReranker:
         self.pairs.extend(pairs)
         time.sleep(self.pause * len(pairs))
         return [float(len(text)) for _, text in pairs]
+
+
+# Runs `kbsearch ARGS` (argv after the script) in a child process whose `fake:` embedders are
+# the FakeEmbedder above (no model), e.g. an MCP server over an index built with it.
+FAKE_CLI = """
+import sys
+sys.path.insert(0, {tests!r})
+import kbsearch.embedder_slot
+from support import FakeEmbedder
+load, resolve = kbsearch.embedder_slot.load_embedder, kbsearch.embedder_slot.resolve_spec
+kbsearch.embedder_slot.load_embedder = (
+    lambda spec: FakeEmbedder(name=spec) if spec.startswith("fake:") else load(spec))
+kbsearch.embedder_slot.resolve_spec = (
+    lambda spec: spec if spec and spec.startswith("fake:") else resolve(spec))
+from kbsearch.cli import cli
+cli(sys.argv[1:])
+"""
+
+
+def fake_cli_args(*args: str) -> list[str]:
+    """The arguments of ``python`` running ``kbsearch ARGS`` with :class:`FakeEmbedder`s."""
+    return ["-c", FAKE_CLI.format(tests=str(Path(__file__).parent)), *args]
+
+
+def cli_indexed_db(root: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    """:data:`FILES` indexed into ``root/kb.db`` by ``kbsearch index --embedder fake``, the
+    :class:`FakeEmbedder` registered as ``fake`` for the test (so later commands load it)."""
+    from click.testing import CliRunner
+
+    from kbsearch import embedders
+    from kbsearch.cli import cli
+
+    monkeypatch.setitem(embedders.EMBEDDERS, "fake", (lambda arg, threads: FakeEmbedder(), "test"))
+    docs = write_files(root / "docs", FILES)
+    path = str(root / "kb.db")
+    args = ["index", str(docs), "--db", path, "--inventory", str(docs / "inventory.csv")]
+    result = CliRunner().invoke(cli, [*args, "--embedder", "fake"])
+    assert result.exit_code == 0, result.output
+    return path

@@ -12,6 +12,7 @@ The CLI and the evaluation runner are thin layers over these calls.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -50,6 +51,7 @@ from .search.pipeline import (
 )
 from .search.rerankers import RerankSettings
 from .search.routes import LexicalRoute, make_scorers
+from .sources import public_root, shown_source
 from .store import PassageRow, Store
 
 if TYPE_CHECKING:
@@ -268,14 +270,14 @@ class KnowledgeBase(Indexing, Contents):
         document = None
         if assessed.hits:
             top = assessed.hits[0]
+            stored = [d.document for d in self.store.documents()]
             document = next(
-                (
-                    d.document
-                    for d in self.store.documents()
-                    if (d.document.doc_id, d.document.version) == (top.doc_id, top.version)
-                ),
-                None,
+                (d for d in stored if (d.doc_id, d.version) == (top.doc_id, top.version)), None
             )
+            if document is not None:  # cited with the source a search hit shows, never the
+                # server's absolute path (kbsearch.sources)
+                shown = shown_source(document.source, public_root(stored))
+                document = replace(document, source=shown)
         language = filters.language if filters is not None else None
         audience = str(filters.audience) if filters is not None else DEFAULT_AUDIENCE
         # the languages this audience may see: staff documents never shape a public answer

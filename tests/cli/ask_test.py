@@ -7,21 +7,14 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from support import FILES, FakeEmbedder, write_files
+from support import cli_indexed_db
 
-from kbsearch import embedders
 from kbsearch.cli import cli
 
 
 @pytest.fixture
 def db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
-    monkeypatch.setitem(embedders.EMBEDDERS, "fake", (lambda arg, threads: FakeEmbedder(), "test"))
-    docs = write_files(tmp_path / "docs", FILES)
-    path = str(tmp_path / "kb.db")
-    args = ["index", str(docs), "--db", path, "--inventory", str(docs / "inventory.csv")]
-    result = CliRunner().invoke(cli, [*args, "--embedder", "fake"])
-    assert result.exit_code == 0, result.output
-    return path
+    return cli_indexed_db(tmp_path, monkeypatch)
 
 
 def run(*args: str) -> tuple[int, str]:
@@ -43,6 +36,8 @@ def test_ask_prints_a_cited_answer(db: str) -> None:
     assert code == 0, out
     assert "A lost parcel is refunded in full." in out
     assert "Source: Delivery > Lost parcel (version 1, in force from 2025-01-01)" in out
+    # the file as a search hit shows it, not the absolute path on this machine
+    assert "File: delivery.md" in out and str(Path(db).parent) not in out
 
 
 def test_ask_abstains_with_nearest_passages(db: str) -> None:
@@ -86,3 +81,14 @@ def test_eval_abstention_table_and_report_chart(db: str, tmp_path: Path) -> None
     assert "refused 1 question(s), left out: q3" in out  # one bad question stops nothing
     html = report.read_text()
     assert "Answer or abstain" in html and "Risk-coverage" in html
+
+
+def test_ask_shares_search_color_option(db: str) -> None:
+    args = ["ask", "is a lost parcel refunded", "--db", db, "--as-of", "2026-06-01",
+            "--min-confidence", "0"]  # fmt: skip
+    code, plain = run(*args, "--no-color")
+    assert code == 0, plain
+    assert "A lost parcel is refunded in full." in plain and "\x1b[" not in plain
+    code, bold = run(*args, "--color")
+    assert code == 0, bold
+    assert "\x1b[1mlost parcel\x1b[0m" in bold or "\x1b[1mlost\x1b[0m" in bold, repr(bold)

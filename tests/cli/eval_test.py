@@ -4,11 +4,12 @@ no embedding model is loaded)."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from support import FIXTURES_ROOT, LengthReranker
+from support import FIXTURES_ROOT, LengthReranker, cli_indexed_db
 
 from kbsearch.cli import cli
 
@@ -167,3 +168,31 @@ def test_fusion_settings_without_route_hybrid_are_refused_before_indexing(tmp_pa
     result = CliRunner().invoke(cli, args)
     assert result.exit_code == 2 and "hybrid route only; route 'lexical'" in result.output
     assert result.output.count("\n") == 1 and not db.exists()
+
+
+def test_eval_k_sets_the_cutoffs_of_the_main_and_per_kind_tables(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db = cli_indexed_db(tmp_path, monkeypatch)
+    rows = [
+        {"id": "q1", "question": "is a lost parcel refunded", "kind": "answerable",
+         "language": "en", "as_of": "2026-06-01", "public_ok": True,
+         "relevant_chunks": ["delivery@v1#lost-parcel"]},
+        {"id": "q2", "question": "how long to return items", "kind": "policy", "language": "en",
+         "as_of": "2026-06-01", "public_ok": True,
+         "relevant_chunks": ["returns@v2#return-window"]},
+    ]  # fmt: skip
+    questions = tmp_path / "questions.jsonl"
+    questions.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    args = ["eval", str(questions), "--db", db, "--routes", "lexical", "--k", "3"]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 0, result.output
+    main, _, kinds = result.output.partition("lexical per kind")
+    assert kinds, result.output
+    for table in (main, kinds):  # the same measures, cut at --k (R@5 is past it)
+        assert "hit@3" in table and "R@3" in table and "P@3" in table, table
+        assert not re.search(r"(?<![A-Za-z])R@(5|10)\b", table), table
+    data = json.loads(CliRunner().invoke(cli, [*args, "--json"]).stdout)
+    lexical = data["routes"]["lexical"]
+    assert lexical["measures"] == ["hit@3", "R@3", "R@100", "P@3", "MRR@10", "nDCG@10", "AP"]
+    assert lexical["per_kind"]["policy"]["measures"] == lexical["measures"]

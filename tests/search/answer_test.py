@@ -58,3 +58,10 @@ def test_the_answer_keeps_a_sentence_whole_across_a_semicolon() -> None:
     text = "Stores\nWe have no physical stores; every order is delivered to your door. Call us."
     span = best_sentence(text, "do you have a store in Paris?", ["en"], None, len("Stores\n"))
     assert span.text == "We have no physical stores; every order is delivered to your door."
+
+
+def test_a_passage_without_a_section_is_cited_by_its_title_alone() -> None:
+    card = Hit(1, "gc-1@v1#top", "gc-1", "1", "", 0.3, "GC-1\n\nA gift card has no refund.")
+    doc = Document("gc-1", "1", "GC-1", "en", "public", None, None, format="json")
+    printed = render(compose("gift card refund", Decision(True, 0.9, 0.4), [card], doc, ["en"]))
+    assert "Source: GC-1 (version 1, no effective dates)" in printed and " > " not in printed

@@ -51,8 +51,12 @@ def test_names_are_checked_against_the_registry(fake_reranker: LengthReranker) -
     assert parse_reranker("cross-encoder: /models/ce ") == "cross-encoder:/models/ce"
     with pytest.raises(InvalidArgumentError, match=r"unknown reranker 'bm25'.*cross-encoder:PATH"):
         parse_reranker("bm25")
-    with pytest.raises(InvalidArgumentError, match="needs an argument"):
+    with pytest.raises(InvalidArgumentError, match="needs an argument") as missing:
         parse_reranker("cross-encoder")
+    assert str(missing.value) == (  # one sentence, the usage said once
+        "reranker 'cross-encoder' needs an argument, cross-encoder:PATH, where PATH is a"
+        " sentence-transformers CrossEncoder folder (pip install 'kbsearch[rerank]')"
+    )
     with pytest.raises(InvalidArgumentError, match="reranker name"):
         register_reranker("a:b", lambda argument: fake_reranker, "bad")
     assert {"cross-encoder", "fake"} <= set(registry.reranker_names())

@@ -386,6 +386,11 @@ def test_without_keys_public_read_only_loopback(serve: Any, kb_file: Path) -> No
         assert c.get(passage_url(STAFF_PASSAGE)).status_code == 404
         response = c.put("/documents/x", files={"file": ("x.md", NEW_FAQ)})
         assert response.status_code == 403
+        deleted = c.delete("/documents/delivery")
+        assert deleted.status_code == 403
+        for refused in (response, deleted):  # no key was sent: say what refuses
+            assert refused.json()["error"] == "this server is read-only (started without --keys)"
+        assert c.get("/documents/delivery").status_code == 200
 
 
 def test_without_keys_other_hosts_are_refused(kb_file: Path) -> None:

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
-from support import FILES, write_files
+from support import FILES, FakeEmbedder, fake_cli_args, write_files
 
 import kbsearch
 
@@ -32,19 +32,36 @@ def _payload(result: Any) -> Any:
     return json.loads(result.content[0].text)
 
 
-async def _session(db: Path, audience: str, calls: list[tuple[str, dict[str, Any]]]) -> Any:
+@pytest.fixture
+def vector_kb(tmp_path: Path) -> Path:
+    """The test corpus with FakeEmbedder vectors (served by :func:`support.fake_cli_args`)."""
+    docs = write_files(tmp_path / "docs", FILES)
+    db = tmp_path / "kb.db"
+    with kbsearch.open_kb(db, create=True, embedder=FakeEmbedder()) as kb:
+        assert kb.index([docs], inventory=docs / "inventory.csv").ok
+    return db
+
+
+async def _session(
+    db: Path, audience: str, calls: list[tuple[str, dict[str, Any]]], fake: bool
+) -> Any:
+    argv = ["mcp", "--db", str(db), "--audience", audience]
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "kbsearch", "mcp", "--db", str(db), "--audience", audience],
+        args=fake_cli_args(*argv) if fake else ["-m", "kbsearch", *argv],
     )
     async with Client(params, read_timeout_seconds=60) as client:
         tools = await client.list_tools()
         results = [await client.call_tool(name, args) for name, args in calls]
-    return {t.name for t in tools.tools}, results
+        info = client.server_info
+    return {t.name for t in tools.tools}, results, info
 
 
-def run(db: Path, audience: str, calls: list[tuple[str, dict[str, Any]]]) -> Any:
-    return asyncio.run(_session(db, audience, calls))
+def run(
+    db: Path, audience: str, calls: list[tuple[str, dict[str, Any]]], fake: bool = False
+) -> Any:
+    names, results, _ = asyncio.run(_session(db, audience, calls, fake))
+    return names, results
 
 
 def test_tools_answer_like_the_api(lexical_kb: Path) -> None:
@@ -57,7 +74,7 @@ def test_tools_answer_like_the_api(lexical_kb: Path) -> None:
         ("search", {"query": "return window", "k": 1, "route": "lexical", "as_of": "2025-06-01"}),
     ]
     names, results = run(lexical_kb, "public", calls)
-    assert names == {"search", "explain", "show", "documents"}
+    assert names == {"search", "ask", "explain", "show", "documents"}
     search, show, explain, documents, returns, dated = (_payload(r) for r in results)
     top = search["hits"][0]
     assert top["passage_id"] == "returns@v2#return-window" and top["title"] == "Returns policy"
@@ -90,3 +107,34 @@ def test_staff_audience_sees_staff_passages(lexical_kb: Path) -> None:
     calls = [("search", {"query": "goodwill credit", "k": 1, "route": "lexical"})]
     _, (result,) = run(lexical_kb, "staff", calls)
     assert _payload(result)["hits"][0]["passage_id"] == "goodwill@v1#goodwill-amount"
+
+
+def test_ask_cites_or_says_the_documents_dont_say(vector_kb: Path) -> None:
+    calls = [
+        ("ask", {"question": "is a lost parcel refunded", "min_confidence": 0}),
+        ("ask", {"question": "is a lost parcel refunded", "min_confidence": 1, "k": 2}),
+        ("ask", {"question": "goodwill credit amount", "min_confidence": 0}),
+    ]
+    _, results, info = asyncio.run(_session(vector_kb, "public", calls, fake=True))
+    assert info.name == "kbsearch" and info.version == kbsearch.__version__
+    cited, refused, staff_only = (_payload(r) for r in results)
+    assert cited["answerable"] and cited["answer"] == "A lost parcel is refunded in full."
+    assert cited["citation"]["passage_id"] == "delivery@v1#lost-parcel"
+    assert cited["citation"]["source"] == "delivery.md"  # as a search hit shows it
+    assert not refused["answerable"] and refused["answer"] == "The documents don't say"
+    assert refused["citation"] is None and len(refused["nearest"]) == 2
+    assert "goodwill@" not in json.dumps(staff_only)  # the audience stays fixed
+    assert str(vector_kb.parent) not in json.dumps([cited, refused, staff_only])
+
+
+def test_no_tool_shows_an_absolute_server_path(lexical_kb: Path) -> None:
+    calls = [
+        ("search", {"query": "lost parcel", "route": "lexical"}),
+        ("show", {"passage_id": "delivery@v1#lost-parcel"}),
+        ("explain", {"query": "lost parcel", "passage_id": "delivery@v1#lost-parcel"}),
+        ("documents", {}),
+        ("documents", {"doc_id": "delivery"}),
+    ]
+    _, results = run(lexical_kb, "staff", calls)
+    shown = json.dumps([_payload(r) for r in results])
+    assert "delivery.md" in shown and str(lexical_kb.parent) not in shown

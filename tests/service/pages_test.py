@@ -1,11 +1,14 @@
-"""The search page (GET /): its default route is the best one the index supports."""
+"""The search page (GET /): its default route is the best one the index supports; the report
+page (GET /report)."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from pathlib import Path
 
 import httpx
-from support_service import PUBLIC_READ, Running, auth
+from support_service import PUBLIC_READ, STAFF_READ, Running, auth
 
 NOTE = "This index has no vectors: keyword search (lexical) only."
 
@@ -48,3 +51,20 @@ def test_the_api_says_which_route_an_index_without_vectors_takes(lexical_server:
     assert "no vectors" in error and "route lexical" in error
     assert asked.status_code == 422 and "answering needs both routes" in asked.json()["error"]
     assert "lexical.db" not in error + asked.json()["error"]  # no server file path
+
+
+def test_report_page_says_the_folder_holds_no_report(
+    serve: Callable[..., Running], kb_file: Path, keys_file: Path, tmp_path: Path
+) -> None:
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    server = serve(kb_file, keys=keys_file, report=runs)
+    with httpx.Client(base_url=server.url, timeout=30, headers=auth(STAFF_READ)) as client:
+        empty = client.get("/report")
+        assert empty.status_code == 404
+        assert "holds no evaluation report" in empty.text and "kbsearch eval" in empty.text
+        assert "start the server with --report" not in empty.text  # it was started so
+        assert str(tmp_path) not in empty.text
+        (runs / "report.html").write_text("<p>R@5 0.9</p>", encoding="utf-8")
+        shown = client.get("/report")
+        assert shown.status_code == 200 and "R@5 0.9" in shown.text

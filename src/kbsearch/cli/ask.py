@@ -13,7 +13,7 @@ from kbsearch.knowledge_base import DEFAULT_K, open_kb
 from kbsearch.search.abstain import Decision
 from kbsearch.search.answer import NO_ANSWER, render
 
-from .options import db_option, filter_options, json_option, make_filters
+from .options import color_option, db_option, filter_options, json_option, make_filters
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -47,9 +47,10 @@ def decision_line(decision: Decision) -> str:
 @filter_options
 @min_confidence_option
 @json_option
+@color_option
 def ask_command(question: str, db: str, k: int, audience: str, as_of: str | None,
                 lang: str | None, doc_ids: tuple[str, ...], min_confidence: float | None,
-                as_json: bool) -> None:  # fmt: skip
+                as_json: bool, color: bool | None) -> None:  # fmt: skip
     """Answer QUESTION with the best sentence of the top passage and its citation, or say that
     the documents don't say (with the confidence and the nearest passages)."""
     filters = make_filters(audience, as_of, lang, doc_ids)
@@ -57,5 +58,5 @@ def ask_command(question: str, db: str, k: int, audience: str, as_of: str | None
         answer = kb.ask(question, k=k, filters=filters, min_confidence=min_confidence)
     if as_json:
         click.echo(json.dumps(answer.to_dict(), indent=2, ensure_ascii=False))
-    else:
-        click.echo(render(answer))
+    else:  # the answer's matched words in bold, as search's snippets
+        click.echo(render(answer, mark=lambda words: click.style(words, bold=True)), color=color)

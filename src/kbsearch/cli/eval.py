@@ -58,7 +58,6 @@ from .options import (
 )
 
 COMPARE_MEASURES = ("nDCG@10", "MRR@10", "R@10", "R@100")
-KIND_MEASURES = ("R@5", "R@100", "MRR@10", "nDCG@10")
 
 
 def wide_console(stderr: bool = False) -> Console:
@@ -94,11 +93,11 @@ def print_result(result: EvaluationResult, console: Console, show_missed: int = 
         if res.per_kind:
             kinds = Table(title=f"{res.route} per kind")
             kinds.add_column("kind")
-            shown = [m for m in result.measures if m in KIND_MEASURES or m == f"hit@{result.k}"]
-            for measure in (*shown, "evaluated", "no relevant"):
+            # the main table's measures (as the HTML report), so the cut-offs follow --k
+            for measure in (*result.measures, "evaluated", "no relevant"):
                 kinds.add_column(measure, justify="right")
             for kind, ev in res.per_kind.items():
-                values = [_fmt(ev.means[m], 3) for m in shown]
+                values = [_fmt(ev.means[m], 3) for m in result.measures]
                 kinds.add_row(kind, *values, str(ev.evaluated), str(ev.no_relevant_queries))
             console.print(kinds)
     for res in routes:

@@ -70,6 +70,15 @@ def json_option(func: F) -> F:
     return click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")(func)
 
 
+def color_option(func: F) -> F:
+    """``--color/--no-color``: matched words in bold (default: when stdout is a terminal)."""
+    return click.option(
+        "--color/--no-color",
+        default=None,
+        help="Matched words in bold [default: when stdout is a terminal].",
+    )(func)
+
+
 def db_option(func: F) -> F:
     """``--db FILE``, required."""
     return click.option(

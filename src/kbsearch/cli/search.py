@@ -20,6 +20,7 @@ from .explain_text import render_explanation
 from .ingest import print_no_results, staff_only_matches
 from .options import (
     audience_option,
+    color_option,
     db_option,
     filter_options,
     fusion_options,
@@ -87,11 +88,7 @@ def dumps(value: object) -> str:
 @click.option("--embedder", help="Embedder spec (default: the one the index was built with).")
 @min_confidence_option
 @json_option
-@click.option(
-    "--color/--no-color",
-    default=None,
-    help="Matched words in bold [default: when stdout is a terminal].",
-)
+@color_option
 def search_command(query: str, db: str, k: int, route: str, audience: str, as_of: str | None,
                    lang: str | None, doc_ids: tuple[str, ...], fusion: str, rrf_k: float,
                    depth: int, weights: tuple[float, float], rerank: str | None,
@@ -171,6 +168,12 @@ def show_command(passage_id: str, db: str, audience: str, as_json: bool) -> None
         passages = kb.document_passages(passage_id, audience=audience)
         if not passages:
             passage = kb.get_passage(passage_id, audience=audience)
+            key = (passage.doc_id, passage.version)
+            formats = [
+                d.document.format
+                for d in kb.documents()
+                if (d.document.doc_id, d.document.version) == key
+            ]
     if passages:
         if as_json:
             click.echo(dumps({"document": passage_id, "passages": [p.to_dict() for p in passages]}))
@@ -182,6 +185,8 @@ def show_command(passage_id: str, db: str, audience: str, as_json: bool) -> None
     if as_json:
         click.echo(dumps(passage.to_dict()))
         return
-    page = f", page {passage.page}" if passage.page else ""
-    click.echo(f"{passage.passage_id}  ({passage.kind}, {passage.token_count} tokens{page})")
+    # the document's format (md, json...), and "table" for a table passage
+    about = [*formats[:1], *(["table"] if passage.kind == "table" else [])]
+    about += [f"{passage.token_count} tokens", *([f"page {passage.page}"] if passage.page else [])]
+    click.echo(f"{passage.passage_id}  ({', '.join(about)})")
     click.echo(passage.text)

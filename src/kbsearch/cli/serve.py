@@ -56,6 +56,7 @@ def serve_command(db: str, host: str, port: int, keys: str | None, workers: int,
     from kbsearch.embedders.convert import outdated_embedder
     from kbsearch.service import access_log
     from kbsearch.service.app import create_app
+    from kbsearch.service.pages import latest_report, missing_report
 
     if keys is None and not is_loopback(host):
         raise InvalidArgumentError(
@@ -73,6 +74,8 @@ def serve_command(db: str, host: str, port: int, keys: str | None, workers: int,
         )
     else:
         access_log.note(f"keys from {keys}: each key's audience and write access apply")
+    if report is not None and latest_report(report) is None:
+        access_log.warn(f"{missing_report(report)}: /report answers 404 until then")
     outdated = outdated_embedder(app.state.service.engine.embedder)
     if outdated:
         access_log.note(outdated)
@@ -85,7 +88,7 @@ def serve_command(db: str, host: str, port: int, keys: str | None, workers: int,
 @click.option("--audience", type=click.Choice(["public", "staff"]), default="public",
               show_default=True, help="Fixed for the whole session.")  # fmt: skip
 def mcp_command(db: str, audience: str) -> None:
-    """Serve the knowledge base DB to an assistant over MCP (stdio): search, explain, show,
+    """Serve the knowledge base DB to an assistant over MCP (stdio): search, ask, explain, show,
     documents."""
     from kbsearch.service.mcp_server import serve_stdio
 

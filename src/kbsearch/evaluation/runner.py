@@ -36,9 +36,11 @@ DEFAULT_DEPTH = 100  # results asked per question
 
 
 def default_measures(k: int, depth: int) -> tuple[str, ...]:
-    """hit@k, R@5, R@k, R@100 (when ``depth >= 100``), P@k, MRR@10, nDCG@10 and AP (over the
-    whole retrieved list), without repeats."""
-    names = [f"hit@{k}", "R@5", f"R@{k}", *(["R@100"] if depth >= 100 else [])]
+    """hit@k, R@5 (when ``k > 5``: an earlier cut-off than k, never a second one past it),
+    R@k, R@100 (when ``depth >= 100``), P@k, MRR@10, nDCG@10 and AP (over the whole retrieved
+    list), without repeats."""
+    early = ["R@5"] if k > 5 else []
+    names = [f"hit@{k}", *early, f"R@{k}", *(["R@100"] if depth >= 100 else [])]
     names += [f"P@{k}", "MRR@10", "nDCG@10", "AP"]
     return tuple(dict.fromkeys(names))
 

@@ -1,5 +1,6 @@
 """Help-card parser: a JSON list of objects with ``id``, ``reference``, ``family`` and
-``text`` (the hybrid-search tutorial's format). One document per card."""
+``text`` (the hybrid-search tutorial's format), and optionally ``title``. One document per
+card."""
 
 from __future__ import annotations
 
@@ -12,16 +13,22 @@ from kbsearch.records import Block, ParsedDocument
 
 SUFFIXES = (".json",)
 FIELDS = ("id", "reference", "family", "text")
+# optional card fields: document metadata, below the inventory's (as front matter)
+OPTIONAL = ("title", "access", "language", "version", "effective_from", "effective_to",
+            "owner", "doc_type")  # fmt: skip
 
 
 def parse(path: Path, *, section_level: int = 2) -> list[ParsedDocument]:
-    """Parse a cards file: doc_id = ``id``, title = ``reference``, metadata ``family``, each
-    non-empty line of ``text`` one block (section ``()``).
+    """Parse a cards file: doc_id = ``id``, title = ``reference`` (unless the card has a
+    ``title``), metadata ``family`` and the :data:`OPTIONAL` fields the card has; each
+    non-empty line of ``text`` one block (section ``()``: a card is one passage under its
+    title).
 
     Raises:
         IngestError: unreadable file, invalid JSON (or numbers too long, or nesting too deep
             for Python to read), not a list of objects, a card missing a field, an id that is
-            not a non-empty string or a whole number, or a repeated id.
+            not a non-empty string or a whole number, a repeated id, or an optional field
+            that is not text or a whole number.
     """
     text = read_text(path)
     try:
@@ -45,9 +52,26 @@ def parse(path: Path, *, section_level: int = 2) -> list[ParsedDocument]:
         seen.add(doc_id)
         lines = (normalize(line) for line in str(card["text"]).split("\n"))
         blocks = tuple(Block((), line) for line in lines if line)
-        metadata = {"family": normalize(str(card["family"]))}
+        metadata = {"family": normalize(str(card["family"]))} | optional_fields(card, path, index)
         docs.append(ParsedDocument(doc_id, normalize(str(card["reference"])), blocks, metadata))
     return docs
+
+
+def optional_fields(card: dict[str, object], path: Path, index: int) -> dict[str, str]:
+    """The :data:`OPTIONAL` fields ``card`` has, as text (``null`` or empty: absent).
+
+    Raises:
+        IngestError: a value that is not text or a whole number.
+    """
+    found: dict[str, str] = {}
+    for name in OPTIONAL:
+        value = card.get(name)
+        if value is None or value == "":
+            continue
+        if isinstance(value, bool) or not isinstance(value, str | int):
+            raise IngestError(f"{path}: card {index}: {name} must be text or a whole number")
+        found[name] = normalize(str(value))
+    return found
 
 
 MAX_ID_CHARS = 200

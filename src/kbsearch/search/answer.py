@@ -10,7 +10,7 @@ hits, so nothing the audience may not see can appear.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
 from typing import Any
@@ -184,6 +184,7 @@ def compose(
         effective_to=document.effective_to,
         source=document.source,
     )
+    lead = len(snippet.text) - len(snippet.text.lstrip())  # marks: offsets in the answer
     return Answer(
         query,
         True,
@@ -192,7 +193,7 @@ def compose(
         snippet.text.strip(),
         snippet.start,
         snippet.end,
-        snippet.marks,
+        tuple((m - lead, n - lead) for m, n in snippet.marks if m >= lead),
         citation,
         tuple(hits),
     )
@@ -210,16 +211,28 @@ def _in_force(start: date | None, end: date | None) -> str:
     return "no effective dates"
 
 
-def render(answer: Answer) -> str:
-    """The text ``kbsearch ask`` prints (module docstring)."""
+def marked(text: str, marks: Sequence[tuple[int, int]], mark: Callable[[str], str]) -> str:
+    """``text`` with each ``(start, end)`` span of ``marks`` passed through ``mark``."""
+    pieces, last = [], 0
+    for start, end in sorted(marks):
+        if last <= start < end <= len(text):
+            pieces += [text[last:start], mark(text[start:end])]
+            last = end
+    return "".join([*pieces, text[last:]])
+
+
+def render(answer: Answer, mark: Callable[[str], str] = str) -> str:
+    """The text ``kbsearch ask`` prints (module docstring); ``mark`` styles the answer's
+    matched query words (e.g. bold on a terminal)."""
     if answer.answerable and answer.citation is not None:
         c = answer.citation
         dates = _in_force(c.effective_from, c.effective_to)
         return "\n".join(
             [
-                str(answer.text),
+                marked(str(answer.text), answer.marks, mark),
                 "",
-                f"Source: {c.title} > {c.section} (version {c.version}, {dates})",
+                f"Source: {' > '.join(filter(None, (c.title, c.section)))}"
+                f" (version {c.version}, {dates})",
                 f"Passage: {c.passage_id}" + (f"  File: {c.source}" if c.source else ""),
                 f"Confidence: {answer.confidence:.2f} (answers from {answer.threshold:.2f})",
             ]

@@ -80,8 +80,19 @@ def parse_reranker(spec: object) -> str:
         known = ", ".join(f"{n}:PATH" if RERANKERS[n].needs_argument else n for n in RERANKERS)
         raise InvalidArgumentError(f"unknown reranker {spec!r}; choose one of: {known}")
     if kind.needs_argument and not argument.strip():
-        raise InvalidArgumentError(f"reranker {name!r} needs an argument: {name}:... ({kind.help})")
+        raise InvalidArgumentError(missing_argument(name, kind.help))
     return f"{name}:{argument.strip()}" if colon else name
+
+
+def missing_argument(name: str, help: str) -> str:
+    """One sentence for a spec without its argument, from a help ``NAME:ARG: what ARG is``
+    (e.g. "reranker 'cross-encoder' needs an argument, cross-encoder:PATH, where PATH is a
+    sentence-transformers CrossEncoder folder ...")."""
+    usage, _, about = help.partition(": ")
+    if not usage.startswith(f"{name}:") or not about:
+        return f"reranker {name!r} needs an argument, {name}:ARGUMENT ({help})"
+    argument = usage.removeprefix(f"{name}:")
+    return f"reranker {name!r} needs an argument, {usage}, where {argument} is {about}"
 
 
 def load_reranker(spec: str) -> PairScorer:

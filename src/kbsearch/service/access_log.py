@@ -60,3 +60,8 @@ def request_line(method: str, path: str, status: int, seconds: float, audience: 
 
 def note(message: str) -> None:
     LOGGER.info(message, extra={"fields": {"event": "note"}})
+
+
+def warn(message: str) -> None:
+    """A line at start about something that will not work as asked (level ``warning``)."""
+    LOGGER.warning(message, extra={"fields": {"event": "note"}})

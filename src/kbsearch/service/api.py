@@ -12,7 +12,7 @@ from starlette.exceptions import HTTPException
 
 from . import operations as ops
 from .context import Service, caller_of, known_parameters, service_of
-from .keys import Caller
+from .keys import ANONYMOUS, Caller
 from .metrics import CONTENT_TYPE
 from .present import visible_documents
 from .uploads import Upload, hides_public, write_upload
@@ -133,6 +133,8 @@ async def document(service: ServiceDep, caller: CallerDep, doc_id: str) -> dict[
 
 
 def _writer(caller: Caller) -> None:
+    if caller is ANONYMOUS:  # no key was sent: the key is not what refuses
+        raise HTTPException(403, "this server is read-only (started without --keys)")
     if not caller.can_write:
         raise HTTPException(403, "this key may not write")
 

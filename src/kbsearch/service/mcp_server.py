@@ -1,5 +1,5 @@
 """An MCP server (the official ``mcp`` Python SDK, stdio transport) exposing one knowledge base
-to an assistant as four tools: ``search``, ``explain``, ``show`` and ``documents``.
+to an assistant as five tools: ``search``, ``ask``, ``explain``, ``show`` and ``documents``.
 
 The audience is fixed when the server starts (``kbsearch mcp --audience``); no tool takes it
 as an argument, so a conversation cannot widen what it sees. Tools return the same JSON as the
@@ -14,6 +14,7 @@ from typing import Any
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
+from .. import __version__
 from ..errors import KbsearchError
 from ..knowledge_base import KnowledgeBase
 from . import operations as ops
@@ -25,9 +26,11 @@ def build_server(engine: Engine, audience: str, limits: ops.Limits | None = None
     limits = limits or ops.Limits()
     server = MCPServer(
         "kbsearch",
+        version=__version__,
         instructions=(
-            "Search a help-centre knowledge base. Use `search` for a question, `show` to read "
-            "a passage in full, `explain` to see why a passage ranks where it does, and "
+            "Search a help-centre knowledge base. Use `search` for a question, `ask` for a "
+            "cited answer (or that the documents don't say), `show` to read a passage in "
+            "full, `explain` to see why a passage ranks where it does, and "
             f"`documents` to list documents. Audience: {audience} (fixed)."
         ),
     )
@@ -55,6 +58,33 @@ def build_server(engine: Engine, audience: str, limits: ops.Limits | None = None
         fr...; `offset`: for the next page (see `next_offset`)."""
         args = ops.SearchArgs(query, k, route, as_of, lang, (), offset)
         return await read(lambda kb: ops.search(kb, audience, args, limits))
+
+    @server.tool()
+    async def ask(
+        question: str,
+        k: int = 5,
+        as_of: str | None = None,
+        lang: str | None = None,
+        min_confidence: float | None = None,
+    ) -> dict[str, Any]:
+        """A cited answer to `question`, as `kbsearch ask --json`: `answer` is the best
+        sentence of the top passage with its `citation` (passage id, title, section, version,
+        effective dates, source) when `answerable`; else "The documents don't say" with the
+        `confidence` and the `nearest` passages (then do not answer from them). `as_of`:
+        YYYY-MM-DD (default today); `lang`: en, fr...; `min_confidence`: 0 to 1 (default:
+        the model's). Needs an index with vectors."""
+        return await read(
+            lambda kb: ops.ask(
+                kb,
+                audience,
+                question,
+                limits,
+                k=k,
+                as_of=as_of,
+                lang=lang,
+                min_confidence=min_confidence,
+            )  # fmt: skip
+        )
 
     @server.tool()
     async def explain(

@@ -139,11 +139,12 @@ async def report_page(request: Request, service: ServiceDep, caller: CallerDep) 
     """The newest evaluation report (staff keys only: reports list staff questions)."""
     path = latest_report(service.report)
     if caller.audience != "staff" or path is None:
-        message = (
-            "the evaluation report is shown to staff keys only"
-            if caller.audience != "staff"
-            else "no evaluation report: start the server with --report FILE_OR_FOLDER"
-        )
+        if caller.audience != "staff":
+            message = "the evaluation report is shown to staff keys only"
+        elif service.report is None:
+            message = "no evaluation report: start the server with --report FILE_OR_FOLDER"
+        else:
+            message = missing_report(service.report, shown="the --report location")
         context = {"message": message}
         return templates.TemplateResponse(request, "message.html", context, status_code=404)
     return templates.TemplateResponse(
@@ -159,6 +160,18 @@ def latest_report(location: Path | None) -> Path | None:
         return location
     reports = sorted(location.glob("*.html"), key=lambda p: p.stat().st_mtime)
     return reports[-1] if reports else None
+
+
+def missing_report(location: Path, shown: str | None = None) -> str:
+    """Why ``location`` (named ``shown``, default its path) gives no report, and how to make
+    one."""
+    name = shown or str(location)
+    what = (
+        f"{name} holds no evaluation report (*.html)"
+        if location.is_dir()
+        else f"{name} is not an evaluation report file (it does not exist)"
+    )
+    return f"{what}; make one with `kbsearch eval QUESTIONS --db DB --report FILE`"
 
 
 def key_page(request: Request, message: str) -> Response:

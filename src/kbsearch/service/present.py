@@ -8,12 +8,10 @@ generation. Documents are filtered by audience before anything is shown or count
 
 from __future__ import annotations
 
-import os
 import threading
 import weakref
 from collections import OrderedDict
 from dataclasses import asdict
-from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -21,6 +19,7 @@ import numpy as np
 from ..knowledge_base import KnowledgeBase
 from ..records import Document, Hit, Passage
 from ..snippets import make_snippet, match_spans, query_keys, sentence_spans
+from ..sources import common_root, public_roots, shown_source
 from ..store import StoredDocument
 
 SENTENCE_CACHE = 4096  # sentence vectors kept per process (dense-only snippets)
@@ -37,31 +36,7 @@ def visible_documents(kb: KnowledgeBase, audience: str) -> list[StoredDocument]:
 
 def display_source(source: str, roots: list[str]) -> str:
     """A URL as is; a path relative to the deepest folder holding all indexed files."""
-    return _shown_source(source, common_root(roots))
-
-
-def common_root(roots: list[str]) -> str | None:
-    """The deepest folder holding all of ``roots`` (``None``: none, or no common one)."""
-    if not roots:
-        return None
-    try:
-        return os.path.commonpath(roots)
-    except ValueError:
-        return None
-
-
-@lru_cache(maxsize=4096)
-def _shown_source(source: str, common: str | None) -> str:
-    # cached: the same documents' labels come back page after page (path arithmetic per hit
-    # was a few per cent of a served search)
-    if source.startswith(("http://", "https://")):
-        return source
-    if common is not None:
-        try:
-            return os.path.relpath(source, common)
-        except ValueError:
-            pass
-    return os.path.basename(source)
+    return shown_source(source, common_root(roots))
 
 
 class Catalogue:
@@ -71,16 +46,8 @@ class Catalogue:
     def __init__(self, kb: KnowledgeBase) -> None:
         self.stored = kb.documents()
         self.by_key = {(d.document.doc_id, d.document.version): d.document for d in self.stored}
-        # the folders of public documents only: a staff document's path must not move what
-        # the public sees (nor show that a staff write happened)
-        folders = [
-            os.path.dirname(d.document.source)
-            for d in self.stored
-            if d.document.access == "public"
-            and d.document.source
-            and not d.document.source.startswith(("http://", "https://"))
-        ]
-        self.roots = sorted(set(folders))
+        # the folders of public documents only (kbsearch.sources)
+        self.roots = public_roots(d.document for d in self.stored)
         self.common = common_root(self.roots)
 
     @classmethod
@@ -112,7 +79,7 @@ class Catalogue:
             "access": doc.access,
             "effective_from": doc.effective_from.isoformat() if doc.effective_from else None,
             "effective_to": doc.effective_to.isoformat() if doc.effective_to else None,
-            "source": _shown_source(doc.source, self.common),
+            "source": shown_source(doc.source, self.common),
         }
 
 

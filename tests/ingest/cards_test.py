@@ -1,0 +1,64 @@
+"""Help cards (a JSON list): the title, optional metadata fields, and how a card's passage is
+shown (its document's format, no empty section)."""
+
+from __future__ import annotations
+
+import json
+from datetime import date
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+import kbsearch
+from kbsearch.cli import cli
+from kbsearch.errors import IngestError
+from kbsearch.ingest import parse_file
+
+CARDS = [
+    {"id": "gc-1", "reference": "GC-1", "family": "gift cards",
+     "text": "A gift card is valid for 12 months.\nIt cannot be refunded."},
+    {"id": "gc-2", "reference": "GC-2", "family": "gift cards", "title": "Lost gift card",
+     "access": "public", "language": "en", "version": 2, "effective_from": "2025-01-01",
+     "owner": None, "text": "A lost gift card can be blocked by phone."},
+]  # fmt: skip
+
+
+def write_cards(folder: Path, cards: list[dict[str, object]]) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "cards.json"
+    path.write_text(json.dumps(cards), encoding="utf-8")
+    return path
+
+
+def test_a_card_title_is_its_title_field_else_its_reference(tmp_path: Path) -> None:
+    first, second = parse_file(write_cards(tmp_path, CARDS))
+    assert (first.title, dict(first.metadata)) == ("GC-1", {"family": "gift cards"})
+    assert second.metadata == {
+        "family": "gift cards", "title": "Lost gift card", "access": "public",
+        "language": "en", "version": "2", "effective_from": "2025-01-01",
+    }  # fmt: skip
+
+
+def test_an_optional_field_that_is_not_text_is_refused(tmp_path: Path) -> None:
+    card = CARDS[0] | {"access": ["public"]}
+    with pytest.raises(IngestError, match="card 0: access must be text or a whole number"):
+        parse_file(write_cards(tmp_path, [card]))
+
+
+def test_indexed_cards_show_their_title_format_and_metadata(tmp_path: Path) -> None:
+    docs = write_cards(tmp_path / "docs", CARDS).parent
+    db = tmp_path / "kb.db"
+    with kbsearch.open_kb(db, create=True, embedder="none") as kb:
+        assert kb.index([docs], default_access="staff").ok
+        stored = {d.document.doc_id: d.document for d in kb.documents()}
+    assert stored["gc-1"].title == "GC-1" and stored["gc-1"].access == "staff"
+    lost = stored["gc-2"]
+    assert (lost.title, lost.version, lost.access, lost.format) == (
+        "Lost gift card", "2", "public", "json",
+    )  # fmt: skip
+    assert lost.effective_from == date(2025, 1, 1)
+    shown = CliRunner().invoke(cli, ["show", "gc-2@v2#top", "--db", str(db)])
+    assert shown.exit_code == 0, shown.output
+    assert shown.output.splitlines()[0].startswith("gc-2@v2#top  (json, ")
+    assert shown.output.splitlines()[1] == "Lost gift card"
