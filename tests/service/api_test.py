@@ -482,3 +482,22 @@ def test_an_upload_error_names_no_server_path(client: httpx.Client, kb_file: Pat
     error = overlapping.json()["error"]
     assert "overlaps version 1" in error and "giftwrap/v1/wrap.md" in error
     assert str(kb_file.parent) not in error
+
+
+@pytest.mark.parametrize("relative", [True, False])
+@pytest.mark.parametrize(
+    ("name", "content"),
+    [("zzq.pdf", b"%PDF-1.7 this is not really a PDF"), ("latin.md", b"# Caf\xe9\n\nCr\xe8me.\n")],
+)
+def test_an_upload_error_names_no_server_folder_whatever_the_db_path(
+    serve: Any, kb_file: Path, keys_file: Path, monkeypatch: pytest.MonkeyPatch,
+    relative: bool, name: str, content: bytes,
+) -> None:  # fmt: skip
+    monkeypatch.chdir(kb_file.parent)
+    server = serve(Path(kb_file.name) if relative else kb_file, keys=keys_file)
+    with httpx.Client(base_url=server.url, timeout=30) as client:
+        response = put(client, "newdoc", name, content, access="public")
+    assert response.status_code == 422, response.text
+    error = response.json()["error"]
+    assert error.startswith(f"{name}: ") and str(kb_file.parent) not in error
+    assert error.count(name) == 1, error
