@@ -230,7 +230,7 @@ def test_lexical_only_index_refuses_dense_clearly(tmp_path: Path, docs: Path) ->
         kb.index([docs], inventory=docs / "inventory.csv")
         assert kb.search("parcel", route="lexical", filters=Filters(as_of=DAY))
         for route in ("dense", "hybrid"):
-            with pytest.raises(InvalidArgumentError, match="route lexical"):
+            with pytest.raises(InvalidArgumentError, match="route=lexical"):
                 kb.search("parcel", route=route)
 
 

@@ -24,6 +24,7 @@ from .embedder_slot import EmbedderSlot
 from .embedders import Embedder
 from .errors import (
     InvalidArgumentError,
+    NoVectorsError,
     PassageNotFoundError,
 )
 from .filters import Filters
@@ -254,13 +255,15 @@ class KnowledgeBase(Indexing, Contents):
         (:mod:`kbsearch.search.answer`).
 
         Raises:
-            InvalidArgumentError: the index has no vectors (the confidence reads both routes),
-                or a bad argument. QueryError and the embedder errors as :meth:`search`.
+            NoVectorsError: the index has no vectors (the confidence reads both routes).
+            InvalidArgumentError: a bad argument.
+            QueryError and the embedder errors as :meth:`search`.
         """
         # before the search, whose error is another; no file path (an API caller reads it)
-        no_vectors = InvalidArgumentError(
-            "this index has no vectors: answering needs both routes; re-embed it with"
-            " --reembed --embedder SPEC"
+        no_vectors = NoVectorsError(
+            "this index has no vectors: answering needs both routes (search route=lexical)",
+            cli="this index has no vectors: answering needs both routes; re-embed it with"
+            " --reembed --embedder SPEC",
         )
         if not self.routes["dense"].available():
             raise no_vectors

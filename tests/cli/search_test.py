@@ -79,3 +79,12 @@ def test_rerank_errors(
 def test_help_names_the_rerankers() -> None:
     result = CliRunner().invoke(cli, ["search", "--help"])
     assert "--rerank" in result.output and "kbsearch[rerank]" in result.output
+
+
+def test_the_command_line_says_how_to_re_embed_an_index_without_vectors(db: str) -> None:
+    searched = CliRunner().invoke(cli, ["search", "parcel", "--db", db, "--route", "dense"])
+    asked = CliRunner().invoke(cli, ["ask", "lost parcel", "--db", db])
+    assert searched.exit_code == asked.exit_code == 1
+    assert "search --route lexical" in searched.stderr
+    for result in (searched, asked):
+        assert "no vectors" in result.stderr and "--reembed --embedder SPEC" in result.stderr
