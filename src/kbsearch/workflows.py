@@ -260,11 +260,13 @@ def check_search_options(
         InvalidArgumentError: as :class:`kbsearch.search.SearchRequest`.
         OptionConflictError: fusion settings other than the defaults without route hybrid.
     """
-    SearchRequest("", k=k, route=HYBRID, rrf_k=rrf_k, depth=depth, weights=tuple(weights),
-                  fusion=fusion)  # fmt: skip
     bases = [base_route(route)[0] for route in routes]
     fused = HYBRID if HYBRID in bases else next(iter(bases), HYBRID)
+    # which route first: RRF settings without route hybrid are refused as such, not as RRF
+    # settings with the default (score) fusion
     check_fusion_settings(fused, parse_fusion(fusion), rrf_k, tuple(weights))
+    SearchRequest("", k=k, route=HYBRID, rrf_k=rrf_k, depth=depth, weights=tuple(weights),
+                  fusion=fusion)  # fmt: skip
 
 
 def evaluate_kb(

@@ -113,7 +113,7 @@ def test_bench_checks_its_search_options_before_indexing(tmp_path: Path) -> None
     db = tmp_path / "kb.db"
     args = ["bench", str(FIXTURES / "beir"), "--db", str(db), *LEXICAL, "--weights", "1,2"]
     result = CliRunner().invoke(cli, args)
-    assert result.exit_code == 2 and "add --fusion rrf" in result.output
+    assert result.exit_code == 2 and "hybrid route only; route 'lexical'" in result.output
     assert not db.exists()  # nothing was indexed
 
 
@@ -168,6 +168,18 @@ def test_fusion_settings_without_route_hybrid_are_refused_before_indexing(tmp_pa
     result = CliRunner().invoke(cli, args)
     assert result.exit_code == 2 and "hybrid route only; route 'lexical'" in result.output
     assert result.output.count("\n") == 1 and not db.exists()
+
+
+@pytest.mark.parametrize(
+    "options", [["--weights", "1,2"], ["--rrf-k", "30"], ["--weights", "1,2", "--fusion", "rrf"]]
+)
+def test_rrf_settings_without_route_hybrid_say_so_first(tmp_path: Path, options: list[str]) -> None:
+    db = tmp_path / "kb.db"
+    args = ["bench", str(FIXTURES / "beir"), "--db", str(db), "--routes", "lexical,dense"]
+    result = CliRunner().invoke(cli, [*args, *options])
+    # not "add --fusion rrf" first, then "hybrid route only" once it is added
+    assert result.exit_code == 2 and "hybrid route only; route 'lexical'" in result.output
+    assert "--fusion rrf" not in result.output and not db.exists()
 
 
 def test_eval_k_sets_the_cutoffs_of_the_main_and_per_kind_tables(
