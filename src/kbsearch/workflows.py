@@ -8,7 +8,7 @@ kept in a :class:`RerankLog`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -251,10 +251,12 @@ def check_search_options(
     weights: Sequence[float] = DEFAULT_WEIGHTS,
     fusion: str = DEFAULT_FUSION,
     routes: Sequence[str] = (HYBRID,),
+    given: Collection[str] = (),
 ) -> None:
     """Check a run's search options before any work (indexing, searching) starts; the fusion
     settings apply to the hybrid route (``hybrid+rerank`` too), so ``routes`` without it take
-    none.
+    none (``given``: the settings named, set even at their default value, as
+    :func:`~kbsearch.search.pipeline.check_fusion_settings`).
 
     Raises:
         InvalidArgumentError: as :class:`kbsearch.search.SearchRequest`.
@@ -264,7 +266,7 @@ def check_search_options(
     fused = HYBRID if HYBRID in bases else next(iter(bases), HYBRID)
     # which route first: RRF settings without route hybrid are refused as such, not as RRF
     # settings with the default (score) fusion
-    check_fusion_settings(fused, parse_fusion(fusion), rrf_k, tuple(weights))
+    check_fusion_settings(fused, parse_fusion(fusion), rrf_k, tuple(weights), given)
     SearchRequest("", k=k, route=HYBRID, rrf_k=rrf_k, depth=depth, weights=tuple(weights),
                   fusion=fusion)  # fmt: skip
 

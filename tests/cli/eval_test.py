@@ -171,7 +171,14 @@ def test_fusion_settings_without_route_hybrid_are_refused_before_indexing(tmp_pa
 
 
 @pytest.mark.parametrize(
-    "options", [["--weights", "1,2"], ["--rrf-k", "30"], ["--weights", "1,2", "--fusion", "rrf"]]
+    "options",
+    [
+        ["--weights", "1,2"],
+        ["--rrf-k", "30"],
+        ["--weights", "1,2", "--fusion", "rrf"],
+        ["--rrf-k", "10"],  # given at all: the default value too
+        ["--weights", "1,1"],
+    ],
 )
 def test_rrf_settings_without_route_hybrid_say_so_first(tmp_path: Path, options: list[str]) -> None:
     db = tmp_path / "kb.db"

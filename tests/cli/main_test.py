@@ -99,6 +99,12 @@ def test_bad_input_is_one_line_and_nonzero(db: str, args: list[str], message: st
         (["--rrf-k", "30", "--route", "dense"], "hybrid route only; route 'dense'"),
         (["--weights", "1,2", "--route", "lexical"], "hybrid route only; route 'lexical'"),
         (["--weights", "1,2", "--fusion", "convex", "--route", "hybrid"], "add --fusion rrf"),
+        # given at all, at their default value too
+        (["--rrf-k", "10", "--route", "lexical"], "hybrid route only; route 'lexical'"),
+        (["--weights", "1,1", "--route", "dense"], "hybrid route only; route 'dense'"),
+        (["--fusion", "learned", "--route", "lexical"], "hybrid route only"),
+        (["--rrf-k", "10", "--route", "hybrid"], "add --fusion rrf"),
+        (["--weights", "1,1", "--route", "hybrid"], "add --fusion rrf"),
     ],
 )
 @pytest.mark.parametrize("command", ["search", "explain"])

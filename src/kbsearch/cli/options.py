@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 import click
+from click.core import ParameterSource
 
 from kbsearch.errors import InvalidArgumentError
 from kbsearch.filters import AUDIENCES, parse_day
@@ -14,7 +15,7 @@ from kbsearch.knowledge_base import DEFAULT_DEPTH, DEFAULT_K, DEFAULT_WEIGHTS, M
 from kbsearch.records import DEFAULT_AUDIENCE, ROUTES, Filters
 from kbsearch.search.fusion import DEFAULT_RRF_K
 from kbsearch.search.fusion_methods import DEFAULT_FUSION, SCORE_FUSIONS, fusion_names, parse_fusion
-from kbsearch.search.pipeline import parse_rrf_k
+from kbsearch.search.pipeline import FUSION_SETTINGS, parse_rrf_k
 from kbsearch.search.rerank import DEFAULT_BUDGET_MS, DEFAULT_TOP_N
 from kbsearch.search.rerankers import RERANKERS, RerankSettings, parse_reranker
 from kbsearch.workflows import RERANKED, base_route
@@ -161,6 +162,17 @@ def weights_option(func: F) -> F:
         type=WEIGHTS,
         help="RRF weights lexical,dense (with --fusion rrf).",
     )(func)
+
+
+def given_fusion_settings() -> frozenset[str]:
+    """The fusion options (of :data:`~kbsearch.search.pipeline.FUSION_SETTINGS`) the command
+    line gives, even at their default value: given at all, they are refused where they do not
+    apply (:func:`~kbsearch.search.pipeline.check_fusion_settings`)."""
+    ctx = click.get_current_context()
+    defaults = (None, ParameterSource.DEFAULT, ParameterSource.DEFAULT_MAP)
+    return frozenset(
+        name for name in FUSION_SETTINGS if ctx.get_parameter_source(name) not in defaults
+    )
 
 
 def fusion_options(func: F) -> F:

@@ -12,7 +12,10 @@ import click
 
 from kbsearch.knowledge_base import DEFAULT_ROUTE, open_kb
 from kbsearch.records import ROUTES
+from kbsearch.search import HYBRID
 from kbsearch.search.abstain import decision_fields
+from kbsearch.search.fusion_methods import parse_fusion
+from kbsearch.search.pipeline import check_fusion_settings
 from kbsearch.snippets import make_snippet
 
 from .ask import decision_line, min_confidence_option
@@ -24,6 +27,7 @@ from .options import (
     db_option,
     filter_options,
     fusion_options,
+    given_fusion_settings,
     json_option,
     k_option,
     make_filters,
@@ -98,6 +102,7 @@ def search_command(query: str, db: str, k: int, route: str, audience: str, as_of
     """Search the knowledge base, with the confidence that the top K answers the query."""
     filters = make_filters(audience, as_of, lang, doc_ids)
     reranking = rerank_settings(rerank, rerank_top_n, rerank_budget_ms)
+    check_fusion_settings(route, parse_fusion(fusion), rrf_k, weights, given_fusion_settings())
     with open_kb(db, embedder=embedder) as kb:
         assessed = kb.assess(
             query, k=k, route=route, filters=filters, rrf_k=rrf_k, depth=depth,
@@ -150,6 +155,10 @@ def explain_command(query: str, passage_id: str, db: str, audience: str, as_of: 
     filters = make_filters(audience, as_of, lang, doc_ids)
     reranking = rerank_settings(rerank, rerank_top_n, rerank_budget_ms)
     with open_kb(db) as kb:
+        searched = route or (HYBRID if kb.routes["dense"].available() else "lexical")
+        check_fusion_settings(
+            searched, parse_fusion(fusion), rrf_k, weights, given_fusion_settings()
+        )
         result = kb.explain(
             query, passage_id, k=k, route=route, filters=filters, rrf_k=rrf_k, depth=depth,
             weights=weights, fusion=fusion, rerank=reranking,
