@@ -501,3 +501,21 @@ def test_an_upload_error_names_no_server_folder_whatever_the_db_path(
     error = response.json()["error"]
     assert error.startswith(f"{name}: ") and str(kb_file.parent) not in error
     assert error.count(name) == 1, error
+
+
+@pytest.mark.parametrize("lang", ["xx", "french", "zz-ZZ"])
+def test_a_language_filter_that_is_no_language_is_422(client: httpx.Client, lang: str) -> None:
+    """The check of an upload's language (and of ``kbsearch search --lang``)."""
+    for path in ("/search", "/ask"):
+        response = get(client, path, q="lost parcel", lang=lang)
+        assert response.status_code == 422, response.text
+        error = response.json()["error"]
+        assert f"unsupported lang {lang!r}" in error and "en, es" in error
+        assert "--" not in error
+
+
+def test_a_language_filter_with_a_region_is_its_language(client: httpx.Client) -> None:
+    regional = get(client, "/search", q="lost parcel", lang="en-GB")
+    assert regional.status_code == 200, regional.text
+    plain = get(client, "/search", q="lost parcel", lang="en").json()
+    assert regional.json()["language"] == "en" and regional.json()["hits"] == plain["hits"]

@@ -11,6 +11,7 @@ from click.core import ParameterSource
 
 from kbsearch.errors import InvalidArgumentError
 from kbsearch.filters import AUDIENCES, parse_day
+from kbsearch.ingest.metadata import known_language
 from kbsearch.knowledge_base import DEFAULT_DEPTH, DEFAULT_K, DEFAULT_WEIGHTS, MAX_K, parse_weights
 from kbsearch.records import DEFAULT_AUDIENCE, ROUTES, Filters
 from kbsearch.search.fusion import DEFAULT_RRF_K
@@ -105,6 +106,12 @@ def _day_text(text: str) -> str:
 DAY = ParsedValue("YYYY-MM-DD", _day_text)
 
 
+EVERY_LANGUAGE = "to search every language"
+FILTER_LANGUAGE = ParsedValue(
+    "CODE", lambda text: known_language(text, "--lang", EVERY_LANGUAGE)
+)  # the check of index --lang and of an upload's language: a usage error
+
+
 def filter_options(func: F) -> F:
     """``--audience``, ``--as-of``, ``--lang``, ``--doc``: see :func:`make_filters`."""
     return apply(
@@ -116,7 +123,12 @@ def filter_options(func: F) -> F:
                 type=DAY,
                 help="The day whose document versions apply [default: today].",
             ),
-            click.option("--lang", "lang", help="Only passages in this language (en, fr...)."),
+            click.option(
+                "--lang",
+                "lang",
+                type=FILTER_LANGUAGE,
+                help="Only passages in this language (en, fr...; fr-FR is fr).",
+            ),
             click.option(
                 "--doc", "doc_ids", multiple=True, help="Only these document ids (repeat or a,b)."
             ),

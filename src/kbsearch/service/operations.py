@@ -14,6 +14,7 @@ from typing import Any
 from ..analysis import MAX_QUERY_CHARS
 from ..errors import InvalidArgumentError, KbsearchError, QueryError
 from ..filters import parse_day
+from ..ingest.metadata import known_language
 from ..knowledge_base import DEFAULT_K, KnowledgeBase
 from ..records import ROUTES, Filters
 from ..search import HYBRID
@@ -77,15 +78,18 @@ def doc_list(values: Sequence[str] | str | None) -> tuple[str, ...] | None:
 def make_filters(
     audience: str, as_of: str | None, lang: str | None, doc: Sequence[str] | str | None
 ) -> Filters:
-    """Filters for ``audience`` (from the caller's key, never from the request).
+    """Filters for ``audience`` (from the caller's key, never from the request); ``lang``
+    checked as an upload's language is (:func:`~kbsearch.ingest.metadata.known_language`:
+    ``fr-FR`` is ``fr``).
 
     Raises:
-        InvalidArgumentError: a malformed or impossible date.
+        InvalidArgumentError: a malformed or impossible date, a language that is no known
+            code.
     """
     return Filters(
         audience=audience,
         as_of=parse_day(as_of or None),
-        language=lang or None,
+        language=known_language(lang, "lang", "to search every language") if lang else None,
         doc_ids=doc_list(doc),
     )
 
