@@ -27,7 +27,7 @@ from .errors import (
     NoVectorsError,
     PassageNotFoundError,
 )
-from .filters import Filters
+from .filters import Filters, check_language
 from .kb_contents import Contents
 from .kb_indexing import Indexing
 from .records import DEFAULT_AUDIENCE, Hit
@@ -322,12 +322,13 @@ class KnowledgeBase(Indexing, Contents):
         if not isinstance(passage_id, str) or not is_text(passage_id):
             raise PassageNotFoundError(f"no passage {passage_id!r} for this audience and date")
         with self.store.read_transaction():  # the passage and the run from one state
+            audience = str(request.filters.audience)
+            check_language(request.filters, self.backend.languages(audience))  # as search's
             row = self.backend.passages([passage_id], request.filters).get(passage_id)
             if row is None:
-                raise self._not_found(passage_id, request.filters.audience, " and date")
+                raise self._excluded(passage_id, request.filters)
             trace = self.pipeline.run(request).trace
             terms = cast(LexicalRoute, self.routes["lexical"]).terms(query, request.filters)
-            audience = str(request.filters.audience)
             bm25 = self.backend.explain_lexical(terms, row, audience)
             cosine = None
             if dense and passage_id not in {pid for pid, _ in trace.routes.get("dense", ())}:
@@ -335,6 +336,21 @@ class KnowledgeBase(Indexing, Contents):
         return explain_from_trace(
             trace, passage_id, terms.analysed, bm25, cosine, dense, row.language
         )
+
+    def _excluded(self, passage_id: str, filters: Filters) -> PassageNotFoundError:
+        """The error for a passage ``filters`` leave out: when the audience sees it on that
+        day in another language than the language filter's, the filter is named (the
+        passage's language is no secret: the audience may see it); else one message for
+        missing and hidden passages."""
+        if filters.language is not None:
+            unfiltered = replace(filters, language=None)
+            row = self.backend.passages([passage_id], unfiltered).get(passage_id)
+            if row is not None:
+                return PassageNotFoundError(
+                    f"passage {passage_id!r} is in {row.language}: the language filter"
+                    f" ({filters.language}) leaves it out"
+                )
+        return self._not_found(passage_id, filters.audience, " and date")
 
 
 def open_kb(
