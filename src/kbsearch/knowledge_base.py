@@ -240,7 +240,7 @@ class KnowledgeBase(Indexing, Contents):
             result = self.assessing.run(request)
         verdict = result.trace.verdict(self.abstention.name)
         decision = verdict if isinstance(verdict, Decision) else None
-        return Assessment(result.hits, decision, result.trace.routes)
+        return Assessment(result.hits, decision, result.trace.routes, result.trace)
 
     def ask(
         self,
