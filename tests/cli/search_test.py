@@ -57,7 +57,9 @@ def test_explain_shows_the_rerank_stage(db: str, fake_reranker: LengthReranker) 
         (["--rerank", "bm25"], 2, "unknown reranker 'bm25'"),
         (["--rerank", "cross-encoder"], 2, "needs an argument"),
         (["--rerank-top-n", "5"], 2, "need --rerank NAME"),
-        (["--rerank", "fake", "--rerank-budget-ms", "0"], 2, "rerank budget must be"),
+        (["--rerank", "fake", "--rerank-budget-ms", "0"], 2, "'--rerank-budget-ms': rerank budget"),
+        (["--rerank", "fake", "--rerank-budget-ms", "nan"], 2, "'--rerank-budget-ms': "),
+        (["--rerank", "fake", "--rerank-top-n", "0"], 2, "'--rerank-top-n': rerank top_n must"),
         (["--rerank", "cross-encoder:/nowhere/model"], 1, "no cross-encoder model folder at"),
     ],
 )
@@ -74,6 +76,13 @@ def test_rerank_errors(
         assert message in result.output
         if code == 1:
             assert result.output.startswith("error: ") and result.output.count("\n") == 1
+
+
+def test_a_cross_encoder_path_to_a_file_says_it_is_not_a_folder(db: str) -> None:
+    result = CliRunner().invoke(cli, ["search", "parcel", "--db", db, "--route", "lexical",
+                                      "--rerank", f"cross-encoder:{db}"])  # fmt: skip
+    assert result.exit_code == 1 and result.output.count("\n") == 1, result.output
+    assert f"error: {db} is a file, not a folder" in result.output
 
 
 def test_help_names_the_rerankers() -> None:

@@ -17,7 +17,7 @@ from kbsearch.records import DEFAULT_AUDIENCE, ROUTES, Filters
 from kbsearch.search.fusion import DEFAULT_RRF_K
 from kbsearch.search.fusion_methods import DEFAULT_FUSION, SCORE_FUSIONS, fusion_names, parse_fusion
 from kbsearch.search.pipeline import FUSION_SETTINGS, parse_rrf_k
-from kbsearch.search.rerank import DEFAULT_BUDGET_MS, DEFAULT_TOP_N
+from kbsearch.search.rerank import DEFAULT_BUDGET_MS, DEFAULT_TOP_N, check_settings
 from kbsearch.search.rerankers import RERANKERS, RerankSettings, parse_reranker
 from kbsearch.workflows import RERANKED, base_route
 
@@ -248,17 +248,24 @@ def rerank_settings(
 
     Raises:
         click.UsageError: ``--rerank-top-n`` or ``--rerank-budget-ms`` without ``--rerank``,
-            or settings :class:`kbsearch.search.rerankers.RerankSettings` refuses.
+            or settings :class:`kbsearch.search.rerankers.RerankSettings` refuses (naming
+            the option).
     """
     if rerank is None:
         if top_n is not None or budget_ms is not None:
             raise click.UsageError("--rerank-top-n and --rerank-budget-ms need --rerank NAME")
         return None
+    head = DEFAULT_TOP_N if top_n is None else top_n
+    budget = DEFAULT_BUDGET_MS if budget_ms is None else budget_ms
+    for option, settings in (
+        ("--rerank-top-n", (head, DEFAULT_BUDGET_MS)),
+        ("--rerank-budget-ms", (DEFAULT_TOP_N, budget)),
+    ):
+        try:
+            check_settings(*settings)
+        except InvalidArgumentError as error:
+            raise click.UsageError(f"'{option}': {error}") from None
     try:
-        return RerankSettings(
-            rerank,
-            DEFAULT_TOP_N if top_n is None else top_n,
-            DEFAULT_BUDGET_MS if budget_ms is None else budget_ms,
-        )
+        return RerankSettings(rerank, head, budget)
     except InvalidArgumentError as error:
         raise click.UsageError(str(error)) from None
