@@ -157,13 +157,20 @@ RERANKED = "+rerank"  # an evaluated route's suffix: that route, then the rerank
 
 @dataclass
 class RerankLog:
-    """The reranking stage's report of every search of each ``ROUTE+rerank`` route (warm-up
-    searches included), so an evaluation can show what the stage cost."""
+    """The reranking stage's report of every question's search of each ``ROUTE+rerank``
+    route, so an evaluation can show what the stage cost (:func:`evaluate_kb` drops the
+    untimed warm-up searches: "3 searches" for 3 questions)."""
 
     reports: dict[str, list[RerankReport]] = field(default_factory=dict)
 
     def add(self, route: str, report: RerankReport) -> None:
         self.reports.setdefault(route, []).append(report)
+
+    def keep_last(self, route: str, count: int) -> None:
+        """Keep the last ``count`` reports of ``route`` (its questions' searches, which ran
+        after its warm-up searches)."""
+        if route in self.reports:
+            self.reports[route] = self.reports[route][-count:] if count > 0 else []
 
     def summary(self) -> dict[str, dict[str, float | int | str]]:
         """Per route: ``reranker``, ``searches``, ``stopped`` (the budget ran out),
@@ -306,7 +313,11 @@ def evaluate_kb(
     search = search_function(
         kb, rrf_k=rrf_k, depth=depth, weights=weights, fusion=fusion, rerank=rerank, log=log
     )
-    return evaluate(search, questions, routes, k, depth=depth)
+    result = evaluate(search, questions, routes, k, depth=depth)
+    if log is not None:  # each route's warm-up searches ran first: not the questions'
+        for route, run in result.routes.items():
+            log.keep_last(route, len(questions.questions) - len(run.refused))
+    return result
 
 
 def check_rerank_routes(routes: Sequence[str], rerank: RerankSettings | None) -> None:

@@ -133,7 +133,7 @@ def test_eval_shows_the_rerank_stage_gain_and_cost(
     assert set(data["routes"]) == {"lexical", "lexical+rerank"}
     stage = data["rerank"]["lexical+rerank"]
     assert stage["reranker"] == "fake" and stage["stopped"] == 0
-    assert stage["searches"] == 6 and stage["p50_ms"] >= 0  # 3 warm-up searches + 3
+    assert stage["searches"] == 3 and stage["p50_ms"] >= 0  # the questions', not the warm-up
     questions = {text for text, _ in fake_reranker.pairs}
     assert len(questions) == 3  # every question of the fixture set (one of them has no qrels)
     table = CliRunner().invoke(cli, ["eval", *options, *routes, "--run-dir", str(tmp_path / "r")])
@@ -149,6 +149,8 @@ def test_eval_shows_the_rerank_stage_gain_and_cost(
         (["--routes", "lexical+rerank"], 2, "needs a reranker: add --rerank NAME"),
         (["--routes", "lexical", "--rerank", "fake"], 2, "--rerank applies to the routes"),
         (["--routes", "lexical+bm25"], 2, "each optionally with +rerank"),
+        (["--routes", "hybrid,lexical,hybrid"], 2, "route 'hybrid' is listed twice"),
+        (["--routes", "lexical+rerank,lexical+rerank", "--rerank", "fake"], 2, "listed twice"),
         (["--routes", "lexical+rerank", "--rerank", "nope"], 2, "unknown reranker"),
     ],
 )

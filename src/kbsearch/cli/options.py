@@ -30,13 +30,16 @@ RRF_K = ParsedValue("K", parse_rrf_k)
 
 
 def _routes(text: str) -> tuple[str, ...]:
-    """Routes to evaluate: registered ones, each optionally followed by ``+rerank``."""
-    routes = tuple(dict.fromkeys(r.strip() for r in text.split(",") if r.strip()))
+    """Routes to evaluate: registered ones, each optionally followed by ``+rerank``, each once."""
+    routes = tuple(r.strip() for r in text.split(",") if r.strip())
     if not routes or any(base_route(r)[0] not in ROUTES for r in routes):
         raise InvalidArgumentError(
             f"routes are a comma list of {', '.join(ROUTES)}, each optionally with"
             f" {RERANKED} (hybrid{RERANKED}), got {text!r}"
         )
+    twice = [r for r in dict.fromkeys(routes) if routes.count(r) > 1]
+    if twice:
+        raise InvalidArgumentError(f"route {twice[0]!r} is listed twice in {text!r}")
     return routes
 
 
