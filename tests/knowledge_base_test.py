@@ -230,7 +230,7 @@ def test_lexical_only_index_refuses_dense_clearly(tmp_path: Path, docs: Path) ->
         kb.index([docs], inventory=docs / "inventory.csv")
         assert kb.search("parcel", route="lexical", filters=Filters(as_of=DAY))
         for route in ("dense", "hybrid"):
-            with pytest.raises(InvalidArgumentError, match="route lexical"):
+            with pytest.raises(InvalidArgumentError, match="route=lexical"):
                 kb.search("parcel", route=route)
 
 
@@ -313,3 +313,35 @@ def test_inventory_row_without_its_file_is_reported(tmp_path: Path, docs: Path) 
     assert [(Path(s).name, r) for s, r in report.failed] == [
         ("ghost.md", "listed in the inventory but not found")
     ]
+
+
+BILINGUAL = {
+    **FILES,
+    "inventory.csv": FILES["inventory.csv"]
+    + "livraison.md,livraison,Livraison,1,2025-01-01,,ops,public,fr,policy,md\n"
+    + "geste.md,geste,Geste commercial,1,2025-01-01,,support,staff,fr,procedure,md\n",
+    "livraison.md": "# Livraison\n\n## Colis perdu\n\nUn colis perdu est remboursé.\n",
+    "geste.md": "# Geste commercial\n\n## Montant\n\nUn geste de 25 euros pour un colis perdu.\n",
+}
+
+
+def test_explain_names_the_language_filter_that_leaves_a_passage_out(tmp_path: Path) -> None:
+    docs = write_files(tmp_path / "docs", BILINGUAL)
+    with kbsearch.open_kb(tmp_path / "kb.db", create=True, embedder="none") as kb:
+        assert kb.index([docs], inventory=docs / "inventory.csv").ok
+        french = Filters(as_of=DAY, language="fr")
+        with pytest.raises(PassageNotFoundError, match="language filter \\(fr\\) leaves it out"):
+            kb.explain("lost parcel", "delivery@v1#lost-parcel", filters=french)
+        with pytest.raises(InvalidArgumentError, match="unknown language 'de'; this index holds"):
+            kb.explain("lost parcel", "delivery@v1#lost-parcel", filters=Filters(language="de"))
+        # a passage the audience may not see: the one message of missing and hidden passages
+        english = Filters(as_of=DAY, language="en")
+        with pytest.raises(PassageNotFoundError) as hidden:
+            kb.explain("colis", "geste@v1#montant", filters=english)
+        with pytest.raises(PassageNotFoundError) as missing:
+            kb.explain("colis", "nope@v1#x", filters=english)
+        assert "language" not in str(hidden.value)
+        assert str(hidden.value).split("'")[2] == str(missing.value).split("'")[2]
+        staff = Filters(audience="staff", as_of=DAY, language="en")
+        with pytest.raises(PassageNotFoundError, match="is in fr: the language filter"):
+            kb.explain("colis", "geste@v1#montant", filters=staff)

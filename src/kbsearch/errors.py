@@ -20,6 +20,16 @@ class OptionConflictError(InvalidArgumentError):
     is not fused, RRF's settings with a score fusion. The CLI treats it as a usage error."""
 
 
+class NoVectorsError(InvalidArgumentError):
+    """The index has no vectors (built with ``--embedder none``) and the request needs them.
+    Its message names no command-line option (an HTTP or MCP caller reads it); ``cli``, when
+    given, is the message for the command line, which says how to re-embed the index."""
+
+    def __init__(self, message: str, cli: str = "") -> None:
+        super().__init__(message)
+        self.cli = cli or message
+
+
 class KnowledgeBaseNotFoundError(KbsearchError, FileNotFoundError):
     """The database file does not exist; run `kbsearch index` first."""
 

@@ -89,8 +89,8 @@ class Filters:
     """Restrictions applied before the top k in every route (module docstring).
 
     Built values are validated and normalised: ``audience`` becomes an :class:`Audience`,
-    ``as_of`` a ``date`` (from ``YYYY-MM-DD`` text too), ``language`` lower case, ``doc_ids``
-    a tuple (a single string is one id).
+    ``as_of`` a ``date`` (from ``YYYY-MM-DD`` text too), ``language`` lower case without a
+    region (``fr-FR`` is ``fr``), ``doc_ids`` a tuple (a single string is one id).
 
     Raises:
         InvalidArgumentError: unknown audience, malformed or impossible date, a language that is
@@ -110,7 +110,9 @@ class Filters:
                 raise InvalidArgumentError(
                     f"language filter must be a code such as 'en', got {self.language!r}"
                 )
-            object.__setattr__(self, "language", self.language.strip().lower())
+            # a region tag names its language, as an indexed document's does (fr-FR is fr)
+            code = re.split(r"[-_]", self.language.strip().lower(), maxsplit=1)[0]
+            object.__setattr__(self, "language", code)
         object.__setattr__(self, "doc_ids", _doc_ids(self.doc_ids))
 
     @property

@@ -24,9 +24,10 @@ from .embedder_slot import EmbedderSlot
 from .embedders import Embedder
 from .errors import (
     InvalidArgumentError,
+    NoVectorsError,
     PassageNotFoundError,
 )
-from .filters import Filters
+from .filters import Filters, check_language
 from .kb_contents import Contents
 from .kb_indexing import Indexing
 from .records import DEFAULT_AUDIENCE, Hit
@@ -239,7 +240,7 @@ class KnowledgeBase(Indexing, Contents):
             result = self.assessing.run(request)
         verdict = result.trace.verdict(self.abstention.name)
         decision = verdict if isinstance(verdict, Decision) else None
-        return Assessment(result.hits, decision, result.trace.routes)
+        return Assessment(result.hits, decision, result.trace.routes, result.trace)
 
     def ask(
         self,
@@ -254,13 +255,15 @@ class KnowledgeBase(Indexing, Contents):
         (:mod:`kbsearch.search.answer`).
 
         Raises:
-            InvalidArgumentError: the index has no vectors (the confidence reads both routes),
-                or a bad argument. QueryError and the embedder errors as :meth:`search`.
+            NoVectorsError: the index has no vectors (the confidence reads both routes).
+            InvalidArgumentError: a bad argument.
+            QueryError and the embedder errors as :meth:`search`.
         """
         # before the search, whose error is another; no file path (an API caller reads it)
-        no_vectors = InvalidArgumentError(
-            "this index has no vectors: answering needs both routes; re-embed it with"
-            " --reembed --embedder SPEC"
+        no_vectors = NoVectorsError(
+            "this index has no vectors: answering needs both routes (search route=lexical)",
+            cli="this index has no vectors: answering needs both routes; re-embed it with"
+            " --reembed --embedder SPEC",
         )
         if not self.routes["dense"].available():
             raise no_vectors
@@ -319,12 +322,13 @@ class KnowledgeBase(Indexing, Contents):
         if not isinstance(passage_id, str) or not is_text(passage_id):
             raise PassageNotFoundError(f"no passage {passage_id!r} for this audience and date")
         with self.store.read_transaction():  # the passage and the run from one state
+            audience = str(request.filters.audience)
+            check_language(request.filters, self.backend.languages(audience))  # as search's
             row = self.backend.passages([passage_id], request.filters).get(passage_id)
             if row is None:
-                raise self._not_found(passage_id, request.filters.audience, " and date")
+                raise self._excluded(passage_id, request.filters)
             trace = self.pipeline.run(request).trace
             terms = cast(LexicalRoute, self.routes["lexical"]).terms(query, request.filters)
-            audience = str(request.filters.audience)
             bm25 = self.backend.explain_lexical(terms, row, audience)
             cosine = None
             if dense and passage_id not in {pid for pid, _ in trace.routes.get("dense", ())}:
@@ -332,6 +336,21 @@ class KnowledgeBase(Indexing, Contents):
         return explain_from_trace(
             trace, passage_id, terms.analysed, bm25, cosine, dense, row.language
         )
+
+    def _excluded(self, passage_id: str, filters: Filters) -> PassageNotFoundError:
+        """The error for a passage ``filters`` leave out: when the audience sees it on that
+        day in another language than the language filter's, the filter is named (the
+        passage's language is no secret: the audience may see it); else one message for
+        missing and hidden passages."""
+        if filters.language is not None:
+            unfiltered = replace(filters, language=None)
+            row = self.backend.passages([passage_id], unfiltered).get(passage_id)
+            if row is not None:
+                return PassageNotFoundError(
+                    f"passage {passage_id!r} is in {row.language}: the language filter"
+                    f" ({filters.language}) leaves it out"
+                )
+        return self._not_found(passage_id, filters.audience, " and date")
 
 
 def open_kb(

@@ -16,22 +16,38 @@ TRUST_LETTERS = 200  # a guess outside PREFERRED needs this many letters...
 TRUST_PROBABILITY = 0.95  # ...and this probability
 
 
+def detect_any(text: str) -> tuple[str, float] | None:
+    """The most likely of all langdetect's languages for ``text`` and its probability (the
+    ISO 639-1 code, a region cut off), or ``None`` when the text has fewer than
+    ``MIN_LETTERS`` letters or detection fails. Unlike :func:`detect_language` it prefers no
+    language: a short German question comes out as German, not as the best of ``PREFERRED``.
+    Deterministic: langdetect's seed is fixed to 0 before each call."""
+    candidates = _candidates(text)
+    return candidates[0] if candidates else None
+
+
+def _candidates(text: str) -> list[tuple[str, float]]:
+    """langdetect's ``(language, probability)`` candidates for ``text``, most likely first;
+    empty below ``MIN_LETTERS`` letters or when detection fails."""
+    if sum(ch.isalpha() for ch in text) < MIN_LETTERS:
+        return []
+    DetectorFactory.seed = 0
+    try:
+        return [(c.lang.split("-", 1)[0].lower(), c.prob) for c in detect_langs(text)]
+    except LangDetectException:
+        return []
+
+
 def detect_language(text: str, default: str = "en") -> str:
     """The ISO 639-1 code of ``text``'s language (``"en"``, ``"fr"``...), or ``default`` when
     the text has fewer than ``MIN_LETTERS`` letters or detection fails. A language outside
     ``PREFERRED`` is returned only for a text of ``TRUST_LETTERS`` letters detected with
     probability ``TRUST_PROBABILITY``. Deterministic: langdetect's seed is fixed to 0 before
     each call. Codes with a region (``zh-cn``) are cut to the language part."""
-    letters = sum(ch.isalpha() for ch in text)
-    if letters < MIN_LETTERS:
-        return default
-    DetectorFactory.seed = 0
-    try:
-        candidates = [(c.lang.split("-", 1)[0].lower(), c.prob) for c in detect_langs(text)]
-    except LangDetectException:
-        return default
+    candidates = _candidates(text)
     if not candidates:
         return default
+    letters = sum(ch.isalpha() for ch in text)
     best, probability = candidates[0]
     if best in PREFERRED:
         return best

@@ -8,7 +8,7 @@ kept in a :class:`RerankLog`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -157,13 +157,20 @@ RERANKED = "+rerank"  # an evaluated route's suffix: that route, then the rerank
 
 @dataclass
 class RerankLog:
-    """The reranking stage's report of every search of each ``ROUTE+rerank`` route (warm-up
-    searches included), so an evaluation can show what the stage cost."""
+    """The reranking stage's report of every question's search of each ``ROUTE+rerank``
+    route, so an evaluation can show what the stage cost (:func:`evaluate_kb` drops the
+    untimed warm-up searches: "3 searches" for 3 questions)."""
 
     reports: dict[str, list[RerankReport]] = field(default_factory=dict)
 
     def add(self, route: str, report: RerankReport) -> None:
         self.reports.setdefault(route, []).append(report)
+
+    def keep_last(self, route: str, count: int) -> None:
+        """Keep the last ``count`` reports of ``route`` (its questions' searches, which ran
+        after its warm-up searches)."""
+        if route in self.reports:
+            self.reports[route] = self.reports[route][-count:] if count > 0 else []
 
     def summary(self) -> dict[str, dict[str, float | int | str]]:
         """Per route: ``reranker``, ``searches``, ``stopped`` (the budget ran out),
@@ -251,20 +258,24 @@ def check_search_options(
     weights: Sequence[float] = DEFAULT_WEIGHTS,
     fusion: str = DEFAULT_FUSION,
     routes: Sequence[str] = (HYBRID,),
+    given: Collection[str] = (),
 ) -> None:
     """Check a run's search options before any work (indexing, searching) starts; the fusion
     settings apply to the hybrid route (``hybrid+rerank`` too), so ``routes`` without it take
-    none.
+    none (``given``: the settings named, set even at their default value, as
+    :func:`~kbsearch.search.pipeline.check_fusion_settings`).
 
     Raises:
         InvalidArgumentError: as :class:`kbsearch.search.SearchRequest`.
         OptionConflictError: fusion settings other than the defaults without route hybrid.
     """
-    SearchRequest("", k=k, route=HYBRID, rrf_k=rrf_k, depth=depth, weights=tuple(weights),
-                  fusion=fusion)  # fmt: skip
     bases = [base_route(route)[0] for route in routes]
     fused = HYBRID if HYBRID in bases else next(iter(bases), HYBRID)
-    check_fusion_settings(fused, parse_fusion(fusion), rrf_k, tuple(weights))
+    # which route first: RRF settings without route hybrid are refused as such, not as RRF
+    # settings with the default (score) fusion
+    check_fusion_settings(fused, parse_fusion(fusion), rrf_k, tuple(weights), given)
+    SearchRequest("", k=k, route=HYBRID, rrf_k=rrf_k, depth=depth, weights=tuple(weights),
+                  fusion=fusion)  # fmt: skip
 
 
 def evaluate_kb(
@@ -302,7 +313,11 @@ def evaluate_kb(
     search = search_function(
         kb, rrf_k=rrf_k, depth=depth, weights=weights, fusion=fusion, rerank=rerank, log=log
     )
-    return evaluate(search, questions, routes, k, depth=depth)
+    result = evaluate(search, questions, routes, k, depth=depth)
+    if log is not None:  # each route's warm-up searches ran first: not the questions'
+        for route, run in result.routes.items():
+            log.keep_last(route, len(questions.questions) - len(run.refused))
+    return result
 
 
 def check_rerank_routes(routes: Sequence[str], rerank: RerankSettings | None) -> None:

@@ -113,7 +113,7 @@ def test_bench_checks_its_search_options_before_indexing(tmp_path: Path) -> None
     db = tmp_path / "kb.db"
     args = ["bench", str(FIXTURES / "beir"), "--db", str(db), *LEXICAL, "--weights", "1,2"]
     result = CliRunner().invoke(cli, args)
-    assert result.exit_code == 2 and "add --fusion rrf" in result.output
+    assert result.exit_code == 2 and "hybrid route only; route 'lexical'" in result.output
     assert not db.exists()  # nothing was indexed
 
 
@@ -133,7 +133,7 @@ def test_eval_shows_the_rerank_stage_gain_and_cost(
     assert set(data["routes"]) == {"lexical", "lexical+rerank"}
     stage = data["rerank"]["lexical+rerank"]
     assert stage["reranker"] == "fake" and stage["stopped"] == 0
-    assert stage["searches"] == 6 and stage["p50_ms"] >= 0  # 3 warm-up searches + 3
+    assert stage["searches"] == 3 and stage["p50_ms"] >= 0  # the questions', not the warm-up
     questions = {text for text, _ in fake_reranker.pairs}
     assert len(questions) == 3  # every question of the fixture set (one of them has no qrels)
     table = CliRunner().invoke(cli, ["eval", *options, *routes, "--run-dir", str(tmp_path / "r")])
@@ -149,6 +149,8 @@ def test_eval_shows_the_rerank_stage_gain_and_cost(
         (["--routes", "lexical+rerank"], 2, "needs a reranker: add --rerank NAME"),
         (["--routes", "lexical", "--rerank", "fake"], 2, "--rerank applies to the routes"),
         (["--routes", "lexical+bm25"], 2, "each optionally with +rerank"),
+        (["--routes", "hybrid,lexical,hybrid"], 2, "route 'hybrid' is listed twice"),
+        (["--routes", "lexical+rerank,lexical+rerank", "--rerank", "fake"], 2, "listed twice"),
         (["--routes", "lexical+rerank", "--rerank", "nope"], 2, "unknown reranker"),
     ],
 )
@@ -168,6 +170,25 @@ def test_fusion_settings_without_route_hybrid_are_refused_before_indexing(tmp_pa
     result = CliRunner().invoke(cli, args)
     assert result.exit_code == 2 and "hybrid route only; route 'lexical'" in result.output
     assert result.output.count("\n") == 1 and not db.exists()
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        ["--weights", "1,2"],
+        ["--rrf-k", "30"],
+        ["--weights", "1,2", "--fusion", "rrf"],
+        ["--rrf-k", "10"],  # given at all: the default value too
+        ["--weights", "1,1"],
+    ],
+)
+def test_rrf_settings_without_route_hybrid_say_so_first(tmp_path: Path, options: list[str]) -> None:
+    db = tmp_path / "kb.db"
+    args = ["bench", str(FIXTURES / "beir"), "--db", str(db), "--routes", "lexical,dense"]
+    result = CliRunner().invoke(cli, [*args, *options])
+    # not "add --fusion rrf" first, then "hybrid route only" once it is added
+    assert result.exit_code == 2 and "hybrid route only; route 'lexical'" in result.output
+    assert "--fusion rrf" not in result.output and not db.exists()
 
 
 def test_eval_k_sets_the_cutoffs_of_the_main_and_per_kind_tables(

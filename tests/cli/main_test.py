@@ -99,6 +99,12 @@ def test_bad_input_is_one_line_and_nonzero(db: str, args: list[str], message: st
         (["--rrf-k", "30", "--route", "dense"], "hybrid route only; route 'dense'"),
         (["--weights", "1,2", "--route", "lexical"], "hybrid route only; route 'lexical'"),
         (["--weights", "1,2", "--fusion", "convex", "--route", "hybrid"], "add --fusion rrf"),
+        # given at all, at their default value too
+        (["--rrf-k", "10", "--route", "lexical"], "hybrid route only; route 'lexical'"),
+        (["--weights", "1,1", "--route", "dense"], "hybrid route only; route 'dense'"),
+        (["--fusion", "learned", "--route", "lexical"], "hybrid route only"),
+        (["--rrf-k", "10", "--route", "hybrid"], "add --fusion rrf"),
+        (["--weights", "1,1", "--route", "hybrid"], "add --fusion rrf"),
     ],
 )
 @pytest.mark.parametrize("command", ["search", "explain"])
@@ -187,8 +193,31 @@ def test_lexical_explain_without_vectors_and_explain_agree(db: str) -> None:
 
 
 def test_unknown_language_lists_the_choices(db: str) -> None:
-    code, _, err = run("search", "parcel", "--db", db, "--lang", "french")
-    assert code == 1 and "unknown language 'french'; this index holds en" in err
+    code, _, err = run("search", "parcel", "--db", db, "--lang", "de")
+    assert code == 1 and "unknown language 'de'; this index holds en" in err
+
+
+@pytest.mark.parametrize("lang", ["french", "xx", "", "zz-ZZ"])
+@pytest.mark.parametrize("command", ["search", "explain"])
+def test_a_language_filter_that_is_no_language_is_a_usage_error(
+    db: str, command: str, lang: str
+) -> None:
+    """As ``index --lang zz`` and an upload's language (the one known_language check)."""
+    passage = ["delivery@v1#lost-parcel"] if command == "explain" else []
+    code, _, err = run(command, "parcel", *passage, "--db", db, "--lang", lang)
+    assert code == 2 and err.count("\n") == 1, err
+    assert f"unsupported --lang {lang!r}" in err and "en, es" in err
+
+
+def test_a_language_filter_with_a_region_is_its_language(db: str) -> None:
+    lexical = ["--route", "lexical", "--json"]
+    code, out, err = run("search", "parcel", "--db", db, "--lang", "EN-gb", *lexical)
+    assert code == 0, err
+    plain = run("search", "parcel", "--db", db, "--lang", "en", *lexical)[1]
+    assert json.loads(out)["hits"] == json.loads(plain)["hits"] != []
+
+
+def test_an_empty_document_filter_names_no_document_id(db: str) -> None:
     for empty in ("", ",", " "):
         code, _, err = run("search", "parcel", "--db", db, "--doc", empty)
         assert (code, err) == (1, f"error: --doc {empty!r} names no document id\n")

@@ -57,7 +57,9 @@ def test_explain_shows_the_rerank_stage(db: str, fake_reranker: LengthReranker) 
         (["--rerank", "bm25"], 2, "unknown reranker 'bm25'"),
         (["--rerank", "cross-encoder"], 2, "needs an argument"),
         (["--rerank-top-n", "5"], 2, "need --rerank NAME"),
-        (["--rerank", "fake", "--rerank-budget-ms", "0"], 2, "rerank budget must be"),
+        (["--rerank", "fake", "--rerank-budget-ms", "0"], 2, "'--rerank-budget-ms': rerank budget"),
+        (["--rerank", "fake", "--rerank-budget-ms", "nan"], 2, "'--rerank-budget-ms': "),
+        (["--rerank", "fake", "--rerank-top-n", "0"], 2, "'--rerank-top-n': rerank top_n must"),
         (["--rerank", "cross-encoder:/nowhere/model"], 1, "no cross-encoder model folder at"),
     ],
 )
@@ -76,6 +78,43 @@ def test_rerank_errors(
             assert result.output.startswith("error: ") and result.output.count("\n") == 1
 
 
+def test_a_cross_encoder_path_to_a_file_says_it_is_not_a_folder(db: str) -> None:
+    result = CliRunner().invoke(cli, ["search", "parcel", "--db", db, "--route", "lexical",
+                                      "--rerank", f"cross-encoder:{db}"])  # fmt: skip
+    assert result.exit_code == 1 and result.output.count("\n") == 1, result.output
+    assert f"error: {db} is a file, not a folder" in result.output
+
+
 def test_help_names_the_rerankers() -> None:
     result = CliRunner().invoke(cli, ["search", "--help"])
     assert "--rerank" in result.output and "kbsearch[rerank]" in result.output
+
+
+def test_the_command_line_says_how_to_re_embed_an_index_without_vectors(db: str) -> None:
+    searched = CliRunner().invoke(cli, ["search", "parcel", "--db", db, "--route", "dense"])
+    asked = CliRunner().invoke(cli, ["ask", "lost parcel", "--db", db])
+    assert searched.exit_code == asked.exit_code == 1
+    assert "search --route lexical" in searched.stderr
+    for result in (searched, asked):
+        assert "no vectors" in result.stderr and "--reembed --embedder SPEC" in result.stderr
+
+
+def test_search_explain_shows_the_rerank_stage(db: str, fake_reranker: LengthReranker) -> None:
+    args = ["search", "parcel", "--db", db, "--route", "lexical", *STAFF, "--k", "3"]
+    reranked = [*args, "--rerank", "fake", "--rerank-top-n", "2", "--explain"]
+    text = CliRunner().invoke(cli, reranked)
+    assert text.exit_code == 0, text.output
+    lines = text.stdout.splitlines()
+    assert lines[0] == lines[0].strip() and lines[0].startswith("rerank (fake): scored 2 of")
+    assert lines[0].endswith(" ms (budget 500 ms)"), lines[0]
+    moves = [line.strip() for line in lines if line.strip().startswith("rerank (fake): ")][1:]
+    assert len(moves) == 3 and all("; rank #" in m for m in moves)
+    assert sum("not scored (below the top 2)" in m for m in moves) == 1
+    shown = json.loads(CliRunner().invoke(cli, [*reranked, "--json"]).stdout)
+    assert shown["rerank"]["reranker"] == "fake" and shown["rerank"]["top_n"] == 2
+    assert shown["rerank"]["scored"] == 2 and shown["rerank"]["budget_ms"] > 0
+    moved = [h["rerank"] for h in shown["hits"]]
+    assert [m["after"] for m in moved] == [1, 2, 3]
+    assert sum(m["score"] is None for m in moved) == 1
+    plain = json.loads(CliRunner().invoke(cli, [*args, "--rerank", "fake", "--json"]).stdout)
+    assert "rerank" not in plain and all("rerank" not in h for h in plain["hits"])

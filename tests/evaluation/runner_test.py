@@ -120,6 +120,14 @@ def test_refused_query_counts_as_zero() -> None:
     assert result.routes["lexical"].evaluation.means["hit@5"] == 0.75
 
 
+def test_a_route_listed_twice_is_refused() -> None:
+    def search(text: str, n: int, route: str, filters: Filters) -> list[Hit]:
+        return make_hits(ranked(1)[:n])
+
+    with pytest.raises(EvaluationError, match="route 'hybrid' is listed twice"):
+        evaluate(search, QUESTIONS, ["hybrid", "lexical", "hybrid"])
+
+
 def test_trec_run_round_trip_keeps_returned_order(tmp_path: Path) -> None:
     run = {"q1": ["b", "a", "c"], "q2": []}
     path = write_trec_run(tmp_path / "r.trec", run, "tag")

@@ -3,6 +3,9 @@ the query is long enough to detect, and its language is one of them."""
 
 from __future__ import annotations
 
+import pytest
+
+from kbsearch.search import crosslang
 from kbsearch.search.crosslang import (
     LANGUAGE_BOUND,
     is_cross_language,
@@ -31,3 +34,29 @@ def test_cross_language_passages_have_the_lexical_route_out_of_reach() -> None:
     assert not_applicable("en", languages) == {"b": LANGUAGE_BOUND, "c": LANGUAGE_BOUND}
     assert not_applicable("fr", languages) == {"a": LANGUAGE_BOUND}
     assert not_applicable(None, languages) == {}
+
+
+GERMAN = "wie lange dauert die Lieferung nach Belgien"
+SPANISH = "¿cuánto tarda la entrega a Bélgica?"
+MIXED = "combien de temps does shipping take"  # es 0.43, en 0.43: no language is confident
+
+
+def test_a_third_language_or_an_unsure_detection_marks_nothing() -> None:
+    # before: detection preferred en/fr under 200 letters, so these came out as English
+    assert query_language_among(GERMAN, ["en", "fr"]) is None
+    assert query_language_among(SPANISH, ["en", "fr"]) is None
+    assert query_language_among(MIXED, ["en", "fr"]) is None
+    assert query_language_among(MIXED, ["en", "es", "fr"]) is None  # detected, not confident
+    assert query_language_among(GERMAN, ["de", "en"]) == "de"
+    assert query_language_among(SPANISH, ["en", "es", "fr"]) == "es"
+    assert query_language_among("the délais de livraison for Belgium", ["en", "fr"]) == "fr"
+
+
+def test_a_monolingual_index_detects_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(text: str) -> None:
+        raise AssertionError(f"detected {text!r}")
+
+    monkeypatch.setattr(crosslang, "detect_any", refuse)
+    crosslang._detected.cache_clear()
+    assert query_language_among("a question never seen before in any test", ["en"]) is None
+    assert query_language_among("a question never seen before in any test", []) is None

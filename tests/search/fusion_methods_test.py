@@ -38,7 +38,7 @@ def test_names_and_parameters_are_checked() -> None:
     assert fusion_names() == ("rrf", "convex", "learned")
     assert str(parse_fusion("learned")) == "learned"
     assert str(parse_fusion("convex")) == "convex:alpha=0.6,title=0.2"
-    assert dict(parse_fusion(" convex:title=0, alpha=0.75").parameters) == {
+    assert dict(parse_fusion("convex:title=0,alpha=0.75").parameters) == {
         "alpha": 0.75,
         "title": 0.0,
     }
@@ -99,7 +99,23 @@ def test_a_fusion_parameter_given_twice_is_refused() -> None:
     with pytest.raises(InvalidArgumentError, match="alpha is given twice"):
         parse_fusion("convex:alpha=0.3,alpha=0.5")
     with pytest.raises(InvalidArgumentError, match="title is given twice"):
-        parse_fusion("convex:title=0, alpha=0.3, title=0")
+        parse_fusion("convex:title=0,alpha=0.3,title=0")
+
+
+@pytest.mark.parametrize(
+    "spec",
+    ["convex:", "learned:", "convex:alpha=0.5, title=0.1", " convex", "convex:alpha=0.5,",
+     "convex:,alpha=0.5", "convex:alpha=0.5,,title=0"],
+)  # fmt: skip
+def test_a_malformed_fusion_spec_is_refused(spec: str) -> None:
+    with pytest.raises(InvalidArgumentError, match="malformed fusion"):
+        parse_fusion(spec)
+
+
+def test_the_title_weight_is_from_0_to_1() -> None:
+    assert parse_fusion("convex:alpha=1,title=1").parameters["title"] == 1
+    with pytest.raises(InvalidArgumentError, match="title must be a finite number from 0 to 1"):
+        parse_fusion("convex:alpha=1,title=1.5")
 
 
 @pytest.mark.parametrize("audience", ["public", "staff"])

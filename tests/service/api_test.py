@@ -482,3 +482,40 @@ def test_an_upload_error_names_no_server_path(client: httpx.Client, kb_file: Pat
     error = overlapping.json()["error"]
     assert "overlaps version 1" in error and "giftwrap/v1/wrap.md" in error
     assert str(kb_file.parent) not in error
+
+
+@pytest.mark.parametrize("relative", [True, False])
+@pytest.mark.parametrize(
+    ("name", "content"),
+    [("zzq.pdf", b"%PDF-1.7 this is not really a PDF"), ("latin.md", b"# Caf\xe9\n\nCr\xe8me.\n")],
+)
+def test_an_upload_error_names_no_server_folder_whatever_the_db_path(
+    serve: Any, kb_file: Path, keys_file: Path, monkeypatch: pytest.MonkeyPatch,
+    relative: bool, name: str, content: bytes,
+) -> None:  # fmt: skip
+    monkeypatch.chdir(kb_file.parent)
+    server = serve(Path(kb_file.name) if relative else kb_file, keys=keys_file)
+    with httpx.Client(base_url=server.url, timeout=30) as client:
+        response = put(client, "newdoc", name, content, access="public")
+    assert response.status_code == 422, response.text
+    error = response.json()["error"]
+    assert error.startswith(f"{name}: ") and str(kb_file.parent) not in error
+    assert error.count(name) == 1, error
+
+
+@pytest.mark.parametrize("lang", ["xx", "french", "zz-ZZ"])
+def test_a_language_filter_that_is_no_language_is_422(client: httpx.Client, lang: str) -> None:
+    """The check of an upload's language (and of ``kbsearch search --lang``)."""
+    for path in ("/search", "/ask"):
+        response = get(client, path, q="lost parcel", lang=lang)
+        assert response.status_code == 422, response.text
+        error = response.json()["error"]
+        assert f"unsupported lang {lang!r}" in error and "en, es" in error
+        assert "--" not in error
+
+
+def test_a_language_filter_with_a_region_is_its_language(client: httpx.Client) -> None:
+    regional = get(client, "/search", q="lost parcel", lang="en-GB")
+    assert regional.status_code == 200, regional.text
+    plain = get(client, "/search", q="lost parcel", lang="en").json()
+    assert regional.json()["language"] == "en" and regional.json()["hits"] == plain["hits"]

@@ -66,7 +66,7 @@ def run(
 
 def test_tools_answer_like_the_api(lexical_kb: Path) -> None:
     calls = [
-        ("search", {"query": "return unused items", "k": 2, "route": "lexical"}),
+        ("search", {"query": "return unused items", "k": 2}),  # the best route it supports
         ("show", {"passage_id": "returns@v2#return-window"}),
         ("explain", {"query": "return unused items", "passage_id": "returns@v2#return-window"}),
         ("documents", {}),
@@ -77,6 +77,7 @@ def test_tools_answer_like_the_api(lexical_kb: Path) -> None:
     assert names == {"search", "ask", "explain", "show", "documents"}
     search, show, explain, documents, returns, dated = (_payload(r) for r in results)
     top = search["hits"][0]
+    assert search["route"] == "lexical"
     assert top["passage_id"] == "returns@v2#return-window" and top["title"] == "Returns policy"
     assert top["effective_from"] == "2026-04-01" and top["source"] == "returns-v2.md"
     assert "45 days" in show["text"]
@@ -134,7 +135,13 @@ def test_no_tool_shows_an_absolute_server_path(lexical_kb: Path) -> None:
         ("explain", {"query": "lost parcel", "passage_id": "delivery@v1#lost-parcel"}),
         ("documents", {}),
         ("documents", {"doc_id": "delivery"}),
+        ("ask", {"question": "lost parcel"}),
+        ("search", {"query": "lost parcel", "route": "dense"}),
     ]
     _, results = run(lexical_kb, "staff", calls)
+    refused = [r.content[0].text for r in results[-2:]]
+    assert all(r.is_error for r in results[-2:]) and all("no vectors" in t for t in refused)
+    assert all("--" not in t for t in refused), refused  # no command-line option
+    results = results[:-2]
     shown = json.dumps([_payload(r) for r in results])
     assert "delivery.md" in shown and str(lexical_kb.parent) not in shown

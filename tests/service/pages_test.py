@@ -1,5 +1,5 @@
-"""The search page (GET /): its default route is the best one the index supports; the report
-page (GET /report)."""
+"""The search page (GET /) and the API: their default route is the best one the index
+supports; the report page (GET /report)."""
 
 from __future__ import annotations
 
@@ -21,6 +21,12 @@ from kbsearch.service.pages import templates
 NOTE = "This index has no vectors: keyword search (lexical) only."
 
 
+def offered_routes(html: str) -> list[str]:
+    select = re.search(r'<select id="route".*?</select>', html, re.S)
+    assert select, html
+    return re.findall(r'<option value="(\w+)"', select.group(0))
+
+
 def selected_route(html: str) -> str:
     found = re.search(r'<option value="(\w+)" selected>', html)
     assert found, html
@@ -33,13 +39,14 @@ def test_the_page_searches_a_keyword_only_index_by_default(lexical_server: Runni
         empty = client.get("/")
         assert empty.status_code == 200 and NOTE in empty.text
         assert selected_route(empty.text) == "lexical"
+        assert offered_routes(empty.text) == ["lexical"]  # not dense or hybrid, which fail
         page = client.get("/", params={"q": "lost parcel"})
         assert page.status_code == 200, page.text
         assert NOTE in page.text and 'class="hit"' in page.text
         assert selected_route(page.text) == "lexical"
         asked = client.get("/", params={"q": "lost parcel", "route": "hybrid"})
         assert asked.status_code == 422 and "no vectors" in asked.text  # asked for, said why
-        assert selected_route(asked.text) == "hybrid" and NOTE in asked.text
+        assert offered_routes(asked.text) == ["lexical"] and NOTE in asked.text
         more = client.get("/", params={"q": "parcel", "route": "lexical"})  # e.g. page 2
         assert more.status_code == 200 and NOTE in more.text
 
@@ -48,17 +55,25 @@ def test_the_page_searches_hybrid_by_default_with_vectors(client: httpx.Client) 
     page = client.get("/", params={"q": "lost parcel"}, headers=auth(PUBLIC_READ))
     assert page.status_code == 200 and NOTE not in page.text
     assert selected_route(page.text) == "hybrid"
+    assert offered_routes(page.text) == ["lexical", "dense", "hybrid"]
 
 
-def test_the_api_says_which_route_an_index_without_vectors_takes(lexical_server: Running) -> None:
-    with httpx.Client(base_url=lexical_server.url, timeout=30) as client:
-        response = client.get("/search", params={"q": "parcel"}, headers=auth(PUBLIC_READ))
-        asked = client.get("/ask", params={"q": "parcel"}, headers=auth(PUBLIC_READ))
+def test_the_api_searches_the_best_route_an_index_supports(lexical_server: Running) -> None:
+    with httpx.Client(base_url=lexical_server.url, timeout=30, headers=auth(PUBLIC_READ)) as c:
+        default = c.get("/search", params={"q": "parcel"})
+        posted = c.post("/search", json={"q": "parcel"})
+        response = c.get("/search", params={"q": "parcel", "route": "hybrid"})
+        asked = c.get("/ask", params={"q": "parcel"})
+    for found in (default, posted):
+        assert found.status_code == 200, found.text
+        assert found.json()["route"] == "lexical" and found.json()["hits"]
     assert response.status_code == 422
     error = response.json()["error"]
-    assert "no vectors" in error and "route lexical" in error
+    assert "no vectors" in error and "route=lexical" in error
     assert asked.status_code == 422 and "answering needs both routes" in asked.json()["error"]
-    assert "lexical.db" not in error + asked.json()["error"]  # no server file path
+    errors = error + asked.json()["error"]
+    assert "lexical.db" not in errors  # no server file path
+    assert "--" not in errors  # no command-line option: an HTTP client has none
 
 
 def test_report_page_says_the_folder_holds_no_report(

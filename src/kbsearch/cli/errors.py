@@ -13,7 +13,7 @@ from typing import IO, Any
 
 import click
 
-from kbsearch.errors import KbsearchError, OptionConflictError
+from kbsearch.errors import KbsearchError, NoVectorsError, OptionConflictError
 
 LIBRARY_ERROR = 1
 USAGE_ERROR = 2  # what click.UsageError exits with
@@ -27,7 +27,8 @@ def one_line(text: str) -> str:
 
 def report(error: KbsearchError) -> None:
     """Print ``error`` as the single line ``error: <message>`` on stderr."""
-    message = one_line(str(error)) or type(error).__name__
+    text = error.cli if isinstance(error, NoVectorsError) else str(error)
+    message = one_line(text) or type(error).__name__
     click.echo(f"error: {message}", err=True)
 
 

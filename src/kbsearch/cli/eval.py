@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 
 import click
@@ -49,6 +49,7 @@ from .options import (
     ROUTE_LIST,
     depth_option,
     fusion_option,
+    given_fusion_settings,
     json_option,
     k_option,
     rerank_options,
@@ -137,12 +138,14 @@ def run_evaluation(
     analyzer: str | None = None,
     rerank: RerankSettings | None = None,
     log: RerankLog | None = None,
+    given: Collection[str] = (),
 ) -> EvaluationResult:
     """Open DB (with ``index_corpus_first``: create it and index the question set's corpus
     when it holds no document), warn about unreachable relevant items, evaluate (``rerank``
-    for the ``ROUTE+rerank`` routes, whose stage reports go into ``log``)."""
+    for the ``ROUTE+rerank`` routes, whose stage reports go into ``log``; ``given``: the
+    fusion options given on the command line)."""
     check_search_options(k, depth=depth, rrf_k=rrf_k, weights=weights, fusion=fusion,
-                         routes=routes)  # fmt: skip
+                         routes=routes, given=given)  # fmt: skip
     check_rerank_routes(routes, rerank)
     with open_kb(db, create=index_corpus_first, embedder=embedder) as kb:
         if index_corpus_first:
@@ -264,7 +267,7 @@ def eval_command(questions: Path, db: Path, routes: tuple[str, ...], k: int, spl
     log = RerankLog()
     result = run_evaluation(
         qset, db, routes, k, depth=depth, rrf_k=rrf_k, weights=weights, fusion=fusion,
-        embedder=embedder, rerank=reranking, log=log,
+        embedder=embedder, rerank=reranking, log=log, given=given_fusion_settings(),
     )  # fmt: skip
     _finish(result, as_json, run_dir, report, log)
     if abstention:  # the same fusion as the routes' evaluation
@@ -294,7 +297,7 @@ def bench_command(dataset: Path, db: Path, routes: tuple[str, ...], k: int, spli
     result = run_evaluation(
         qset, db, routes, k, depth=depth, rrf_k=rrf_k, weights=weights, fusion=fusion,
         embedder=embedder, index_corpus_first=True, analyzer=analyzer, rerank=reranking,
-        log=log,
+        log=log, given=given_fusion_settings(),
     )  # fmt: skip
     _finish(result, as_json, run_dir, report, log)
 

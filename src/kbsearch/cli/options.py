@@ -7,15 +7,17 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 import click
+from click.core import ParameterSource
 
 from kbsearch.errors import InvalidArgumentError
 from kbsearch.filters import AUDIENCES, parse_day
+from kbsearch.ingest.metadata import known_language
 from kbsearch.knowledge_base import DEFAULT_DEPTH, DEFAULT_K, DEFAULT_WEIGHTS, MAX_K, parse_weights
 from kbsearch.records import DEFAULT_AUDIENCE, ROUTES, Filters
 from kbsearch.search.fusion import DEFAULT_RRF_K
 from kbsearch.search.fusion_methods import DEFAULT_FUSION, SCORE_FUSIONS, fusion_names, parse_fusion
-from kbsearch.search.pipeline import parse_rrf_k
-from kbsearch.search.rerank import DEFAULT_BUDGET_MS, DEFAULT_TOP_N
+from kbsearch.search.pipeline import FUSION_SETTINGS, parse_rrf_k
+from kbsearch.search.rerank import DEFAULT_BUDGET_MS, DEFAULT_TOP_N, check_settings
 from kbsearch.search.rerankers import RERANKERS, RerankSettings, parse_reranker
 from kbsearch.workflows import RERANKED, base_route
 
@@ -28,13 +30,16 @@ RRF_K = ParsedValue("K", parse_rrf_k)
 
 
 def _routes(text: str) -> tuple[str, ...]:
-    """Routes to evaluate: registered ones, each optionally followed by ``+rerank``."""
-    routes = tuple(dict.fromkeys(r.strip() for r in text.split(",") if r.strip()))
+    """Routes to evaluate: registered ones, each optionally followed by ``+rerank``, each once."""
+    routes = tuple(r.strip() for r in text.split(",") if r.strip())
     if not routes or any(base_route(r)[0] not in ROUTES for r in routes):
         raise InvalidArgumentError(
             f"routes are a comma list of {', '.join(ROUTES)}, each optionally with"
             f" {RERANKED} (hybrid{RERANKED}), got {text!r}"
         )
+    twice = [r for r in dict.fromkeys(routes) if routes.count(r) > 1]
+    if twice:
+        raise InvalidArgumentError(f"route {twice[0]!r} is listed twice in {text!r}")
     return routes
 
 
@@ -104,6 +109,12 @@ def _day_text(text: str) -> str:
 DAY = ParsedValue("YYYY-MM-DD", _day_text)
 
 
+EVERY_LANGUAGE = "to search every language"
+FILTER_LANGUAGE = ParsedValue(
+    "CODE", lambda text: known_language(text, "--lang", EVERY_LANGUAGE)
+)  # the check of index --lang and of an upload's language: a usage error
+
+
 def filter_options(func: F) -> F:
     """``--audience``, ``--as-of``, ``--lang``, ``--doc``: see :func:`make_filters`."""
     return apply(
@@ -115,7 +126,12 @@ def filter_options(func: F) -> F:
                 type=DAY,
                 help="The day whose document versions apply [default: today].",
             ),
-            click.option("--lang", "lang", help="Only passages in this language (en, fr...)."),
+            click.option(
+                "--lang",
+                "lang",
+                type=FILTER_LANGUAGE,
+                help="Only passages in this language (en, fr...; fr-FR is fr).",
+            ),
             click.option(
                 "--doc", "doc_ids", multiple=True, help="Only these document ids (repeat or a,b)."
             ),
@@ -161,6 +177,17 @@ def weights_option(func: F) -> F:
         type=WEIGHTS,
         help="RRF weights lexical,dense (with --fusion rrf).",
     )(func)
+
+
+def given_fusion_settings() -> frozenset[str]:
+    """The fusion options (of :data:`~kbsearch.search.pipeline.FUSION_SETTINGS`) the command
+    line gives, even at their default value: given at all, they are refused where they do not
+    apply (:func:`~kbsearch.search.pipeline.check_fusion_settings`)."""
+    ctx = click.get_current_context()
+    defaults = (None, ParameterSource.DEFAULT, ParameterSource.DEFAULT_MAP)
+    return frozenset(
+        name for name in FUSION_SETTINGS if ctx.get_parameter_source(name) not in defaults
+    )
 
 
 def fusion_options(func: F) -> F:
@@ -224,17 +251,24 @@ def rerank_settings(
 
     Raises:
         click.UsageError: ``--rerank-top-n`` or ``--rerank-budget-ms`` without ``--rerank``,
-            or settings :class:`kbsearch.search.rerankers.RerankSettings` refuses.
+            or settings :class:`kbsearch.search.rerankers.RerankSettings` refuses (naming
+            the option).
     """
     if rerank is None:
         if top_n is not None or budget_ms is not None:
             raise click.UsageError("--rerank-top-n and --rerank-budget-ms need --rerank NAME")
         return None
+    head = DEFAULT_TOP_N if top_n is None else top_n
+    budget = DEFAULT_BUDGET_MS if budget_ms is None else budget_ms
+    for option, settings in (
+        ("--rerank-top-n", (head, DEFAULT_BUDGET_MS)),
+        ("--rerank-budget-ms", (DEFAULT_TOP_N, budget)),
+    ):
+        try:
+            check_settings(*settings)
+        except InvalidArgumentError as error:
+            raise click.UsageError(f"'{option}': {error}") from None
     try:
-        return RerankSettings(
-            rerank,
-            DEFAULT_TOP_N if top_n is None else top_n,
-            DEFAULT_BUDGET_MS if budget_ms is None else budget_ms,
-        )
+        return RerankSettings(rerank, head, budget)
     except InvalidArgumentError as error:
         raise click.UsageError(str(error)) from None

@@ -12,10 +12,16 @@ import click
 
 from kbsearch.knowledge_base import DEFAULT_ROUTE, open_kb
 from kbsearch.records import ROUTES
+from kbsearch.search import HYBRID
 from kbsearch.search.abstain import decision_fields
+from kbsearch.search.explain import RerankPosition, rerank_position
+from kbsearch.search.fusion_methods import parse_fusion
+from kbsearch.search.pipeline import check_fusion_settings
+from kbsearch.search.rerank import RerankReport
 from kbsearch.snippets import make_snippet
 
 from .ask import decision_line, min_confidence_option
+from .explain_text import _render_rerank as render_rerank
 from .explain_text import render_explanation
 from .ingest import print_no_results, staff_only_matches
 from .options import (
@@ -24,6 +30,7 @@ from .options import (
     db_option,
     filter_options,
     fusion_options,
+    given_fusion_settings,
     json_option,
     k_option,
     make_filters,
@@ -62,6 +69,43 @@ def marked_snippet(
     return ("…" if found.truncated_left else "") + line + ("…" if found.truncated_right else "")
 
 
+def rerank_summary(report: RerankReport) -> dict[str, object]:
+    """The rerank stage of a search, for ``search --explain --json``: the reranker, its head
+    (``top_n``), budget, passages scored, whether the budget ran out, its wall time."""
+    return {
+        "reranker": report.reranker,
+        "top_n": report.top_n,
+        "budget_ms": report.budget_ms,
+        "scored": report.scored,
+        "stopped": report.stopped,
+        "elapsed_ms": round(report.elapsed_ms, 3),
+    }
+
+
+def rerank_move(position: RerankPosition | None) -> dict[str, object] | None:
+    """A hit's rank before and after the reranker and its score (``None``: not scored)."""
+    if position is None:
+        return None
+    return {"before": position.before, "after": position.after, "score": position.score}
+
+
+def rerank_stage_line(report: RerankReport) -> str:
+    """``rerank (NAME): scored N of the top T in X ms (budget B ms[, ran out...])``, the
+    stage's part of ``kbsearch explain``'s rerank lines."""
+    first = RerankPosition(report.reranker, None, None, None, report.top_n, report.scored,
+                           report.stopped, report.elapsed_ms)  # fmt: skip
+    stage = render_rerank(first).splitlines()[-1].strip()
+    return f"rerank ({report.reranker}): {stage} (budget {report.budget_ms:g} ms)"
+
+
+def rerank_hit_line(position: RerankPosition | None) -> str:
+    """One hit's rerank line, as ``kbsearch explain`` shows it: its score (or why none) and
+    its rank before -> after."""
+    if position is None:
+        return "rerank: not run"
+    return render_rerank(position).splitlines()[0]
+
+
 def _one_line(text: str) -> str:
     return re.sub(r"\s+", " ", text)
 
@@ -98,6 +142,7 @@ def search_command(query: str, db: str, k: int, route: str, audience: str, as_of
     """Search the knowledge base, with the confidence that the top K answers the query."""
     filters = make_filters(audience, as_of, lang, doc_ids)
     reranking = rerank_settings(rerank, rerank_top_n, rerank_budget_ms)
+    check_fusion_settings(route, parse_fusion(fusion), rrf_k, weights, given_fusion_settings())
     with open_kb(db, embedder=embedder) as kb:
         assessed = kb.assess(
             query, k=k, route=route, filters=filters, rrf_k=rrf_k, depth=depth,
@@ -108,12 +153,22 @@ def search_command(query: str, db: str, k: int, route: str, audience: str, as_of
         if not hits and not as_json:
             print_no_results(staff_only_matches(kb, query, filters))
             return
+    trace = assessed.trace
+    report = trace.verdict("rerank") if explain and trace is not None else None
+    reranked = report if isinstance(report, RerankReport) else None
     if as_json:
         payload = {"query": query, "route": route, "k": k, **decision_fields(decision)}
-        click.echo(dumps(payload | {"hits": [h.to_dict() for h in hits]}))
+        shown = [h.to_dict() for h in hits]
+        if reranked is not None and trace is not None:
+            payload["rerank"] = rerank_summary(reranked)
+            for hit, row in zip(hits, shown, strict=True):
+                row["rerank"] = rerank_move(rerank_position(trace, hit.passage_id))
+        click.echo(dumps(payload | {"hits": shown}))
         return
     if decision is not None:
         click.echo(decision_line(decision))
+    if reranked is not None:
+        click.echo(rerank_stage_line(reranked))
     for hit in hits:
         click.echo(f"{hit.rank:>2}. {hit.score:8.4f}  {hit.passage_id}")
         if explain and hit.routes:
@@ -121,6 +176,8 @@ def search_command(query: str, db: str, k: int, route: str, audience: str, as_of
                 f"{r} #{h.rank} ({h.score:.4f})" for r, h in sorted(hit.routes.items())
             )
             click.echo(f"      routes: {ranks}")
+        if reranked is not None and trace is not None:
+            click.echo(f"      {rerank_hit_line(rerank_position(trace, hit.passage_id))}")
         line = marked_snippet(hit.text, query, languages, hit.section)
         click.echo(f"      {line}", color=color)
 
@@ -150,6 +207,10 @@ def explain_command(query: str, passage_id: str, db: str, audience: str, as_of: 
     filters = make_filters(audience, as_of, lang, doc_ids)
     reranking = rerank_settings(rerank, rerank_top_n, rerank_budget_ms)
     with open_kb(db) as kb:
+        searched = route or (HYBRID if kb.routes["dense"].available() else "lexical")
+        check_fusion_settings(
+            searched, parse_fusion(fusion), rrf_k, weights, given_fusion_settings()
+        )
         result = kb.explain(
             query, passage_id, k=k, route=route, filters=filters, rrf_k=rrf_k, depth=depth,
             weights=weights, fusion=fusion, rerank=reranking,

@@ -184,13 +184,17 @@ def evaluate(
         top_missed: how many top hits to keep per missed question.
 
     Raises:
-        EvaluationError: k or depth < 1, no route, a route returning a passage twice.
+        EvaluationError: k or depth < 1, no route, a route listed twice, a route returning
+            a passage twice.
         KbsearchError: whatever ``search`` raises besides QueryError.
     """
     if k < 1 or depth < 1 or warmup < 0:
         raise EvaluationError("k and depth must be >= 1 and warmup >= 0")
     if not routes:
         raise EvaluationError("no route to evaluate")
+    twice = [r for r in dict.fromkeys(routes) if list(routes).count(r) > 1]
+    if twice:
+        raise EvaluationError(f"route {twice[0]!r} is listed twice")
     fetch = max(k, depth)
     chosen = tuple(measures) if measures else default_measures(k, fetch)
     qrels = set_qrels(questions)

@@ -50,10 +50,14 @@ def normalize_language(value: str, where: str = "language") -> str:
     return code
 
 
-def known_language(value: str, where: str = "language") -> str:
-    """``value`` normalised (:func:`normalize_language`) when it is one of
-    ``KNOWN_LANGUAGES`` (the codes the language detector knows): the check of a language a
-    person types (``--lang``, an upload's form), where ``zz`` is a typo, not a language.
+def known_language(
+    value: str, where: str = "language", absent: str = "to detect the language"
+) -> str:
+    """``value`` normalised (:func:`normalize_language`: ``fr-FR`` -> ``fr``) when it is one
+    of ``KNOWN_LANGUAGES`` (the codes the language detector knows): the one check of a
+    language a person types (``index --lang``, an upload's form, a search's language filter:
+    ``--lang`` and ``lang=``), where ``zz`` is a typo, not a language. ``absent``: what
+    leaving the value out does, for the message.
 
     Raises:
         InvalidArgumentError: not a code, or not a known one (the message lists them).
@@ -64,7 +68,7 @@ def known_language(value: str, where: str = "language") -> str:
         code = ""
     if code not in KNOWN_LANGUAGES:
         raise InvalidArgumentError(
-            f"unsupported {where} {value!r}; leave it out to detect the language, or give"
+            f"unsupported {where} {value!r}; leave it out {absent}, or give"
             f" one of {', '.join(sorted(KNOWN_LANGUAGES))}"
         )
     return code

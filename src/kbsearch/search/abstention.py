@@ -19,16 +19,19 @@ from .abstain import ConfidenceModel, Decision
 from .dense import DenseIndex
 from .evidence import BackgroundCache, Searcher, collect
 from .stages import Run
+from .trace import Trace
 
 
 @dataclass(frozen=True)
 class Assessment:
     """A search's hits (best first, as the route ranked them) and the stage's decision
-    (``None`` when the index cannot support one)."""
+    (``None`` when the index cannot support one); ``trace``: the run's (its stages' reports,
+    e.g. the reranker's: :func:`kbsearch.search.explain.rerank_position`)."""
 
     hits: list[Hit]
     decision: Decision | None
     routes: Mapping[str, tuple[tuple[str, float], ...]]
+    trace: Trace | None = None
 
 
 class AbstentionStage:

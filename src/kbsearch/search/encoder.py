@@ -19,7 +19,7 @@ import numpy as np
 
 from ..analysis import query_words
 from ..embedders import Embedder
-from ..errors import InvalidArgumentError, QueryError
+from ..errors import NoVectorsError, QueryError
 
 CACHE_SIZE = 1024
 
@@ -49,13 +49,14 @@ class QueryEncoder:
 
         Raises:
             QueryError: the query is empty or over the embedder's token limit.
-            InvalidArgumentError: the index has no vectors.
+            NoVectorsError: the index has no vectors.
         """
         embedder = self.embedder()
         if embedder is None:
-            raise InvalidArgumentError(  # no file path: an API caller may read it
-                "this index has no vectors (built with --embedder none): search route lexical,"
-                " or re-embed it with --reembed --embedder SPEC"
+            raise NoVectorsError(  # no file path, no option: an API caller may read it
+                "this index has no vectors: search route=lexical",
+                cli="this index has no vectors (built with --embedder none): search --route"
+                " lexical, or re-embed it with --reembed --embedder SPEC",
             )
         query_words(query)
         key = f"{embedder.name}\x00{query}"

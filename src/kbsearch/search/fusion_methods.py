@@ -14,7 +14,9 @@
 and weights ``(1 - alpha) * lexical + alpha * dense + title * heading cosine``; its defaults
 (alpha 0.6, title 0.2) had the best mean nDCG@10 over the four datasets' ``dev`` halves
 (docs/benchmarks.md, "Ranking quality"). A method is named alone (``convex``) or with
-parameters (``convex:alpha=0.7,title=0``).
+parameters (``convex:alpha=0.7,title=0``). ``alpha`` is from 0 to 1; ``title`` too: the heading
+cosine weighs at most as much as the two routes together (their weights add up to 1), so a
+title match cannot outweigh every route's evidence.
 
 Adding a method is one entry in :data:`SCORE_FUSIONS`: a :class:`ScoreFusion` whose ``fuse``
 takes a :class:`FusionInput` (``collection()`` gives the audience's :class:`TitleCounts`, read
@@ -85,7 +87,7 @@ def _learned(x: FusionInput) -> list[ConvexFused]:
 
 
 SCORE_FUSIONS: dict[str, ScoreFusion] = {
-    "convex": ScoreFusion(_convex, {"alpha": 0.6, "title": 0.2}, {"alpha": 1.0}),
+    "convex": ScoreFusion(_convex, {"alpha": 0.6, "title": 0.2}, {"alpha": 1.0, "title": 1.0}),
     "learned": ScoreFusion(_learned),
 }
 
@@ -116,13 +118,20 @@ def parse_fusion(text: object) -> FusionSpec:
     """``NAME`` or ``NAME:key=value,...`` (``convex:alpha=0.7,title=0``), checked.
 
     Raises:
-        InvalidArgumentError: an unknown name (the message lists the choices), an unknown
-            parameter (listing the method's), a parameter given twice, or a value that is not
-            a finite number >= 0 (nor at most the method's maximum, e.g. convex ``alpha`` <= 1).
+        InvalidArgumentError: a malformed spec (a space, ``:`` with no parameter after it, an
+            empty parameter between commas), an unknown name (the message lists the choices),
+            an unknown parameter (listing the method's), a parameter given twice, or a value
+            that is not a finite number >= 0 (nor at most the method's maximum, e.g. convex
+            ``alpha`` and ``title`` <= 1).
     """
     if not isinstance(text, str):
         raise InvalidArgumentError(f"fusion must be a method name, got {text!r}")
-    name, _, rest = text.strip().partition(":")
+    name, colon, rest = text.partition(":")
+    if any(ch.isspace() for ch in text) or (colon and not all(rest.split(","))):
+        raise InvalidArgumentError(
+            f"malformed fusion {text!r}: write NAME or NAME:key=value,... without spaces"
+            " or empty parameters"
+        )
     if name not in fusion_names():
         raise InvalidArgumentError(
             f"unknown fusion {name!r}; choose one of {', '.join(fusion_names())}"
@@ -132,9 +141,8 @@ def parse_fusion(text: object) -> FusionSpec:
     maxima = method.maxima if method else {}
     parameters = dict(defaults)
     given: set[str] = set()
-    for item in filter(None, (part.strip() for part in rest.split(","))):
+    for item in rest.split(",") if colon else ():
         key, equals, value = item.partition("=")
-        key = key.strip()
         if key not in defaults or not equals:
             known = ", ".join(defaults) or "none"
             raise InvalidArgumentError(

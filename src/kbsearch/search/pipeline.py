@@ -11,7 +11,7 @@ One run serves ``search``, ``search --explain`` and ``explain``, so they always 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 from ..analysis import query_words
@@ -136,16 +136,31 @@ def parse_rrf_k(text: str) -> float:
     return check_rrf_k(value)
 
 
+FUSION_SETTINGS = frozenset({"fusion", "rrf_k", "weights"})
+
+
 def check_fusion_settings(
-    route: str, spec: FusionSpec, rrf_k: float, weights: Sequence[float]
+    route: str,
+    spec: FusionSpec,
+    rrf_k: float,
+    weights: Sequence[float],
+    given: Collection[str] = (),
 ) -> None:
     """Refuse fusion settings a search would ignore: for a route that is not fused, a fusion
     other than the default, RRF k or route weights; for a score fusion, RRF k or route weights.
+    ``given``: the settings (of :data:`FUSION_SETTINGS`) the caller named, which count as set
+    even at their default value (the command line's options given at all: ``--rrf-k 10`` is
+    refused where ``--rrf-k 11`` is).
 
     Raises:
         OptionConflictError: naming the settings and the route.
     """
-    rrf_settings = tuple(weights) != DEFAULT_WEIGHTS or rrf_k != DEFAULT_RRF_K
+    named = set(given)
+    rrf_settings = (
+        bool(named & {"rrf_k", "weights"})
+        or tuple(weights) != DEFAULT_WEIGHTS
+        or rrf_k != DEFAULT_RRF_K
+    )
     if route == HYBRID:
         if spec.scored and rrf_settings:
             raise OptionConflictError(
@@ -153,7 +168,7 @@ def check_fusion_settings(
                 " weighs the routes itself: add --fusion rrf to set them"
             )
         return
-    if str(spec) != str(parse_fusion(DEFAULT_FUSION)):
+    if "fusion" in named or str(spec) != str(parse_fusion(DEFAULT_FUSION)):
         raise OptionConflictError(
             f"fusion {str(spec)!r} applies to the hybrid route only; route {route!r} is not"
             " fused: leave the fusion out or use route hybrid"

@@ -157,6 +157,11 @@ class RerankSettings:
 def _cross_encoder(argument: str) -> PairScorer:
     """A sentence-transformers ``CrossEncoder`` from the local folder ``argument``."""
     folder = Path(argument).expanduser()
+    if folder.exists() and not folder.is_dir():
+        raise RerankerUnavailableError(
+            f"{folder} is a file, not a folder: give the folder of a sentence-transformers"
+            " CrossEncoder model (the one holding its config.json)"
+        )
     if not folder.is_dir():
         raise RerankerUnavailableError(f"no cross-encoder model folder at {folder}")
     if not (folder / "config.json").is_file():

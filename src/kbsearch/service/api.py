@@ -22,6 +22,9 @@ CallerDep = Annotated[Caller, Depends(caller_of)]
 ServiceDep = Annotated[Service, Depends(service_of)]
 
 
+ROUTE_HELP = "lexical, dense or hybrid (default: hybrid, or lexical on an index without vectors)."
+
+
 class SearchBody(BaseModel):
     """``POST /search``: the same fields as ``GET /search``; no audience (it comes from the
     key), unknown fields refused."""
@@ -30,7 +33,7 @@ class SearchBody(BaseModel):
 
     q: str = Field(description="The query text.")
     k: int = Field(ops.DEFAULT_K, description="Hits per page.")
-    route: str = Field("hybrid", description="lexical, dense or hybrid.")
+    route: str = Field(ops.BEST, description=ROUTE_HELP)
     as_of: str | None = Field(None, description="YYYY-MM-DD: the versions in force that day.")
     lang: str | None = Field(None, description="Only passages in this language (en, fr...).")
     doc: list[str] | str | None = Field(None, description="Only these document ids.")
@@ -52,7 +55,7 @@ async def search_get(
     caller: CallerDep,
     q: Annotated[str, Query(description="The query text.")],
     k: int = ops.DEFAULT_K,
-    route: str = "hybrid",
+    route: Annotated[str, Query(description=ROUTE_HELP)] = ops.BEST,
     as_of: str | None = None,
     lang: str | None = None,
     doc: Annotated[list[str] | None, Query()] = None,

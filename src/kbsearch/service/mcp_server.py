@@ -45,7 +45,7 @@ def build_server(engine: Engine, audience: str, limits: ops.Limits | None = None
     async def search(
         query: str,
         k: int = 5,
-        route: str = "hybrid",
+        route: str = ops.BEST,
         as_of: str | None = None,
         lang: str | None = None,
         offset: int = 0,
@@ -53,7 +53,8 @@ def build_server(engine: Engine, audience: str, limits: ops.Limits | None = None
         """Passages that answer `query`, best first: each with its title, section, version,
         effective dates, language, source and text; `answerable` false (with its
         `confidence`) when no passage is likely to answer: then say the documents don't say
-        rather than answer from these passages. `route`: lexical, dense or hybrid;
+        rather than answer from these passages. `route`: lexical, dense or hybrid
+        (default: hybrid, or lexical on an index without vectors);
         `as_of`: YYYY-MM-DD (the versions in force that day; default today); `lang`: en,
         fr...; `offset`: for the next page (see `next_offset`)."""
         args = ops.SearchArgs(query, k, route, as_of, lang, (), offset)

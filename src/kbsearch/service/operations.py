@@ -14,8 +14,10 @@ from typing import Any
 from ..analysis import MAX_QUERY_CHARS
 from ..errors import InvalidArgumentError, KbsearchError, QueryError
 from ..filters import parse_day
+from ..ingest.metadata import known_language
 from ..knowledge_base import DEFAULT_K, KnowledgeBase
-from ..records import Filters
+from ..records import ROUTES, Filters
+from ..search import HYBRID
 from ..search.abstain import decision_fields
 from .present import Catalogue, document_summary, hit_dict, passage_dict, visible_documents
 
@@ -33,14 +35,29 @@ class Limits:
     max_offset: int = 1000
 
 
+LEXICAL = "lexical"
+BEST = ""  # a request's route when it names none: the best the index supports
+
+
+def best_route(kb: KnowledgeBase) -> str:
+    """Hybrid when the index has vectors, else lexical (the only route it can search)."""
+    return HYBRID if kb.routes["dense"].available() else LEXICAL
+
+
+def available_routes(kb: KnowledgeBase) -> tuple[str, ...]:
+    """The routes ``kb`` can search: all of them, or lexical alone without vectors."""
+    return ROUTES if kb.routes["dense"].available() else (LEXICAL,)
+
+
 @dataclass(frozen=True)
 class SearchArgs:
-    """One search request: ``k`` hits from ``offset`` (0-based) in ``route``;
-    ``min_confidence``: the abstention stage's threshold (``None``: the model's)."""
+    """One search request: ``k`` hits from ``offset`` (0-based) in ``route`` (``BEST``: the
+    best the index supports, :func:`best_route`); ``min_confidence``: the abstention stage's
+    threshold (``None``: the model's)."""
 
     q: str
     k: int = DEFAULT_K
-    route: str = "hybrid"
+    route: str = BEST
     as_of: str | None = None
     lang: str | None = None
     doc: Sequence[str] = field(default_factory=tuple)
@@ -61,15 +78,18 @@ def doc_list(values: Sequence[str] | str | None) -> tuple[str, ...] | None:
 def make_filters(
     audience: str, as_of: str | None, lang: str | None, doc: Sequence[str] | str | None
 ) -> Filters:
-    """Filters for ``audience`` (from the caller's key, never from the request).
+    """Filters for ``audience`` (from the caller's key, never from the request); ``lang``
+    checked as an upload's language is (:func:`~kbsearch.ingest.metadata.known_language`:
+    ``fr-FR`` is ``fr``).
 
     Raises:
-        InvalidArgumentError: a malformed or impossible date.
+        InvalidArgumentError: a malformed or impossible date, a language that is no known
+            code.
     """
     return Filters(
         audience=audience,
         as_of=parse_day(as_of or None),
-        language=lang or None,
+        language=known_language(lang, "lang", "to search every language") if lang else None,
         doc_ids=doc_list(doc),
     )
 
@@ -99,7 +119,7 @@ def search(kb: KnowledgeBase, audience: str, args: SearchArgs, limits: Limits) -
     """One page of hits, as ``kbsearch search --json`` (with ``answerable``, ``confidence``
     and ``min_confidence`` from the abstention stage, all ``None`` for an index without
     vectors) plus ``offset`` and ``next_offset`` (``None`` on the last page) and each hit's
-    document labels.
+    document labels; ``route`` is the route searched (without one, :func:`best_route`).
 
     Raises:
         QueryError, InvalidArgumentError: see :func:`check_search` and
@@ -107,12 +127,13 @@ def search(kb: KnowledgeBase, audience: str, args: SearchArgs, limits: Limits) -
     """
     check_search(args, limits)
     filters = make_filters(audience, args.as_of, args.lang, args.doc)
+    route = args.route or best_route(kb)
     # one more than the page, to know whether another page follows; the stage never
     # reorders, so the hits are the plain search's
     assessed = kb.assess(
         args.q,
         k=args.offset + args.k + 1,
-        route=args.route,
+        route=route,
         filters=filters,
         min_confidence=args.min_confidence,
     )
@@ -122,7 +143,7 @@ def search(kb: KnowledgeBase, audience: str, args: SearchArgs, limits: Limits) -
     more = len(hits) > args.offset + args.k
     return {
         "query": args.q,
-        "route": args.route,
+        "route": route,
         "k": args.k,
         "offset": args.offset,
         "next_offset": args.offset + args.k if more else None,

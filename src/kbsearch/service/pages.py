@@ -15,8 +15,6 @@ from fastapi.templating import Jinja2Templates
 from markupsafe import Markup, escape
 
 from ..errors import KbsearchError
-from ..records import ROUTES
-from ..search import HYBRID
 from ..search.answer import NO_ANSWER
 from . import operations as ops
 from .context import COOKIE, HERE, Service, caller_of, service_of
@@ -54,14 +52,6 @@ def _languages(kb: Any, audience: str) -> list[str]:
     return sorted({d.document.language for d in visible_documents(kb, audience)})
 
 
-LEXICAL = "lexical"
-
-
-def best_route(kb: Any) -> str:
-    """Hybrid when the index has vectors, else lexical (the only route it can search)."""
-    return HYBRID if kb.routes["dense"].available() else LEXICAL
-
-
 @router.get("/", response_class=HTMLResponse)
 async def search_page(
     request: Request,
@@ -75,32 +65,32 @@ async def search_page(
     min_confidence: float | None = None,
 ) -> Response:
     """The page; without ``route``, the best one the index supports (hybrid, or lexical on an
-    index without vectors, which the page says)."""
+    index without vectors, which the page says, offering no other route)."""
 
-    def facts(kb: Any) -> tuple[list[str], str]:
-        return _languages(kb, caller.audience), best_route(kb)
+    def facts(kb: Any) -> tuple[list[str], tuple[str, ...]]:
+        return _languages(kb, caller.audience), ops.available_routes(kb)
 
-    def read(kb: Any) -> tuple[list[str], str, dict[str, Any] | None]:
-        languages, best = facts(kb)
+    def read(kb: Any) -> tuple[list[str], tuple[str, ...], dict[str, Any] | None]:
+        languages, routes = facts(kb)
         if not q.strip():
-            return languages, best, None
-        args = ops.SearchArgs(q, 10, route or best, as_of or None, lang or None, (), offset,
+            return languages, routes, None
+        args = ops.SearchArgs(q, 10, route, as_of or None, lang or None, (), offset,
                               min_confidence)  # fmt: skip
-        return languages, best, ops.search(kb, caller.audience, args, service.limits)
+        return languages, routes, ops.search(kb, caller.audience, args, service.limits)
 
     error: str | None = None
     result: dict[str, Any] | None = None
     status = 200
     try:
-        languages, best, result = await service.engine.run_read(read)
+        languages, routes, result = await service.engine.run_read(read)
     except (KbsearchError, SearchTimeout) as exc:
         error, status = str(exc), 503 if isinstance(exc, SearchTimeout) else 422
-        languages, best = await service.engine.run_read(facts)
+        languages, routes = await service.engine.run_read(facts)
     context = {
         "q": q,
-        "route": route or best,
-        "keyword_only": best == LEXICAL,
-        "routes": ROUTES,
+        "route": route or (ops.HYBRID if ops.HYBRID in routes else ops.LEXICAL),
+        "keyword_only": routes == (ops.LEXICAL,),
+        "routes": routes,
         "as_of": as_of,
         "lang": lang,
         "languages": languages,

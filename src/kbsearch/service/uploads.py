@@ -148,8 +148,7 @@ def _replace(kb: KnowledgeBase, upload: Upload, target: Path) -> IndexReport:
             problems = report.failed + report.warnings
             if report.failed or not (report.added or report.updated or report.unchanged):
                 reason = problems[0][1] if problems else "no document in this file"
-                # the server's folders are nobody's business: the file, or its upload path
-                reason = reason.replace(str(target), name).replace(f"{home.parent.parent}/", "")
+                reason = _scrub(reason, target)
                 raise IngestError(f"{name}: {reason.removeprefix(f'{name}: ')}")
         except BaseException:
             target.unlink(missing_ok=True)
@@ -157,6 +156,25 @@ def _replace(kb: KnowledgeBase, upload: Upload, target: Path) -> IndexReport:
                 previous.replace(target)
             raise
     return report
+
+
+def _scrub(reason: str, target: Path) -> str:
+    """``reason`` without the server's folders (nobody's business): ``target`` (an upload's
+    file) named by its file name, and another upload's path from the uploads folder on.
+    Whatever form the message gives a path in (as given, e.g. relative to the server's
+    working directory, absolute or resolved), the longest forms are replaced first, so that
+    no folder above a relative path is left behind."""
+    uploads = target.parent.parent.parent
+    replacements = {str(form): target.name for form in _forms(target)}
+    replacements |= {f"{form}/": "" for form in _forms(uploads)}
+    for path in sorted(replacements, key=len, reverse=True):
+        reason = reason.replace(path, replacements[path])
+    return reason
+
+
+def _forms(path: Path) -> set[Path]:
+    """``path`` as given, absolute and resolved (links followed)."""
+    return {path, path.absolute(), path.resolve()}
 
 
 def _write_inventory(path: Path, upload: Upload, target: Path) -> None:
