@@ -104,12 +104,17 @@ def test_a_fusion_parameter_given_twice_is_refused() -> None:
 
 @pytest.mark.parametrize(
     "spec",
-    ["convex:", "learned:", "convex:alpha=0.5, title=0.1", " convex", "convex:alpha=0.5,",
-     "convex:,alpha=0.5", "convex:alpha=0.5,,title=0"],
+    ["convex:", "learned:", "convex:alpha=0.5 0.1", "con vex", "convex:alpha=0.5,",
+     "convex:,alpha=0.5", "convex:alpha=0.5,,title=0", "convex:al pha=0.5"],
 )  # fmt: skip
 def test_a_malformed_fusion_spec_is_refused(spec: str) -> None:
     with pytest.raises(InvalidArgumentError, match="malformed fusion"):
         parse_fusion(spec)
+
+
+def test_spaces_around_separators_are_allowed() -> None:
+    spaced = parse_fusion(" convex : alpha = 0.5, title=0.1 ")
+    assert spaced == parse_fusion("convex:alpha=0.5,title=0.1")
 
 
 def test_the_title_weight_is_from_0_to_1() -> None:

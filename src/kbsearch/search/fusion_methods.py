@@ -27,6 +27,7 @@ once per index generation). ``learned`` is :func:`kbsearch.search.fusion_learned
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -118,19 +119,21 @@ def parse_fusion(text: object) -> FusionSpec:
     """``NAME`` or ``NAME:key=value,...`` (``convex:alpha=0.7,title=0``), checked.
 
     Raises:
-        InvalidArgumentError: a malformed spec (a space, ``:`` with no parameter after it, an
-            empty parameter between commas), an unknown name (the message lists the choices),
+        InvalidArgumentError: a malformed spec (a space inside a name or a value, ``:`` with
+            no parameter after it, an empty parameter between commas; spaces around ``:``,
+            ``,`` and ``=`` are allowed), an unknown name (the message lists the choices),
             an unknown parameter (listing the method's), a parameter given twice, or a value
             that is not a finite number >= 0 (nor at most the method's maximum, e.g. convex
             ``alpha`` and ``title`` <= 1).
     """
     if not isinstance(text, str):
         raise InvalidArgumentError(f"fusion must be a method name, got {text!r}")
+    given_text, text = text, re.sub(r"\s*([:,=])\s*", r"\1", text.strip())
     name, colon, rest = text.partition(":")
     if any(ch.isspace() for ch in text) or (colon and not all(rest.split(","))):
         raise InvalidArgumentError(
-            f"malformed fusion {text!r}: write NAME or NAME:key=value,... without spaces"
-            " or empty parameters"
+            f"malformed fusion {given_text!r}: write NAME or NAME:key=value,... with no space"
+            " inside a name or value and no empty parameter"
         )
     if name not in fusion_names():
         raise InvalidArgumentError(
