@@ -11,8 +11,11 @@ match them) and keep their dense score and rank (the multilingual dense route ca
   missing lexical value goes;
 - **a dev measure** ("simulated cross-language"): each held-out question once, with its
   relevant passages always in the other language plus a random share of the rest; fused as
-  kbsearch does now (``missing``: the lexical route does not apply to them) and as it did before
-  (``zero``: they are scored 0 by BM25 like any passage that matches no query word).
+  kbsearch does now (``missing``: the lexical route does not apply to them, and they share no
+  word with the question: BM25 0, out of the lexical list), as it did before (``zero``: they
+  are scored 0 by BM25 like any passage that matches no query word), and with the words shared
+  (``shared``: marked as not applicable, but they keep their BM25 score and lexical rank, as a
+  product code or a name matched across languages does: the upper bound of such evidence).
 
 Deterministic: one ``numpy`` generator per dataset with a fixed seed.
 """
@@ -57,16 +60,24 @@ def missing_sets(
 def crossed(
     q: dict, missing: frozenset[str], lexical: str, how: str
 ) -> tuple[dict, list[Candidate]]:
-    """The question with ``missing`` passages out of its lexical list, and its candidates:
-    ``how`` = ``"missing"``: those marked as out of the lexical route's reach (kbsearch now);
-    ``"zero"``: their lexical score 0 (what fusion saw before)."""
+    """The question with ``missing`` passages in another language, and its candidates:
+    ``how`` = ``"missing"``: out of the lexical list, BM25 0, marked as out of the lexical
+    route's reach (kbsearch now); ``"zero"``: out of the list, BM25 0, unmarked (what fusion saw
+    before); ``"shared"``: marked, but keeping their lexical score and rank (words shared
+    across the languages)."""
+    if how == "shared":
+        return q, [
+            Candidate(c.passage_id, c.scores, c.ranks, LANGUAGE_BOUND)
+            if c.passage_id in missing
+            else c
+            for c in candidates(q, lexical, True)
+        ]
     q2 = {**q, lexical: [(p, s) for p, s in q[lexical] if p not in missing]}
     out = []
     for c in candidates(q2, lexical, True):
         if c.passage_id not in missing:
             out.append(c)
-        elif how == "missing":
-            out.append(Candidate(c.passage_id, c.scores, c.ranks, LANGUAGE_BOUND))
         else:
-            out.append(Candidate(c.passage_id, {**c.scores, "lexical": 0.0}, c.ranks))
+            marks = LANGUAGE_BOUND if how == "missing" else frozenset()
+            out.append(Candidate(c.passage_id, {**c.scores, "lexical": 0.0}, c.ranks, marks))
     return q2, out

@@ -101,25 +101,33 @@ def test_bad_candidates() -> None:
     assert convex_fusion([], {"dense": 1.0}) == []
 
 
-def test_a_route_that_does_not_apply_is_missing_not_the_lowest_score() -> None:
-    """c is in another language than the query: BM25 0 is no evidence against it. Lexical is
-    normalised over a and b only, and c's score is its dense part scaled by total / applying
-    weight (1 / 0.6)."""
+def test_a_route_that_does_not_apply_reads_the_better_of_its_own_and_the_imputed() -> None:
+    """c and d are in another language than the query: c's BM25 0 is no evidence against it
+    (its lexical part is imputed from its dense one), d's product-code match still counts (its
+    own lexical part, capped at the best applying one). Lexical is normalised over a and b."""
     lexical_bound = frozenset({"lexical"})
     candidates = [
         Candidate("a", {"lexical": 10.0, "dense": 0.80}, {"lexical": 1, "dense": 3}),
         Candidate("b", {"lexical": 5.0, "dense": 0.90}, {"lexical": 2, "dense": 1}),
         Candidate("c", {"lexical": 0.0, "dense": 0.85}, {"dense": 2}, lexical_bound),
+        Candidate("d", {"lexical": 20.0, "dense": 0.80}, {"lexical": 1}, lexical_bound),
     ]
     fused = convex_fusion(candidates, {"lexical": 0.4, "dense": 0.6})
-    scores = {f.passage_id: f.score for f in fused}
-    # lexical minmax over a, b: a 1, b 0; dense minmax: a 0, b 1, c 0.5
-    assert math.isclose(scores["a"], 0.4) and math.isclose(scores["b"], 0.6)
-    assert math.isclose(scores["c"], 0.6 * 0.5 / 0.6)
-    c = next(f for f in fused if f.passage_id == "c")
-    assert set(c.parts) == {"dense"} and math.isclose(sum(c.parts.values()), c.score)
-    # read as zero (before), c was below a; as missing it is between b and a
-    assert [f.passage_id for f in fused] == ["b", "c", "a"]
+    by_id = {f.passage_id: f for f in fused}
+    # lexical minmax over a, b: a 1, b 0; dense minmax: a 0, b 1, c 0.5, d 0
+    assert math.isclose(by_id["a"].score, 0.4) and math.isclose(by_id["b"].score, 0.6)
+    c = by_id["c"]  # own: 0.4 * (0 - 5) / 5 = -0.4; imputed: 0.4 * (0.6 * 0.5) / 0.6 = 0.2
+    assert math.isclose(c.score, 0.6 * 0.5 / 0.6)
+    assert math.isclose(c.parts["lexical"], 0.2) and math.isclose(c.parts["dense"], 0.3)
+    assert np.allclose(c.read["lexical"], (-0.4, 0.2))
+    d = by_id["d"]  # own: 0.4 * 3 capped at 0.4; imputed: 0
+    assert math.isclose(d.parts["lexical"], 0.4) and np.allclose(d.read["lexical"], (0.4, 0.0))
+    for f in fused:
+        assert set(f.parts) == {"lexical", "dense"}
+        assert math.isclose(sum(f.parts.values()), f.score)
+        assert bool(f.read) == (f.passage_id in "cd")
+    # read as zero (before), c was below a; as not applicable it is between b and a
+    assert [f.passage_id for f in fused] == ["b", "c", "a", "d"]  # a, d tie: a found twice
 
 
 def test_unmarked_candidates_fuse_bit_for_bit_as_before() -> None:

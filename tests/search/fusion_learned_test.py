@@ -165,6 +165,37 @@ def test_a_cross_language_candidate_is_not_punished_for_its_lexical_zero() -> No
     assert np.array_equal(features([*others, missing], FAQ)[:-1][:, same], plain[:, same])
 
 
+def test_a_cross_language_candidate_keeps_its_own_lexical_evidence_where_better() -> None:
+    """An English page for a French question naming its product code: BM25 matched the code,
+    so each lexical feature is the better of its own and the dense route's; with more lexical
+    evidence (score and rank) its score never falls, and never below the dense reading."""
+    others = [
+        candidate("fr-a", 9.0, 0.84, 0.70, {"lexical": 2, "dense": 1}),
+        candidate("fr-b", 6.0, 0.83, 0.70, {"lexical": 3, "dense": 2}),
+        *crowd(),
+    ]
+    bound = frozenset({"lexical"})
+    previous = -math.inf
+    for lexical, ranks in (
+        (0.0, {"dense": 20}),
+        (2.0, {"lexical": 40, "dense": 20}),
+        (5.0, {"lexical": 8, "dense": 20}),
+        (12.0, {"lexical": 1, "dense": 20}),
+    ):
+        code = Candidate("en", {"lexical": lexical, "dense": 0.74, "title": 0.7}, ranks, bound)
+        fused = fuse_learned([*others, code], FAQ)
+        score = next(f.score for f in fused if f.passage_id == "en")
+        assert score >= previous - 1e-12
+        previous = score
+    x = features([*others, code], FAQ)[-1]
+    column = {f: x[i] for i, f in enumerate(FEATURES)}
+    # its 12.0 is above every applying candidate's 9.0: clipped to 1, its rank 1 kept
+    assert column["lexical_norm"] == column["lexical_share"] == 1.0
+    assert column["lexical_rank"] == 1.0 and column["rrf"] == 1 / 11 + 1 / 30
+    read = next(f for f in fused if f.passage_id == "en").read
+    assert read["lexical"][0] == 1.0 and read["lexical"][1] == column["dense_norm"]
+
+
 def test_unmarked_candidates_have_the_features_they_had() -> None:
     """Reference: the features as computed before cross-language marks (main e83bf88)."""
     cands = [*crowd(), candidate("x", 0.0, 0.9, None, {"dense": 1})]

@@ -178,7 +178,8 @@ def test_cli_fusion_option(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
     why = runner.invoke(cli, ["explain", "lost parcel", top, "--db", db, "--fusion", "convex"])
     assert why.exit_code == 0, why.output
     assert "hybrid (convex:alpha=0.6,title=0.2): rank 1" in why.output
-    assert "weighted, normalised part" in why.output
+    assert "its weight x its score normalised over this query's candidates" in why.output
+    assert "lexical (score " in why.output and "sum of the parts = " in why.output
     questions = tmp_path / "questions.jsonl"
     row = {"id": "q1", "question": "is a lost parcel refunded", "as_of": "2026-06-01",
            "public_ok": True, "relevant_chunks": ["delivery@v1#lost-parcel"]}  # fmt: skip

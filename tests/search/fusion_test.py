@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from kbsearch.errors import FusionError
 from kbsearch.search.fusion import reciprocal_rank_fusion
@@ -99,22 +101,28 @@ def test_ties_broken_by_evidence_then_best_rank_then_id() -> None:
     assert [f.passage_id for f in fused] == ["both", "a", "m", "b"]
 
 
-def test_a_route_that_does_not_apply_gives_nothing_and_the_rest_is_scaled() -> None:
-    """A French passage for an English query: the lexical route could not judge it, so its
-    RRF score is the dense route's, scaled by total / applying weight (not a last rank)."""
+def test_a_route_that_does_not_apply_reads_the_better_of_its_own_and_the_imputed() -> None:
+    """A French passage for an English query: a lexical 0 does not count against it (the
+    lexical route is read as ranking it where the dense one did), a lexical match still counts."""
     rankings = {
-        "lexical": [("en1", 9.0), ("fr1", 0.5), ("en2", 3.0)],
-        "dense": [("en2", 0.9), ("fr1", 0.88), ("en1", 0.7)],
+        "lexical": [("en1", 9.0), ("en2", 3.0), ("fr2", 2.0)],
+        "dense": [("en2", 0.9), ("fr1", 0.88), ("en1", 0.7), ("fr2", 0.6)],
     }
     k = 10
-    fused = reciprocal_rank_fusion(rankings, k=k, not_applicable={"fr1": frozenset({"lexical"})})
+    marks = {p: frozenset({"lexical"}) for p in ("fr1", "fr2")}
+    fused = reciprocal_rank_fusion(rankings, k=k, not_applicable=marks)
     by_id = {f.passage_id: f for f in fused}
-    assert by_id["fr1"].score == 2 * (1 / (k + 2))  # its lexical rank 2 is not counted
-    assert set(by_id["fr1"].contributions) == {"dense"}
-    assert by_id["fr1"].scale == 2.0 and by_id["fr1"].not_applicable == {"lexical"}
+    fr1 = by_id["fr1"]  # not listed by the lexical route: imputed from its dense rank 2
+    assert fr1.score == 2 * (1 / (k + 2)) and set(fr1.contributions) == {"dense"}
+    assert fr1.not_applicable == {"lexical"} and fr1.imputed == {"lexical": 1 / (k + 2)}
+    assert fr1.read("lexical") == 1 / (k + 2)
+    fr2 = by_id["fr2"]  # lexical rank 3 beats the imputed dense rank 4: its own counts
+    assert fr2.imputed == {"lexical": 1 / (k + 4)} and fr2.read("lexical") == 1 / (k + 3)
+    assert math.isclose(fr2.score, 1 / (k + 3) + 1 / (k + 4))
     plain = {f.passage_id: f for f in reciprocal_rank_fusion(rankings, k=k)}
     for pid in ("en1", "en2"):  # a passage every route applies to: as before
-        assert by_id[pid] == plain[pid] and by_id[pid].scale == 1.0
+        assert by_id[pid] == plain[pid] and not by_id[pid].imputed
+    assert fr1.score > plain["fr1"].score and fr2.score >= plain["fr2"].score
     weighted = reciprocal_rank_fusion(
         {"lexical": [("en1", 1.0)], "dense": [("fr1", 0.9)]},
         k=k,
@@ -123,6 +131,26 @@ def test_a_route_that_does_not_apply_gives_nothing_and_the_rest_is_scaled() -> N
     )
     fr1 = next(f for f in weighted if f.passage_id == "fr1")
     assert math.isclose(fr1.score, (4 / 3) * 3 / (k + 1))
+
+
+@given(lexical_rank=st.integers(1, 50), dense_rank=st.integers(1, 50), weight=st.floats(0.1, 5))
+def test_more_lexical_evidence_never_lowers_a_cross_language_score(
+    lexical_rank: int, dense_rank: int, weight: float
+) -> None:
+    """Listed by the lexical route (at any rank) scores at least as high as not listed."""
+    others = [(f"x{i}", 1.0) for i in range(60)]
+    dense = [*others[: dense_rank - 1], ("fr", 0.5)]
+    listed = [*others[: lexical_rank - 1], ("fr", 1.0)]
+    marks = {"fr": frozenset({"lexical"})}
+    weights = {"lexical": weight, "dense": 1.0}
+
+    def score(lexical: list[tuple[str, float]]) -> float:
+        fused = reciprocal_rank_fusion(
+            {"lexical": lexical, "dense": dense}, weights=weights, not_applicable=marks
+        )
+        return next(f.score for f in fused if f.passage_id == "fr")
+
+    assert score(listed) >= score(others[: lexical_rank - 1])
 
 
 def test_without_marks_rrf_is_unchanged() -> None:

@@ -227,7 +227,7 @@ def test_one_language_index_marks_nothing(kb: KnowledgeBase, fusion: str) -> Non
     trace = trace_of(kb, ENGLISH, fusion, Filters(as_of=DAY))
     assert trace.query_language is None
     assert all(not c.not_applicable for c in trace.candidates or ())
-    assert all(not f.not_applicable and f.scale == 1.0 for f in trace.fused or ())
+    assert all(not f.not_applicable and not f.imputed for f in trace.fused or ())
 
 
 @pytest.mark.parametrize("fusion", ["rrf", "convex", "learned"])
@@ -248,12 +248,19 @@ def test_a_passage_in_another_language_has_lexical_evidence_not_applicable(
         hit = next(h for h in hits if h.passage_id == target)
         e = kb.explain(ENGLISH, target, k=10, fusion=fusion, filters=filters)
         assert e.not_applicable == {"lexical": "document in fr, query in en"}
-        assert "not applicable (document in fr, query in en)" in render_explanation(e)
+        text = render_explanation(e)
+        assert "document in fr, query in en: a lexical 0 would not count against it" in text
+        assert "fusion reads its" in text and "fused score: the hybrid route's score" in text
         total = e.rrf_total if fusion == "rrf" else e.parts_total
         assert math.isclose(total, hit.score, abs_tol=1e-9)
+        own, imputed = e.read["lexical"]
+        assert own < imputed  # no English word in the French page: the dense reading counts
         if fusion == "rrf":
             dense_rank = hit.routes["dense"].rank
-            assert e.rrf_scale == 2.0 and hit.score == 2 * (1 / (10 + dense_rank))
+            assert own == 0.0 and imputed == 1 / (10 + dense_rank)
+            assert hit.score == 2 * (1 / (10 + dense_rank))
+        else:
+            assert math.isclose(e.parts["lexical"], imputed) or fusion == "learned"
         # filtered to English, the search returns one language: nothing is marked
         english = Filters(as_of=DAY, language="en")
         assert trace_of(kb, ENGLISH, fusion, english).query_language is None

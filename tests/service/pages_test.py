@@ -5,10 +5,18 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from datetime import date
 from pathlib import Path
 
 import httpx
+import pytest
+from markupsafe import escape
+from support import FILES, FakeEmbedder, write_files
 from support_service import PUBLIC_READ, STAFF_READ, Running, auth
+
+import kbsearch
+from kbsearch.filters import Filters
+from kbsearch.service.pages import templates
 
 NOTE = "This index has no vectors: keyword search (lexical) only."
 
@@ -68,3 +76,31 @@ def test_report_page_says_the_folder_holds_no_report(
         (runs / "report.html").write_text("<p>R@5 0.9</p>", encoding="utf-8")
         shown = client.get("/report")
         assert shown.status_code == 200 and "R@5 0.9" in shown.text
+
+
+@pytest.mark.parametrize("fusion", ["rrf", "convex", "learned"])
+def test_the_why_fragment_words_a_cross_language_passage_as_the_cli_does(
+    tmp_path: Path, fusion: str
+) -> None:
+    """The "why" of a French page for an English question: the same reading as ``kbsearch
+    explain`` (a lexical 0 does not count; fusion reads the better of own and imputed) and the
+    legend saying what "fused" and "part" mean."""
+    files = {
+        **FILES,
+        "inventory.csv": FILES["inventory.csv"]
+        + "livraison.md,livraison,Livraison,1,2025-01-01,,ops,public,fr,policy,md\n",
+        "livraison.md": "# Livraison\n\n## Délais de livraison\n\n"
+        "Un colis perdu est remboursé ; la livraison en Belgique prend cinq jours.\n",
+    }
+    docs = write_files(tmp_path / "docs", files)
+    query, target = (
+        "how long does delivery of a lost parcel take",
+        "livraison@v1#delais-de-livraison",
+    )
+    with kbsearch.open_kb(tmp_path / "kb.db", create=True, embedder=FakeEmbedder()) as kb:
+        assert kb.index([docs], inventory=docs / "inventory.csv").ok
+        e = kb.explain(query, target, k=10, fusion=fusion, filters=Filters(as_of=date(2026, 6, 1)))
+    html = templates.env.get_template("why.html").render(e=e.to_dict())
+    assert str(escape(e.reading("lexical"))) in html
+    assert "a lexical 0 would not count against it" in html and "max(own " in html
+    assert f"{escape(e.legend())}." in html and "the parts add up to the fused score" in html

@@ -5,11 +5,11 @@ from __future__ import annotations
 from kbsearch.search.explain import Explanation, RerankPosition, RoutePosition
 
 
-def _pos(p: RoutePosition) -> str:
+def _pos(p: RoutePosition, score: str = "score") -> str:
     if p.score is None:
         return "not retrieved"
     rank = f"rank {p.rank}" if p.rank is not None else "beyond depth"
-    return f"{rank}, score {p.score:.6f}"
+    return f"{rank}, {score} {p.score:.6f}"
 
 
 def render_explanation(e: Explanation) -> str:
@@ -21,9 +21,7 @@ def _render_routes(e: Explanation) -> str:
     lines = [f"{e.passage_id} for {e.query!r}", f"query terms: {' '.join(e.terms)}", ""]
     lines.append(f"lexical (BM25): {_pos(e.lexical)}")
     if "lexical" in e.not_applicable:
-        lines.append(
-            f"  not applicable ({e.not_applicable['lexical']}): fusion reads it as missing, not 0"
-        )
+        lines.append(f"  {e.reading('lexical')}")
     b = e.bm25
     lines.append(f"  N={b.passages} passages, avgdl={b.avgdl:.3f}, |D|={b.length}")
     for t in b.terms:
@@ -40,28 +38,33 @@ def _render_routes(e: Explanation) -> str:
     if e.dense is None:  # an index without vectors: one route, no hybrid
         return "\n".join(lines)
     lines.append(f"dense (cosine): {_pos(e.dense)}")
+    if e.fused.score is not None:
+        lines.append(e.legend())
     if e.fusion != "rrf":
-        lines.append(f"hybrid ({e.fusion}): {_pos(e.fused)}")
+        lines.append(f"hybrid ({e.fusion}): {_pos(e.fused, 'fused score')}")
         if "title" in e.scores and "title" not in e.parts:
             lines.append(f"  title (heading cosine): {e.scores['title']:.6f}")
         for route, value in e.parts.items():
             raw = f" (score {e.scores[route]:.6f})" if route in e.scores else ""
-            raw = " (not applicable: missing)" if route in e.not_applicable else raw
-            lines.append(f"  {route}{raw}: weighted, normalised part {value:.6f}")
-        lines.append(f"  sum = {e.parts_total:.6f}")
+            if route in e.read and e.fusion.startswith("learned"):
+                raw += " (its features: the better of own and imputed, above)"
+            elif route in e.read:
+                own, imputed = e.read[route]
+                raw += f" max(own {own:.6f}, imputed {imputed:.6f})"
+            lines.append(f"  {route}{raw}: part {value:.6f}")
+        lines.append(f"  sum of the parts = {e.parts_total:.6f}")
         return "\n".join(lines)
     lines.append(
         f"hybrid (RRF, k={e.rrf_k:g}, weights lexical={e.weights[0]:g} "
-        f"dense={e.weights[1]:g}): {_pos(e.fused)}"
+        f"dense={e.weights[1]:g}): {_pos(e.fused, 'fused score')}"
     )
-    for route, c in sorted(e.rrf.items()):
-        lines.append(f"  {route}: weight/(k + {c.rank}) = {c.value:.6f}")
-    if e.rrf_scale != 1.0:
-        lines.append(
-            f"  x {e.rrf_scale:g} (total weight / weight of the routes that apply:"
-            f" not {', '.join(e.not_applicable)})"
-        )
-    lines.append(f"  sum = {e.rrf_total:.6f}")
+    for route, value in e.rrf_parts.items():
+        c = e.rrf.get(route)
+        given = f"weight/(k + {c.rank}) = {c.value:.6f}" if c else "not listed: 0"
+        if route in e.read:
+            given = f"max(own {given}, imputed {e.read[route][1]:.6f}) -> {value:.6f}"
+        lines.append(f"  {route}: part {given}")
+    lines.append(f"  sum of the parts = {e.rrf_total:.6f}")
     return "\n".join(lines)
 
 

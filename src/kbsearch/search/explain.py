@@ -4,8 +4,11 @@ similarity, and its RRF contributions adding up to the fused score; under a scor
 (``convex``...), its score in every route (and ``title``) and each part of its fused score
 instead of RRF's. A route that does not apply to the passage (the lexical route for a passage in
 another language than the query's, :mod:`kbsearch.search.crosslang`) is named with the reason
-in ``not_applicable``; fusion read it as missing, not as 0. After a reranker, its score there
-and the rank it moved from and to.
+in ``not_applicable`` and, in ``read``, its own part and the one imputed from the routes that
+apply, of which fusion counted the larger (a 0 there is not evidence against it, a match
+is evidence for it). :meth:`Explanation.legend` and :meth:`Explanation.reading` word it for
+the CLI and the search page alike. After a reranker, its score there and the rank it moved
+from and to.
 
 Nothing here retrieves: ranks and scores come from the trace of the very run that produced
 the hits; only the per-term BM25 breakdown and, for a passage outside a route's list, its
@@ -67,7 +70,10 @@ class Explanation:
     parts: Mapping[str, float] = field(default_factory=dict)  # ... and its fused score's parts
     # routes that do not apply to the passage, with why ("document in fr, query in en")
     not_applicable: Mapping[str, str] = field(default_factory=dict)
-    rrf_scale: float = 1.0  # RRF: total weight / weight of the routes that apply
+    # for each of them: (its own part, the part imputed from the routes that apply); fusion
+    # counted the larger. RRF: own = weight / (k + its rank there), 0 when it did not list it;
+    # convex: weight x normalised score; learned: its own lexical_norm and the dense route's
+    read: Mapping[str, tuple[float, float]] = field(default_factory=dict)
     rerank: RerankPosition | None = None
 
     @property
@@ -76,15 +82,59 @@ class Explanation:
         return math.fsum(self.parts.values())
 
     @property
+    def rrf_parts(self) -> dict[str, float]:
+        """RRF: each route's part of the fused score, its contribution, or for a route in
+        ``read`` the larger of its own and the imputed one."""
+        parts = {r: c.value for r, c in sorted(self.rrf.items())}
+        return parts | {r: max(pair) for r, pair in sorted(self.read.items())}
+
+    @property
     def rrf_total(self) -> float:
-        """Sum of the RRF contributions times ``rrf_scale`` (equals ``fused.score`` when the
-        passage is fused)."""
-        return self.rrf_scale * math.fsum(c.value for c in self.rrf.values())
+        """Sum of :attr:`rrf_parts` (equals ``fused.score`` when the passage is fused, up to
+        rounding)."""
+        return math.fsum(self.rrf_parts.values())
+
+    def legend(self) -> str:
+        """What "fused" and "part" mean for this explanation's fusion, in one sentence."""
+        if self.fusion == "rrf":
+            how = "weight / (k + its rank there)"
+        elif self.fusion.startswith("learned"):
+            how = (
+                "what the model's trees add for that group of features (fusions: its rrf and"
+                " convex features; query, collection: signals shared by all candidates; bias:"
+                " the model's constant)"
+            )
+        else:
+            how = "its weight x its score normalised over this query's candidates"
+        return (
+            "fused score: the hybrid route's score, which orders the results; each route's part"
+            f" of it: {how}; the parts add up to the fused score"
+        )
+
+    def reading(self, route: str) -> str:
+        """Why ``route`` does not count against the passage and what fusion read instead
+        (empty when the route applies)."""
+        if route not in self.not_applicable:
+            return ""
+        own, imputed = self.read.get(route, (0.0, 0.0))
+        if self.fusion.startswith("learned"):
+            what, source = "its lexical_norm", "the dense route's"
+            every = " (likewise each lexical feature: its own or the dense route's, the better)"
+        else:
+            what, source, every = "its part", "imputed from the routes that apply", ""
+        return (
+            f"{self.not_applicable[route]}: a {route} 0 would not count against it; fusion"
+            f" reads {what} as max(own {own:.4f}, {source} {imputed:.4f})"
+            f" = {max(own, imputed):.4f}{every}"
+        )
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
         out["bm25"]["score"] = self.bm25.score
         out["rrf_total"] = self.rrf_total
+        out["rrf_parts"] = self.rrf_parts if self.rrf else {}
+        out["legend"] = self.legend() if self.fused.score is not None else ""
+        out["reading"] = {r: self.reading(r) for r in self.not_applicable}
         if self.parts:
             out["parts_total"] = self.parts_total
         return out
@@ -145,11 +195,14 @@ def explain_from_trace(
     entry = next((f for f in fused_list if f.passage_id == passage_id), None)
     contributions = entry.contributions if entry else {}
     missing = entry.not_applicable if entry else frozenset()
+    read = {r: (entry.own(r), v) for r, v in entry.imputed.items()} if entry else {}
     scores: Mapping[str, float] = {}
     parts: Mapping[str, float] = {}
     if trace.scored is not None:
         fused = position([(f.passage_id, f.score) for f in trace.scored], passage_id)
-        parts = next((f.parts for f in trace.scored if f.passage_id == passage_id), {})
+        scored = next((f for f in trace.scored if f.passage_id == passage_id), None)
+        parts = scored.parts if scored else {}
+        read = dict(scored.read) if scored else {}
         candidate = next((c for c in trace.candidates or () if c.passage_id == passage_id), None)
         scores = candidate.scores if candidate else {}
         missing = candidate.not_applicable if candidate else frozenset()
@@ -170,5 +223,5 @@ def explain_from_trace(
         scores=dict(scores),
         parts=dict(parts),
         not_applicable={route: why for route in sorted(missing)},
-        rrf_scale=entry.scale if entry else 1.0,
+        read=read,
     )

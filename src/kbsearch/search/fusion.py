@@ -9,15 +9,21 @@ ranks from 1, weights 1 by default; a passage absent from a route's list gets no
 
 A route that does not *apply* to a passage (the lexical route for a passage in another language
 than the query's, :mod:`kbsearch.search.crosslang`) is different from a route that looked and
-did not find it: it gives nothing, listed or not, and the passage's sum is scaled by the total
-weight over the weight of the routes that apply,
+did not find it: a 0 there is not evidence against the passage, but a match there (a product
+code, a name shared by both languages) still is evidence for it. Such a route gives the passage
+the better of its own contribution (0 when it did not list the passage) and the one *imputed*
+from the routes that apply, their weighted mean:
 
-    score(d) = (sum of all w_r) / (sum of w_r over routes applying to d)
-               * sum over routes r applying to d of  w_r / (k + rank_r(d))
+    imputed_r(d) = w_r * (sum over routes a applying to d of  1 / (k + rank_a(d)) * w_a)
+                       / (sum of w_a over routes applying to d)
+    score(d) = sum over routes applying to d of  w_a / (k + rank_a(d))
+               + sum over routes r not applying to d of  max(own_r(d), imputed_r(d))
 
-so with two routes of equal weight a French page at dense rank 2 for an English query scores
-``2 / (k + 2)``, as if the lexical route had ranked it where the dense one did, not as if it
-had ranked it last. A passage every route applies to is scored as before.
+so with two routes of equal weight a French page at dense rank 2 for an English query that the
+lexical route did not list scores ``2 / (k + 2)``, as if the lexical route had ranked it where
+the dense one did, not as if it had ranked it last; one the lexical route ranked 1st keeps that
+``1 / (k + 1)``. More evidence in any route never lowers a score. A passage every route
+applies to is scored as before.
 Ties are broken by evidence: first the passages more routes found, then the better best
 single-route rank, then the passage id (ascending), so results are reproducible.
 
@@ -30,7 +36,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 from ..errors import FusionError
 
@@ -50,14 +56,26 @@ class Contribution:
 
 @dataclass(frozen=True)
 class Fused:
-    """A fused passage: ``score = scale * sum of the contributions' values``; ``scale`` is 1
-    unless some route does not apply to it (``not_applicable``, module docstring)."""
+    """A fused passage: ``score`` = the sum of :meth:`read` over its routes. ``contributions``:
+    what each route that listed it gave; ``imputed``: for each route in ``not_applicable`` (module
+    docstring), the value imputed from the routes that apply."""
 
     passage_id: str
     score: float
     contributions: Mapping[str, Contribution]
-    scale: float = 1.0
     not_applicable: frozenset[str] = frozenset()
+    imputed: Mapping[str, float] = field(default_factory=dict)
+
+    def own(self, route: str) -> float:
+        """What ``route`` itself gave the passage (0 when it did not list it)."""
+        found = self.contributions.get(route)
+        return found.value if found is not None else 0.0
+
+    def read(self, route: str) -> float:
+        """The value fusion counts for ``route``: its own, or for a route that does not apply
+        the larger of its own and the imputed one."""
+        own = self.own(route)
+        return max(own, self.imputed[route]) if route in self.imputed else own
 
 
 def check_ranking(route: str, ranking: Sequence[tuple[str, float]]) -> None:
@@ -111,7 +129,7 @@ def reciprocal_rank_fusion(
     if not_applicable:
         total = math.fsum(weights.get(r, 1.0) for r in rankings)
         fused = [
-            _without(f, not_applicable[f.passage_id], total, weights, rankings)
+            _not_applying(f, not_applicable[f.passage_id], total, weights, rankings)
             if not_applicable.get(f.passage_id)
             else f
             for f in fused
@@ -120,19 +138,24 @@ def reciprocal_rank_fusion(
     return fused
 
 
-def _without(
+def _not_applying(
     f: Fused,
     missing: frozenset[str],
     total: float,
     weights: Mapping[str, float],
     rankings: Mapping[str, object],
 ) -> Fused:
-    """``f`` with the routes in ``missing`` left out and the rest scaled (module docstring)."""
-    kept = {r: c for r, c in f.contributions.items() if r not in missing}
+    """``f`` with each route of ``missing`` read as the larger of its own contribution and the
+    one imputed from the others (module docstring)."""
+    missing = frozenset(missing) & frozenset(rankings)
+    kept = math.fsum(c.value for r, c in f.contributions.items() if r not in missing)
     applying = math.fsum(weights.get(r, 1.0) for r in rankings if r not in missing)
-    scale = total / applying if applying > 0 else 0.0
-    score = scale * math.fsum(c.value for c in kept.values())
-    return Fused(f.passage_id, score, kept, scale, frozenset(missing) & frozenset(rankings))
+    imputed = {r: weights.get(r, 1.0) * kept / applying if applying > 0 else 0.0 for r in missing}
+    fused = Fused(f.passage_id, 0.0, f.contributions, missing, imputed)
+    score = math.fsum([kept, *(fused.read(r) for r in missing)])
+    if applying > 0:  # never below the imputed reading, computed as it always was (rounding)
+        score = max(score, total / applying * kept)
+    return replace(fused, score=score)
 
 
 def evidence_order(f: Fused) -> tuple[float, int, int, str]:

@@ -17,17 +17,21 @@ a normalisation over the candidates of the query:
 A candidate that a route does not score at all (``scores`` lacks the route) gets that route's
 lowest candidate score before normalisation. A route that does not *apply* to a candidate
 (``Candidate.not_applicable``: the lexical route for a passage in another language than the
-query's, :mod:`kbsearch.search.crosslang`) is missing evidence, not the lowest score: the
-route's normalisation runs over the candidates it applies to, and the candidate's score is the
-weighted mean of the routes that apply, times the total weight:
+query's, :mod:`kbsearch.search.crosslang`) gives it no evidence *against*: its low score there
+is not counted as such, but a match there (a product code, a name shared by both languages)
+still counts for it. The route's normalisation runs over the candidates it applies to; the
+candidate's part for it is the larger of
 
-    score(d) = (sum of all w_r) / (sum of w_r over routes applying to d)
-               * sum over routes r applying to d of  w_r * N_r(s_r(d))
+- its own: ``w_r * N_r(s_r(d))`` with the normalisation fitted on the candidates the route
+  applies to, at most the largest part any of them gets (``w_r`` for minmax and tmm), and
+- the imputed one: the weighted mean of the routes that apply, ``w_r * (sum over routes a
+  applying to d of w_a * N_a(s_a(d))) / (sum of w_a over routes applying to d)``,
 
-so a candidate every route applies to (every candidate of a one-language index) is scored as
-before, bit for bit, and one the lexical route cannot judge is ranked by the others as if the
-lexical route agreed with them (its ``parts`` are those scaled values; they add up to the
-score). Ties in the fused score are broken by evidence:
+so a candidate the route cannot judge is ranked by the others as if the route agreed with them,
+unless its own evidence there is better; more evidence never lowers its score, and a candidate
+every route applies to (every candidate of a one-language index) is scored as before, bit for
+bit. ``parts`` (one per route, the imputed-or-own one included) add up to the score.
+Ties in the fused score are broken by evidence:
 first the passages more routes found in their top lists, then the better best single-route rank,
 then the passage id (so results stay reproducible).
 """
@@ -36,7 +40,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -61,12 +65,15 @@ class Candidate:
 
 @dataclass(frozen=True)
 class ConvexFused:
-    """A fused passage: the fused score and each route's weighted, normalised part of it."""
+    """A fused passage: the fused score and each route's part of it (its weighted, normalised
+    score; for a route in ``read``, the larger of its own and the imputed part: ``read[route]``
+    = ``(own, imputed)``, module docstring)."""
 
     passage_id: str
     score: float
     parts: Mapping[str, float]
     ranks: Mapping[str, int]
+    read: Mapping[str, tuple[float, float]] = field(default_factory=dict)
 
 
 def normalise(values: np.ndarray, method: str, route: str = "") -> np.ndarray:
@@ -75,19 +82,35 @@ def normalise(values: np.ndarray, method: str, route: str = "") -> np.ndarray:
     Raises:
         FusionError: unknown method, or ``tmm`` for a route with no known lowest score.
     """
-    if values.size == 0:
-        return values.astype(np.float64)
-    values = values.astype(np.float64)
+    return normalise_as(values, values, method, route)
+
+
+def normalise_as(
+    values: np.ndarray, fitted_on: np.ndarray, method: str, route: str = ""
+) -> np.ndarray:
+    """``values`` normalised by ``method`` with the statistics of ``fitted_on`` (the same
+    arithmetic as :func:`normalise`, which is ``normalise_as(values, values, ...)``).
+
+    Raises:
+        FusionError: unknown method, or ``tmm`` for a route with no known lowest score.
+    """
+    if values.size == 0 or fitted_on.size == 0:
+        if method not in NORMALISATIONS:
+            raise FusionError(
+                f"unknown normalisation {method!r}; choose one of {', '.join(NORMALISATIONS)}"
+            )
+        return np.zeros(values.shape)
+    values, fitted_on = values.astype(np.float64), fitted_on.astype(np.float64)
     if method == "minmax":
-        low, high = float(values.min()), float(values.max())
+        low, high = float(fitted_on.min()), float(fitted_on.max())
         return (values - low) / (high - low) if high > low else np.zeros_like(values)
     if method == "zscore":
-        std = float(values.std())
-        return (values - values.mean()) / std if std > 0 else np.zeros_like(values)
+        std = float(fitted_on.std())
+        return (values - fitted_on.mean()) / std if std > 0 else np.zeros_like(values)
     if method == "tmm":
         if route not in THEORETICAL_MIN:
             raise FusionError(f"no theoretical minimum known for route {route!r}")
-        low, high = THEORETICAL_MIN[route], float(values.max())
+        low, high = THEORETICAL_MIN[route], float(fitted_on.max())
         return (values - low) / (high - low) if high > low else np.zeros_like(values)
     raise FusionError(
         f"unknown normalisation {method!r}; choose one of {', '.join(NORMALISATIONS)}"
@@ -117,6 +140,7 @@ def convex_fusion(
     if len(set(ids)) != len(ids):
         raise FusionError("a passage is listed twice among the candidates")
     parts: dict[str, np.ndarray] = {}
+    own: dict[str, np.ndarray] = {}  # a route's part for the candidates it does not apply to
     applies = {
         r: np.array([r not in c.not_applicable for c in candidates], dtype=bool) for r in routes
     }
@@ -126,24 +150,32 @@ def convex_fusion(
             raise FusionError(f"route {route!r} gives a candidate a non-finite score")
         part = np.zeros(len(candidates))
         mask = applies[route]
+        scored = raw[mask]
+        present = ~np.isnan(scored)
+        low = scored[present].min() if present.any() else 0.0
         if mask.any():
-            scored = raw[mask]
-            present = ~np.isnan(scored)
-            scored[~present] = scored[present].min() if present.any() else 0.0
+            scored[~present] = low
             part[mask] = weights[route] * normalise(scored, method, route)
         parts[route] = part
-    missing = ~np.all(list(applies.values()), axis=0) if candidates else np.zeros(0, bool)
-    if missing.any():  # only the candidates some route does not apply to move
-        scale = missing_scale(weights, routes, applies)
-        for route in routes:
-            parts[route] = np.where(missing, parts[route] * scale, parts[route])
+        if not mask.all():  # the others' own evidence, normalised as the route's, capped
+            others = raw[~mask]
+            others[np.isnan(others)] = low
+            own[route] = np.zeros(len(candidates))
+            own[route][~mask] = np.minimum(
+                weights[route] * normalise_as(others, scored, method, route),
+                part[mask].max() if mask.any() else 0.0,
+            )
+    imputed = _imputed(weights, routes, applies, parts)
+    for route, theirs in own.items():
+        parts[route] = np.where(applies[route], parts[route], np.maximum(theirs, imputed[route]))
     total = np.sum(list(parts.values()), axis=0) if candidates else np.zeros(0)
     fused = [
         ConvexFused(
             c.passage_id,
             float(total[i]),
-            {r: float(parts[r][i]) for r in routes if r not in c.not_applicable},
+            {r: float(parts[r][i]) for r in routes},
             dict(c.ranks),
+            {r: (float(own[r][i]), float(imputed[r][i])) for r in own if not applies[r][i]},
         )
         for i, c in enumerate(candidates)
     ]
@@ -151,14 +183,19 @@ def convex_fusion(
     return fused
 
 
-def missing_scale(
-    weights: Mapping[str, float], routes: Sequence[str], applies: Mapping[str, np.ndarray]
-) -> np.ndarray:
-    """Per candidate: the total weight of ``routes`` over the weight of those that apply to it
-    (``applies[route]``, shape ``(n,)``); 0 where none with a positive weight applies."""
-    total = math.fsum(weights[r] for r in routes)
+def _imputed(
+    weights: Mapping[str, float],
+    routes: Sequence[str],
+    applies: Mapping[str, np.ndarray],
+    parts: Mapping[str, np.ndarray],
+) -> dict[str, np.ndarray]:
+    """Per route, per candidate: the route's weight times the weighted mean of the normalised
+    scores of the routes that apply to the candidate (``applies[route]``, shape ``(n,)``); 0
+    where none with a positive weight applies."""
+    kept = np.sum([np.where(applies[r], parts[r], 0.0) for r in routes], axis=0)
     applying = np.sum([np.where(applies[r], weights[r], 0.0) for r in routes], axis=0)
-    return np.divide(total, applying, out=np.zeros_like(applying), where=applying > 0)
+    mean = np.divide(kept, applying, out=np.zeros_like(kept), where=applying > 0)
+    return {r: weights[r] * mean for r in routes}
 
 
 def evidence_order(f: ConvexFused) -> tuple[float, int, int, str]:

@@ -30,19 +30,26 @@ A title score is absent (or NaN) when the passage has no heading vector; its thr
 features are then NaN, which the trees route by their learned default side.
 
 A candidate the lexical route does not apply to (``Candidate.not_applicable``: a passage in
-another language than the query's, :mod:`kbsearch.search.crosslang`) has no lexical evidence,
-which is not the same as a lexical score of 0 (read as "the words are not there", it sank
-such passages: the demo's English question answered by a French page). Its lexical features
-are taken from the dense route, as if the lexical route agreed with it, the reading RRF and
-the convex fusion give a route that does not apply (total weight over the weight of the routes
-that apply, :mod:`kbsearch.search.fusion`, :mod:`kbsearch.search.fusion_convex`):
-``lexical_norm`` and ``lexical_share`` = ``dense_norm``, ``lexical_rank`` = ``dense_rank``,
-``both`` = listed by the dense route, ``rrf`` = ``2 / (10 + dense_rank)``, ``convex`` =
-``dense_norm``; the lexical normalisation and the query's lexical signals are taken over the
-other candidates. Chosen on dev over NaN features (with or without training copies that mark
-a random share of candidates lexical-missing, ``benchmarks/train_fusion.py cv --augment``):
-on simulated cross-language questions (``benchmarks/crosslang_sim.py``) it ranked best, and it
-needs no retraining, so a one-language index ranks exactly as before (docs/benchmarks.md).
+another language than the query's, :mod:`kbsearch.search.crosslang`) has no lexical evidence
+*against* it: a lexical score of 0 there says nothing (read as "the words are not there", it
+sank such passages: the demo's English question answered by a French page), but a lexical match
+there (a product code, a name shared by both languages) is still evidence for it. So each of its
+lexical features is the better of its own and the dense route's standing in for it, as if the
+lexical route agreed with the dense one (the reading RRF and the convex fusion give a route that
+does not apply, :mod:`kbsearch.search.fusion`, :mod:`kbsearch.search.fusion_convex`):
+``lexical_norm`` = max(own, ``dense_norm``), ``lexical_share`` = max(own, ``dense_norm``),
+``lexical_rank`` = min(own, ``dense_rank``), ``both`` = listed by the dense route, ``rrf`` =
+max(own, ``2 / (10 + dense_rank)``), ``convex`` = max(own, ``dense_norm``). Its own
+``lexical_norm`` and ``lexical_share`` use the statistics of the candidates the route applies to
+(clipped to [0, 1]); those alone give the lexical normalisation and the query's lexical signals.
+The shipped model is monotone in each of these features (``train_fusion.py --monotone``), so more
+lexical evidence never lowers a score. The dense reading was chosen on dev over NaN features
+(with or without training copies that mark a random share of candidates lexical-missing,
+``benchmarks/train_fusion.py cv --augment``): on simulated cross-language questions
+(``benchmarks/crosslang_sim.py``) it ranked best, and it needs no retraining, so a one-language
+index ranks exactly as before (docs/benchmarks.md); taking the better of it and the own evidence
+keeps every simulated figure where the passage shares no word with the query and raises those
+where it does.
 """
 
 from __future__ import annotations
@@ -95,7 +102,7 @@ PART_OF = {
     **{f: "dense" for f in ("dense_norm", "dense_cos", "dense_gap", "dense_rank")},
     **{f: "title" for f in ("title_norm", "title_cos", "title_gap")},
     **{f: "agreement" for f in ("both", "agreement")},
-    **{f: "fused" for f in ("rrf", "convex")},
+    **{f: "fusions" for f in ("rrf", "convex")},
     **{f: "query" for f in ("lexical_top_gap", "dense_top_gap", "dense_max")},
     **{f: "collection" for f in ("titled_share", "unique_title_share", "passages_per_title")},
 }
@@ -159,6 +166,20 @@ def _minmax(x: np.ndarray) -> np.ndarray:
     return (x - low) / (high - low) if high > low else np.where(present, 0.0, np.nan)
 
 
+def _minmax_as(x: np.ndarray, raw: np.ndarray, applies: np.ndarray) -> np.ndarray:
+    """:func:`_minmax` of ``x`` (NaN where the route does not apply), and for those NaN rows
+    ``raw`` (their own score) put on the same scale, clipped to [0, 1]."""
+    out = _minmax(x)
+    fitted = x[applies & ~np.isnan(x)]
+    if (~applies).any() and fitted.size:
+        low, high = float(fitted.min()), float(fitted.max())
+        theirs = (raw - low) / (high - low) if high > low else np.zeros_like(raw)
+        out = np.where(applies, out, np.clip(theirs, 0.0, 1.0))
+    elif (~applies).any():
+        out = np.where(applies, out, 0.0)
+    return out
+
+
 def _route_scores(candidates: Sequence[Candidate], route: str) -> np.ndarray:
     raw = np.array([c.scores.get(route, math.nan) for c in candidates], dtype=np.float64)
     if np.isinf(raw).any():
@@ -172,13 +193,21 @@ def features(candidates: Sequence[Candidate], collection: CollectionStats) -> np
     Raises:
         FusionError: a passage listed twice or an infinite score.
     """
+    return _features(candidates, collection)[0]
+
+
+def _features(
+    candidates: Sequence[Candidate], collection: CollectionStats
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`features`, and per candidate its own ``lexical_norm`` and the dense route's
+    (``dense_norm``, the imputed one)."""
     ids = [c.passage_id for c in candidates]
     if len(set(ids)) != len(ids):
         raise FusionError("a passage is listed twice among the candidates")
     n = len(candidates)
     out = np.full((n, len(FEATURES)), np.nan)
     if n == 0:
-        return out
+        return out, np.zeros(0), np.zeros(0)
     lexical = _route_scores(candidates, "lexical")
     dense = _route_scores(candidates, "dense")
     title = _route_scores(candidates, "title")
@@ -187,6 +216,10 @@ def features(candidates: Sequence[Candidate], collection: CollectionStats) -> np
     for raw, where in ((lexical, applies), (dense, np.ones(n, dtype=bool))):
         present = ~np.isnan(raw) & where
         raw[~present & where] = raw[present].min() if present.any() else 0.0
+    # the lexical scores of the candidates the route does not apply to (their own evidence,
+    # the lowest applying score where absent) stay aside; the route's statistics ignore them
+    low = lexical[applies & ~np.isnan(lexical)].min() if applies.any() else 0.0
+    raw_lexical = np.where(np.isnan(lexical), low, lexical)
     lexical[~applies] = np.nan
     ranks = {
         route: np.array([min(c.ranks.get(route, DEPTH + 1), DEPTH + 1) for c in candidates])
@@ -204,26 +237,39 @@ def features(candidates: Sequence[Candidate], collection: CollectionStats) -> np
     title_max = title[has_title].max() if has_title.any() else np.nan
     dense_norm = _minmax(dense)
     rrf_dense = 1 / (RRF_K + ranks["dense"])
-    # a candidate the lexical route does not apply to: the dense route's evidence stands in
-    # for it (module docstring); every other candidate: its own
     listed = (ranks["lexical"] <= DEPTH) & (ranks["dense"] <= DEPTH)
-    share = lexical / top_lex if top_lex > 0 else np.zeros(n)
-    columns = {
-        "lexical_norm": np.where(applies, _minmax(lexical), dense_norm),
+    lexical_norm = _minmax_as(lexical, raw_lexical, applies)
+    share = np.minimum(raw_lexical / top_lex, 1.0) if top_lex > 0 else np.zeros(n)
+    own = {
+        "lexical_norm": lexical_norm,
+        "lexical_share": share,
+        "lexical_rank": ranks["lexical"].astype(np.float64),
+        "both": listed.astype(np.float64),
+        "rrf": 1 / (RRF_K + ranks["lexical"]) + rrf_dense,
+        "convex": (1 - CONVEX_DENSE) * lexical_norm + CONVEX_DENSE * dense_norm,
+    }
+    # a candidate the lexical route does not apply to: per feature, the better of its own
+    # lexical evidence and the dense route's standing in for it (module docstring)
+    imputed = {
+        "lexical_norm": dense_norm,
+        "lexical_share": dense_norm,
+        "lexical_rank": ranks["dense"].astype(np.float64),
+        "both": (ranks["dense"] <= DEPTH).astype(np.float64),
+        "rrf": 2 * rrf_dense,
+        "convex": dense_norm,
+    }
+    better = {name: np.minimum if name == "lexical_rank" else np.maximum for name in own}
+    columns: dict[str, np.ndarray | float] = {
+        name: np.where(applies, own[name], better[name](own[name], imputed[name])) for name in own
+    }
+    columns |= {
         "dense_norm": dense_norm,
         "title_norm": _minmax(title),
         "dense_cos": dense,
         "title_cos": title,
-        "lexical_share": np.where(applies, share, dense_norm),
         "dense_gap": dense_sorted[0] - dense,
         "title_gap": title_max - title,
-        "lexical_rank": np.where(applies, ranks["lexical"], ranks["dense"]).astype(np.float64),
         "dense_rank": ranks["dense"].astype(np.float64),
-        "both": np.where(applies, listed, ranks["dense"] <= DEPTH).astype(np.float64),
-        "rrf": np.where(applies, 1 / (RRF_K + ranks["lexical"]) + rrf_dense, 2 * rrf_dense),
-        "convex": np.where(
-            applies, (1 - CONVEX_DENSE) * _minmax(lexical) + CONVEX_DENSE * dense_norm, dense_norm
-        ),
         "lexical_top_gap": (top_lex - second) / top_lex if top_lex > 0 else 0.0,
         "dense_top_gap": dense_sorted[0] - (dense_sorted[1] if n > 1 else dense_sorted[0]),
         "dense_max": dense_sorted[0],
@@ -232,7 +278,7 @@ def features(candidates: Sequence[Candidate], collection: CollectionStats) -> np
     columns.update(zip(FEATURES[-3:], collection.vector(), strict=True))
     for j, name in enumerate(FEATURES):
         out[:, j] = columns[name]
-    return out
+    return out, lexical_norm, dense_norm
 
 
 @cache
@@ -278,7 +324,8 @@ def fuse_learned(
     best rank, passage id).
 
     Each result's ``parts`` split its score by the groups of features the model reads (of
-    ``lexical``, ``dense``, ``title``, ``agreement``, ``fused``, ``query``, ``collection``), plus
+    ``lexical``, ``dense``, ``title``, ``agreement``, ``fusions`` (the ``rrf`` and ``convex``
+    features), ``query``, ``collection``), plus
     the model's constant ``bias`` (:meth:`TreeEnsemble.contributions`): they add up to
     ``score`` (up to rounding, 1e-12). They are computed for all candidates at once on the
     first read of any result's parts (an explanation), not by a plain search.
@@ -288,10 +335,18 @@ def fuse_learned(
     """
     model = checked(model or shipped_model())
     columns = [FEATURES.index(f) for f in model.feature_names]
-    x = features(candidates, collection)[:, columns]
+    rows, own_norm, dense_norm = _features(candidates, collection)
+    own, imputed = own_norm.tolist(), dense_norm.tolist()
+    x = rows[:, columns]
     table = _PartsTable(model, x)
     fused = [
-        ConvexFused(c.passage_id, score, _Parts(table, i), dict(c.ranks))
+        ConvexFused(
+            c.passage_id,
+            score,
+            _Parts(table, i),
+            dict(c.ranks),
+            {LEXICAL: (own[i], imputed[i])} if LEXICAL in c.not_applicable else {},
+        )
         for i, (c, score) in enumerate(zip(candidates, model.predict(x).tolist(), strict=True))
     ]
     fused.sort(key=evidence_order)
