@@ -27,6 +27,7 @@ from ..backends.sqlite import SqliteBackend
 from ..embedders import Embedder
 from ..filters import AUDIENCES
 from ..knowledge_base import KnowledgeBase, open_kb
+from .present import Catalogue
 
 T = TypeVar("T")
 
@@ -75,7 +76,8 @@ class Engine:
 
     def _warm(self) -> None:
         """Build every part a search reads (on the snapshot builder's thread), score fusion's
-        too (title counts, heading vectors), so no search builds one inline."""
+        too (title counts, heading vectors) and the hits' document labels, so no search
+        builds one inline."""
         backend = self.kb.backend
         assert isinstance(backend, SqliteBackend)
         for audience in AUDIENCES:
@@ -85,6 +87,7 @@ class Engine:
         if self.embedder is not None:
             self.kb.abstention.prepare(self.kb.dense_index())
             backend.heading_index(self.embedder.dim)
+        Catalogue.of(self.kb)
 
     def read(self, fn: Callable[[KnowledgeBase], T]) -> T:
         """``fn(kb)`` inside one read transaction: everything it reads (ranking, passages,

@@ -53,16 +53,21 @@ class Catalogue:
     @classmethod
     def of(cls, kb: KnowledgeBase) -> Catalogue:
         """``kb``'s catalogue at the generation this thread reads, built once per generation
-        (listing every document costs more than the rest of a search's labels)."""
+        (listing every document costs more than the rest of a search's labels). The two
+        newest generations are kept: while a server publishes a new snapshot, searches on the
+        old one and on the new one alternate (a server's snapshot builder builds it first)."""
         with kb.store.read_transaction():  # the generation and the documents: one state
             generation = kb.store.generation()
             with _CATALOGUES_LOCK:
-                cached = _CATALOGUES.get(kb)
-            if cached is not None and cached[0] == generation:
-                return cached[1]
+                found = _CATALOGUES.get(kb, {}).get(generation)
+            if found is not None:
+                return found
             catalogue = cls(kb)
         with _CATALOGUES_LOCK:
-            _CATALOGUES[kb] = (generation, catalogue)
+            kept = _CATALOGUES.setdefault(kb, {})
+            kept[generation] = catalogue
+            for old in sorted(kept)[:-_GENERATIONS]:
+                del kept[old]
         return catalogue
 
     def document(self, doc_id: str, version: str) -> Document | None:
@@ -83,9 +88,10 @@ class Catalogue:
         }
 
 
-_CATALOGUES: weakref.WeakKeyDictionary[KnowledgeBase, tuple[int, Catalogue]] = (
+_CATALOGUES: weakref.WeakKeyDictionary[KnowledgeBase, dict[int, Catalogue]] = (
     weakref.WeakKeyDictionary()
 )
+_GENERATIONS = 2  # catalogues kept per knowledge base: the one served and the one built next
 _CATALOGUES_LOCK = threading.Lock()
 
 

@@ -17,6 +17,7 @@ from .schema import StoreBase
 
 # audience -> the FTS5 table its lexical searches read (and take their BM25 statistics from)
 FTS_TABLES = {"public": "public_fts", "staff": "passages_fts"}
+_CHUNK = 1 << 20  # token instances per read of the postings (fts_postings)
 
 
 def fts_table(audience: str) -> str:
@@ -132,18 +133,26 @@ class FtsStore(StoreBase):
         cursor.row_factory = None  # plain tuples: several times faster than sqlite3.Row
         vocab = cursor.execute(f"SELECT term, doc, cnt FROM {table}_vocab").fetchall()
         instances = np.array([r[2] for r in vocab], dtype=np.int64)
-        total = int(instances.sum())
-        try:  # streamed, so no list of millions of tuples is ever held
-            docs = np.fromiter(
-                (r[0] for r in cursor.execute(f"SELECT doc FROM {table}_instance")),
-                dtype=np.int64,
-                count=total,
-            )
-            extra = cursor.fetchone()
-        except ValueError as exc:  # fewer instances than the counts say
-            raise StorageError(f"{table}_vocab and {table}_instance disagree: {exc}") from exc
-        if extra is not None:
-            raise StorageError(f"{table}_vocab and {table}_instance disagree; rebuild the index")
+        ends = np.cumsum(instances)
+        docs = np.empty(int(ends[-1]) if len(ends) else 0, dtype=np.int64)
+        # Read in term ranges of about _CHUNK instances, each as one comma-joined string that
+        # SQLite builds in C: a row-by-row read hands the GIL over once per token instance
+        # (a server's searches wait on each hand-over while its snapshot builder reads), and
+        # a bounded range never holds the whole index as text.
+        first, filled = 0, 0
+        while first < len(vocab):
+            last = max(first, int(np.searchsorted(ends, filled + _CHUNK, side="right")) - 1)
+            (text,) = cursor.execute(
+                f"SELECT group_concat(doc) FROM {table}_instance WHERE term >= ? AND term <= ?",
+                (vocab[first][0], vocab[last][0]),
+            ).fetchone()
+            part = np.fromstring(text or "", dtype=np.int64, sep=",")
+            if len(part) != int(ends[last]) - filled:
+                raise StorageError(
+                    f"{table}_vocab and {table}_instance disagree; rebuild the index"
+                )
+            docs[filled : int(ends[last])] = part
+            first, filled = last + 1, int(ends[last])
         return FtsPostings(
             terms=[str(r[0]) for r in vocab],
             document_frequency=np.array([r[1] for r in vocab], dtype=np.int64),

@@ -19,7 +19,7 @@ from kbsearch.knowledge_base import KnowledgeBase
 from kbsearch.records import Document, Filters, Passage
 from kbsearch.search.lexical.impact import ImpactIndex
 from kbsearch.search.lexical.sql import lexical_search
-from kbsearch.store import Store
+from kbsearch.store import Store, fts
 
 PLAIN = Analyzer("plain")
 VOCAB = ["kettle", "refund", "days", "gift", "card", "the", "a", "care", "x1", "café", "straße"]
@@ -54,6 +54,22 @@ def test_knowledge_base_ranking_uses_it_and_reloads_after_writes(tmp_path: Path)
     assert kb.ranking("lexical", "teapot refund", Filters(), 5) == lexical_search(
         store, PLAIN, "teapot refund", Filters(), 5
     )
+
+
+@pytest.mark.parametrize("chunk", [1, 3, 1 << 20])
+def test_postings_read_in_term_ranges_equal_the_row_by_row_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chunk: int
+) -> None:
+    """However the instances are split into reads, the postings are the fts5vocab tables'."""
+    store = seed_store(tmp_path / "kb.db", PLAIN)
+    monkeypatch.setattr(fts, "_CHUNK", chunk)
+    for audience in ("public", "staff"):
+        table = fts.fts_table(audience)
+        with store.read_transaction():
+            postings = store.fts_postings(audience)
+            rows = store.connection.execute(f"SELECT doc FROM {table}_instance").fetchall()
+        assert postings.docs.tolist() == [r[0] for r in rows]
+        assert int(postings.instances.sum()) == len(rows)
 
 
 def test_audience_must_match_the_table(tmp_path: Path) -> None:
