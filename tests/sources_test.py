@@ -13,7 +13,7 @@ import kbsearch
 from kbsearch.filters import Filters
 from kbsearch.records import Document
 from kbsearch.search.answer import render
-from kbsearch.sources import public_root, shown_source
+from kbsearch.sources import common_root, public_root, shown_source
 
 DAY = date(2026, 6, 1)
 
@@ -44,3 +44,11 @@ def test_shown_source() -> None:
     assert shown_source("/srv/kb/a/x.md", root) == "a/x.md"
     assert shown_source("https://example.com/page", root) == "https://example.com/page"
     assert shown_source("/srv/kb/a/x.md", None) == "x.md"
+    assert shown_source("/srv/other/staff.md", root) == "staff.md"  # outside: no "../"
+
+
+def test_the_filesystem_root_is_no_common_root() -> None:
+    """Public files in /tmp/a and /srv/b: relative to "/" a path is the server's layout."""
+    assert common_root(["/tmp/a", "/srv/b"]) is None
+    assert shown_source("/tmp/a/x.md", common_root(["/tmp/a", "/srv/b"])) == "x.md"
+    assert common_root(["/srv/kb/a", "/srv/kb/b"]) == "/srv/kb"

@@ -18,13 +18,15 @@ URL_PREFIXES = ("http://", "https://")
 
 
 def common_root(roots: list[str]) -> str | None:
-    """The deepest folder holding all of ``roots`` (``None``: none, or no common one)."""
+    """The deepest folder holding all of ``roots`` (``None``: none, no common one, or only the
+    filesystem's root, relative to which a path would show the server's whole layout)."""
     if not roots:
         return None
     try:
-        return os.path.commonpath(roots)
+        common = os.path.commonpath(roots)
     except ValueError:
         return None
+    return None if os.path.dirname(common) == common else common
 
 
 def public_roots(documents: Iterable[Document]) -> list[str]:
@@ -45,14 +47,17 @@ def public_root(documents: Iterable[Document]) -> str | None:
 @lru_cache(maxsize=4096)
 def shown_source(source: str, common: str | None) -> str:
     """``source`` as a reader sees it: a URL as is, else the path relative to ``common``
-    (:func:`public_root`), else the file name."""
+    (:func:`public_root`), else the file name (also for a file outside ``common``: a ``..``
+    path would show the server's folders)."""
     # cached: the same documents' labels come back page after page (path arithmetic per hit
     # was a few per cent of a served search)
     if source.startswith(URL_PREFIXES):
         return source
     if common is not None:
         try:
-            return os.path.relpath(source, common)
+            shown = os.path.relpath(source, common)
         except ValueError:
-            pass
+            shown = os.pardir
+        if shown != os.pardir and not shown.startswith(os.pardir + os.sep):
+            return shown
     return os.path.basename(source)
