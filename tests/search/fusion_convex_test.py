@@ -147,3 +147,19 @@ def test_unmarked_candidates_fuse_bit_for_bit_as_before() -> None:
     expected = 0.4 * lexical + 0.6 * dense
     got = {f.passage_id: f.score for f in fused}
     assert [got[c.passage_id] for c in candidates] == expected.tolist()
+
+
+def test_a_sole_cross_language_match_counts_when_no_applying_candidate_matched() -> None:
+    """An English question naming a code only a French page holds: BM25 matched none of the
+    English candidates, so the French page's own lexical part is fitted on every candidate's
+    score (the full lexical weight for the sole match), not on the English ones' zeros."""
+    bound = frozenset({"lexical"})
+    candidates = [
+        Candidate("en-a", {"lexical": 0.0, "dense": 0.90}, {"dense": 1}),
+        Candidate("en-b", {"lexical": 0.0, "dense": 0.85}, {"dense": 2}),
+        Candidate("fr", {"lexical": 1.6, "dense": 0.80}, {"lexical": 1, "dense": 3}, bound),
+    ]
+    fused = convex_fusion(candidates, {"lexical": 0.4, "dense": 0.6})
+    fr = next(f for f in fused if f.passage_id == "fr")
+    assert np.allclose(fr.read["lexical"], (0.4, 0.0)) and math.isclose(fr.score, 0.4)
+    assert [f.passage_id for f in fused] == ["en-a", "fr", "en-b"]  # en-b: 0.6 * 0.5

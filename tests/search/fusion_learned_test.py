@@ -264,3 +264,17 @@ def test_lazy_parts_rank_and_add_up_as_the_eager_reference(
         assert f.score == pytest.approx(r.score, abs=1e-12)
         assert dict(f.parts) == r.parts and f.ranks == r.ranks
     assert isinstance(pickle.loads(pickle.dumps(fast[0].parts)), dict)
+
+
+def test_a_sole_cross_language_match_gets_its_lexical_features_when_none_else_matched() -> None:
+    """No applying candidate matched a query word; the French page did (a code): its own
+    ``lexical_norm`` and ``lexical_share`` are on every candidate's scale (1.0), not 0."""
+    others = [
+        candidate("en-a", 0.0, 0.84, 0.70, {"dense": 1}),
+        candidate("en-b", 0.0, 0.83, 0.70, {"dense": 2}),
+    ]
+    code = Candidate("fr", {"lexical": 1.6, "dense": 0.74}, {"lexical": 1, "dense": 20},
+                     frozenset({"lexical"}))  # fmt: skip
+    x = features([*others, code], FAQ)[-1]
+    column = {f: x[i] for i, f in enumerate(FEATURES)}
+    assert column["lexical_norm"] == column["lexical_share"] == 1.0

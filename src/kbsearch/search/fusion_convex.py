@@ -23,7 +23,9 @@ still counts for it. The route's normalisation runs over the candidates it appli
 candidate's part for it is the larger of
 
 - its own: ``w_r * N_r(s_r(d))`` with the normalisation fitted on the candidates the route
-  applies to, at most the largest part any of them gets (``w_r`` for minmax and tmm), and
+  applies to, at most the largest part any of them gets (``w_r`` for minmax and tmm); when
+  none of them has a part above 0 (the route matched none of them), fitted on every
+  candidate's own score and at most ``w_r``, so a sole match still counts; and
 - the imputed one: the weighted mean of the routes that apply, ``w_r * (sum over routes a
   applying to d of w_a * N_a(s_a(d))) / (sum of w_a over routes applying to d)``,
 
@@ -160,10 +162,12 @@ def convex_fusion(
         if not mask.all():  # the others' own evidence, normalised as the route's, capped
             others = raw[~mask]
             others[np.isnan(others)] = low
+            fit, cap = scored, part[mask].max() if mask.any() else 0.0
+            if cap <= 0:  # none it applies to matched: fit on every candidate's own score
+                fit, cap = np.concatenate([scored, others]), weights[route]
             own[route] = np.zeros(len(candidates))
             own[route][~mask] = np.minimum(
-                weights[route] * normalise_as(others, scored, method, route),
-                part[mask].max() if mask.any() else 0.0,
+                weights[route] * normalise_as(others, fit, method, route), cap
             )
     imputed = _imputed(weights, routes, applies, parts)
     for route, theirs in own.items():

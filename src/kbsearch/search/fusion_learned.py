@@ -41,7 +41,8 @@ does not apply, :mod:`kbsearch.search.fusion`, :mod:`kbsearch.search.fusion_conv
 ``lexical_rank`` = min(own, ``dense_rank``), ``both`` = listed by the dense route, ``rrf`` =
 max(own, ``2 / (10 + dense_rank)``), ``convex`` = max(own, ``dense_norm``). Its own
 ``lexical_norm`` and ``lexical_share`` use the statistics of the candidates the route applies to
-(clipped to [0, 1]); those alone give the lexical normalisation and the query's lexical signals.
+(clipped to [0, 1]; when the route matched none of those, every candidate's, so a sole match
+still counts); those alone give the lexical normalisation and the query's lexical signals.
 The shipped model is monotone in each of these features (``train_fusion.py --monotone``), so more
 lexical evidence never lowers a score. The dense reading was chosen on dev over NaN features
 (with or without training copies that mark a random share of candidates lexical-missing,
@@ -171,10 +172,14 @@ def _minmax_as(x: np.ndarray, raw: np.ndarray, applies: np.ndarray) -> np.ndarra
     ``raw`` (their own score) put on the same scale, clipped to [0, 1]."""
     out = _minmax(x)
     fitted = x[applies & ~np.isnan(x)]
-    if (~applies).any() and fitted.size:
+    if (~applies).any() and fitted.size and fitted.max() > fitted.min():
         low, high = float(fitted.min()), float(fitted.max())
-        theirs = (raw - low) / (high - low) if high > low else np.zeros_like(raw)
-        out = np.where(applies, out, np.clip(theirs, 0.0, 1.0))
+        out = np.where(applies, out, np.clip((raw - low) / (high - low), 0.0, 1.0))
+    elif (~applies).any() and raw.max() > raw.min():
+        # the route gave the candidates it applies to no spread (none matched): the others'
+        # own scores are put on the scale of every candidate's, so a sole match still counts
+        low, high = float(raw.min()), float(raw.max())
+        out = np.where(applies, out, (raw - low) / (high - low))
     elif (~applies).any():
         out = np.where(applies, out, 0.0)
     return out
@@ -239,7 +244,9 @@ def _features(
     rrf_dense = 1 / (RRF_K + ranks["dense"])
     listed = (ranks["lexical"] <= DEPTH) & (ranks["dense"] <= DEPTH)
     lexical_norm = _minmax_as(lexical, raw_lexical, applies)
-    share = np.minimum(raw_lexical / top_lex, 1.0) if top_lex > 0 else np.zeros(n)
+    # the best applying BM25, or every candidate's best when none of those matched
+    top_share = top_lex if top_lex > 0 else float(raw_lexical.max())
+    share = np.minimum(raw_lexical / top_share, 1.0) if top_share > 0 else np.zeros(n)
     own = {
         "lexical_norm": lexical_norm,
         "lexical_share": share,
