@@ -10,6 +10,7 @@ from kbsearch.search.crosslang import (
     LANGUAGE_BOUND,
     is_cross_language,
     not_applicable,
+    query_language,
     query_language_among,
 )
 
@@ -39,14 +40,18 @@ def test_cross_language_passages_have_the_lexical_route_out_of_reach() -> None:
 GERMAN = "wie lange dauert die Lieferung nach Belgien"
 SPANISH = "¿cuánto tarda la entrega a Bélgica?"
 MIXED = "combien de temps does shipping take"  # es 0.43, en 0.43: no language is confident
+SHORT = "Do you deliver to Corsica?"  # es 0.71, it 0.29: langdetect unsure on a short question
 
 
-def test_a_third_language_or_an_unsure_detection_marks_nothing() -> None:
-    # before: detection preferred en/fr under 200 letters, so these came out as English
+def test_a_third_language_marks_nothing_and_an_unsure_detection_falls_back() -> None:
+    # a confidently detected third language: nothing is marked
     assert query_language_among(GERMAN, ["en", "fr"]) is None
     assert query_language_among(SPANISH, ["en", "fr"]) is None
-    assert query_language_among(MIXED, ["en", "fr"]) is None
-    assert query_language_among(MIXED, ["en", "es", "fr"]) is None  # detected, not confident
+    # unsure: the en/fr-preferring detection, when it is one of the visible languages
+    assert query_language_among(SHORT, ["en", "fr"]) == "en"
+    assert query_language_among(SHORT, ["de", "fr"]) is None
+    assert query_language_among(MIXED, ["en", "fr"]) == query_language(MIXED)
+    assert query_language_among(MIXED, ["de", "nl"]) is None
     assert query_language_among(GERMAN, ["de", "en"]) == "de"
     assert query_language_among(SPANISH, ["en", "es", "fr"]) == "es"
     assert query_language_among("the délais de livraison for Belgium", ["en", "fr"]) == "fr"

@@ -16,12 +16,17 @@ candidate is in the same language the routes' scores compare like with like, wha
 query's language, and results are the same as without this module.
 
 The query's language is the best of all langdetect's languages
-(:func:`kbsearch.language.detect_any`), trusted only on a query of at least
-:data:`kbsearch.language.MIN_LETTERS` letters detected with probability
-:data:`CONFIDENT` as one of the visible languages; otherwise it is unknown (``None``) and
-nothing is marked. Detection must not prefer the visible languages: a German question in an
-English and French index, read as English, would have every French passage's lexical
-evidence dropped for a query that matches neither language's words.
+(:func:`kbsearch.language.detect_any`) on a query of at least
+:data:`kbsearch.language.MIN_LETTERS` letters: one of the visible languages detected with
+probability :data:`CONFIDENT` is trusted; another language detected with probability
+:data:`FOREIGN` makes it unknown (``None``, nothing marked: a German question in an English and
+French index, read as English, would have every French passage's lexical evidence replaced for
+a query that matches neither language's words); an unsure detection (langdetect on a short
+question: "Do you deliver to Corsica?" comes out es 0.71, it 0.29) falls back to
+:func:`query_language`, which prefers English and French, when that is a visible language.
+Marking a candidate never discards its own lexical evidence (the fusions read the better of
+its own and the imputed), so an unsure mark costs little; a missed one leaves a lexical 0
+counted against every passage in the other language.
 """
 
 from __future__ import annotations
@@ -38,6 +43,9 @@ LANGUAGE_BOUND = frozenset({"lexical"})
 # nearly all the rest 0.86); a query mixing languages ("combien de temps does shipping take",
 # es 0.43) falls below and marks nothing
 CONFIDENT = 0.7
+# a language the index does not hold, detected this surely (German, Spanish questions: 0.99+),
+# means the query is in none of them
+FOREIGN = 0.9
 
 
 @lru_cache(maxsize=4096)
@@ -58,14 +66,18 @@ def query_language_among(query: str, languages: Sequence[str]) -> str | None:
     """The ISO 639-1 code of ``query``'s language when it can tell candidates apart: ``None``
     when ``languages`` (those the search can return) are fewer than two (without detecting
     anything), the query is too short to detect (under ``MIN_LETTERS`` letters), its most
-    likely language (of all langdetect knows) is none of them, or its probability is under
-    :data:`CONFIDENT`."""
+    likely language (of all langdetect knows) is none of them with probability at least
+    :data:`FOREIGN`, or detection is unsure and :func:`query_language` (which prefers English
+    and French) is none of them either (module docstring)."""
     if len(set(languages)) < 2 or sum(ch.isalpha() for ch in query) < MIN_LETTERS:
         return None
     found = _detected(query)
-    if found is None or found[1] < CONFIDENT:
+    if found is not None and found[0] in languages and found[1] >= CONFIDENT:
+        return found[0]
+    if found is not None and found[0] not in languages and found[1] >= FOREIGN:
         return None
-    return found[0] if found[0] in languages else None
+    preferred = query_language(query)
+    return preferred if preferred in languages else None
 
 
 def is_cross_language(query_language: str | None, document_language: str) -> bool:
