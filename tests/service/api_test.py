@@ -388,7 +388,9 @@ def test_without_keys_public_read_only_loopback(serve: Any, kb_file: Path) -> No
         assert response.status_code == 403
         deleted = c.delete("/documents/delivery")
         assert deleted.status_code == 403
-        for refused in (response, deleted):  # no key was sent: say what refuses
+        no_file = c.put("/documents/x")  # refused for who asks, before what the form lacks
+        assert no_file.status_code == 403
+        for refused in (response, deleted, no_file):  # no key was sent: say what refuses
             assert refused.json()["error"] == "this server is read-only (started without --keys)"
         assert c.get("/documents/delivery").status_code == 200
 

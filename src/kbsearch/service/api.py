@@ -135,17 +135,23 @@ async def document(service: ServiceDep, caller: CallerDep, doc_id: str) -> dict[
     return await service.engine.run_read(lambda kb: ops.document(kb, caller.audience, doc_id))
 
 
-def _writer(caller: Caller) -> None:
+async def writer_of(caller: CallerDep) -> Caller:
+    """The caller, if it may write; else 403 (a dependency, so it answers before the upload's
+    form is validated: a read-only caller learns it may not write, not what the form lacks)."""
     if caller is ANONYMOUS:  # no key was sent: the key is not what refuses
         raise HTTPException(403, "this server is read-only (started without --keys)")
     if not caller.can_write:
         raise HTTPException(403, "this key may not write")
+    return caller
+
+
+WriterDep = Annotated[Caller, Depends(writer_of)]
 
 
 @router.put("/documents/{doc_id}", summary="Add or replace a document version from a file")
 async def put_document(
     service: ServiceDep,
-    caller: CallerDep,
+    caller: WriterDep,
     doc_id: str,
     file: Annotated[UploadFile, File(description="Markdown, HTML, PDF or text.")],
     version: Annotated[str, Form()] = "1",
@@ -159,7 +165,6 @@ async def put_document(
 ) -> JSONResponse:
     """Parsed, split, embedded and written in one transaction, replacing that version; a
     file that cannot be indexed (415 unsupported format, 422 broken) changes nothing."""
-    _writer(caller)
     upload = Upload(
         doc_id=doc_id,
         filename=file.filename or "",
@@ -188,9 +193,8 @@ async def put_document(
 
 @router.delete("/documents/{doc_id}", summary="Remove a document (one version, or all)")
 async def delete_document(
-    service: ServiceDep, caller: CallerDep, doc_id: str, version: str | None = None
+    service: ServiceDep, caller: WriterDep, doc_id: str, version: str | None = None
 ) -> dict[str, Any]:
-    _writer(caller)
     removed = await service.engine.run_write(lambda kb: ops.delete(kb, doc_id, version))
     return {"doc_id": doc_id, "deleted_versions": removed}
 
