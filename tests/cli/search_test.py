@@ -118,3 +118,13 @@ def test_search_explain_shows_the_rerank_stage(db: str, fake_reranker: LengthRer
     assert sum(m["score"] is None for m in moved) == 1
     plain = json.loads(CliRunner().invoke(cli, [*args, "--rerank", "fake", "--json"]).stdout)
     assert "rerank" not in plain and all("rerank" not in h for h in plain["hits"])
+
+
+def test_search_without_a_route_takes_lexical_on_an_index_without_vectors(db: str) -> None:
+    """As the HTTP API and the page: the best route the index supports, not a failing hybrid."""
+    result = CliRunner().invoke(cli, ["search", "parcel", "--db", db, *STAFF, "--json"])
+    assert result.exit_code == 0, result.output
+    payload = json.loads(result.stdout)
+    assert payload["route"] == "lexical" and payload["hits"]
+    refused = CliRunner().invoke(cli, ["search", "parcel", "--db", db, "--rrf-k", "20"])
+    assert refused.exit_code == 2  # RRF settings: the route taken is not fused

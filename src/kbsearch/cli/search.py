@@ -121,9 +121,9 @@ def dumps(value: object) -> str:
 @click.option(
     "--route",
     type=click.Choice(ROUTES),
-    default=DEFAULT_ROUTE,
-    show_default=True,
-    help="lexical (BM25), dense (E5 vectors) or hybrid (both, fused).",
+    default=None,
+    help="lexical (BM25), dense (E5 vectors) or hybrid (both, fused)"
+    f" [default: {DEFAULT_ROUTE}; lexical on an index without vectors].",
 )
 @filter_options
 @fusion_options
@@ -133,7 +133,8 @@ def dumps(value: object) -> str:
 @min_confidence_option
 @json_option
 @color_option
-def search_command(query: str, db: str, k: int, route: str, audience: str, as_of: str | None,
+def search_command(query: str, db: str, k: int, route: str | None, audience: str,
+                   as_of: str | None,
                    lang: str | None, doc_ids: tuple[str, ...], fusion: str, rrf_k: float,
                    depth: int, weights: tuple[float, float], rerank: str | None,
                    rerank_top_n: int | None, rerank_budget_ms: float | None, explain: bool,
@@ -142,8 +143,13 @@ def search_command(query: str, db: str, k: int, route: str, audience: str, as_of
     """Search the knowledge base, with the confidence that the top K answers the query."""
     filters = make_filters(audience, as_of, lang, doc_ids)
     reranking = rerank_settings(rerank, rerank_top_n, rerank_budget_ms)
-    check_fusion_settings(route, parse_fusion(fusion), rrf_k, weights, given_fusion_settings())
+    spec = parse_fusion(fusion)
+    if route is not None:  # refused before the index is opened
+        check_fusion_settings(route, spec, rrf_k, weights, given_fusion_settings())
     with open_kb(db, embedder=embedder) as kb:
+        if route is None:  # the best route the index supports (as the HTTP API and page)
+            route = DEFAULT_ROUTE if kb.routes["dense"].available() else "lexical"
+            check_fusion_settings(route, spec, rrf_k, weights, given_fusion_settings())
         assessed = kb.assess(
             query, k=k, route=route, filters=filters, rrf_k=rrf_k, depth=depth,
             weights=weights, min_confidence=min_confidence, fusion=fusion, rerank=reranking,
