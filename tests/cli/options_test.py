@@ -14,7 +14,7 @@ from kbsearch.cli import cli
 from kbsearch.evaluation import evaluate
 from kbsearch.evaluation.compare import compare_runs
 from kbsearch.indexing import DEFAULT_ACCESS
-from kbsearch.knowledge_base import DEFAULT_K, KnowledgeBase, parse_weights
+from kbsearch.knowledge_base import DEFAULT_K, DEFAULT_ROUTE, KnowledgeBase, parse_weights
 from kbsearch.records import Filters
 from kbsearch.search.fusion import DEFAULT_RRF_K
 from kbsearch.search.fusion_methods import DEFAULT_FUSION
@@ -73,7 +73,6 @@ def test_every_option_says_what_it_does(path: tuple[str, ...]) -> None:
     ("path", "option", "function", "parameter"),
     [
         (("search",), "k", KnowledgeBase.search, "k"),
-        (("search",), "route", KnowledgeBase.search, "route"),
         (("search",), "depth", KnowledgeBase.search, "depth"),
         (("search",), "rrf_k", KnowledgeBase.search, "rrf_k"),
         (("search",), "weights", KnowledgeBase.search, "weights"),
@@ -103,9 +102,17 @@ def test_filter_defaults_are_the_library_defaults(path: tuple[str, ...]) -> None
     assert default(path, "as_of") is None and Filters().as_of is None  # today
 
 
+def option_help(name: str) -> str:
+    """The help text of ``kbsearch search``'s option ``name``."""
+    found = [p for p in command("search").params if p.name == name]
+    assert found and isinstance(found[0], click.Option)
+    return found[0].help or ""
+
+
 def test_readme_states_the_real_search_defaults() -> None:
     stated = re.search(
-        r"Search defaults: route `(\w+)`, `--k (\d+)`, audience `(\w+)`.*?`--fusion (\w+)` over "
+        r"Search defaults: route `(\w+)`(?: \([^)]*\))?, `--k (\d+)`, audience `(\w+)`"
+        r".*?`--fusion (\w+)` over "
         r"each route's top (\d+).*?`--rrf-k` \(default (\d+)\) and route `--weights` \(default "
         r"`([\d.,]+)`",
         README,
@@ -114,7 +121,9 @@ def test_readme_states_the_real_search_defaults() -> None:
     assert stated is not None, "the README's search defaults sentence changed"
     route, k, audience, fusion, depth, rrf_k, weights = stated.groups()
     assert fusion == default(("search",), "fusion") == DEFAULT_FUSION
-    assert route == default(("search",), "route")
+    # the CLI's route default is the best the index supports: hybrid, the library's default
+    assert route == library_default(KnowledgeBase.search, "route") == DEFAULT_ROUTE
+    assert default(("search",), "route") is None and DEFAULT_ROUTE in option_help("route")
     assert int(k) == default(("search",), "k") == DEFAULT_K
     assert audience == default(("search",), "audience")
     assert float(rrf_k) == default(("search",), "rrf_k") == DEFAULT_RRF_K

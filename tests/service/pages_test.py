@@ -117,5 +117,5 @@ def test_the_why_fragment_words_a_cross_language_passage_as_the_cli_does(
         e = kb.explain(query, target, k=10, fusion=fusion, filters=Filters(as_of=date(2026, 6, 1)))
     html = templates.env.get_template("why.html").render(e=e.to_dict())
     assert str(escape(e.reading("lexical"))) in html
-    assert "a lexical 0 would not count against it" in html and "max(own " in html
+    assert "a low lexical score does not count against it" in html and "max(own " in html
     assert f"{escape(e.legend())}." in html and "the parts add up to the fused score" in html

@@ -123,7 +123,7 @@ class Explanation:
         else:
             what, source, every = "its part", "imputed from the routes that apply", ""
         return (
-            f"{self.not_applicable[route]}: a {route} 0 would not count against it; fusion"
+            f"{self.not_applicable[route]}: a low {route} score does not count against it; fusion"
             f" reads {what} as max(own {own:.4f}, {source} {imputed:.4f})"
             f" = {max(own, imputed):.4f}{every}"
         )
