@@ -66,13 +66,26 @@ def write_files(root: Path, files: dict[str, str]) -> Path:
     return root
 
 
-INVENTORY = """\
-file,doc_id,title,version,effective_from,effective_to,owner,access,language,doc_type,format
+INVENTORY_HEADER = (
+    "file,doc_id,title,version,effective_from,effective_to,owner,access,language,doc_type,format\n"
+)
+INVENTORY = (
+    INVENTORY_HEADER
+    + """\
 returns-v1.md,returns,Returns policy,1,2025-01-01,2026-03-31,ops,public,en,policy,md
 returns-v2.md,returns,Returns policy,2,2026-04-01,,ops,public,en,policy,md
 goodwill.md,goodwill,Goodwill credits,1,2025-01-01,,support,staff,en,procedure,md
 delivery.md,delivery,Delivery,1,2025-01-01,,ops,public,en,policy,md
 """
+)
+
+
+def pages_inventory(count: int) -> str:
+    """An inventory of ``count`` public English FAQ pages ``p{i}.md`` (doc ``p{i}``, title
+    ``Page {i}``, version 1, in force always)."""
+    rows = "".join(f"p{i}.md,p{i},Page {i},1,,,ops,public,en,faq,md\n" for i in range(count))
+    return INVENTORY_HEADER + rows
+
 
 FILES = {
     "inventory.csv": INVENTORY,

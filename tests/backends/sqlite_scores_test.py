@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from support import FILES, FakeEmbedder, indexed_kb, write_files
+from support import FILES, FakeEmbedder, indexed_kb, pages_inventory, write_files
 
 import kbsearch
 from kbsearch.backends.sqlite import SqliteBackend
@@ -71,11 +71,7 @@ def test_clamped_fill_and_sql_path_score_as_the_list(tmp_path: Path) -> None:
               "Our warranty lasts two years.", "Direct debit is taken monthly.",
               "Parcels arrive quickly.", "Gift cards never expire."]  # fmt: skip
     texts = {f"p{i}.md": f"# Page {i}\n\n## Part\n\n{b}\n" for i, b in enumerate(bodies)}
-    rows = "".join(f"p{i}.md,p{i},Page {i},1,,,ops,public,en,faq,md\n" for i in range(6))
-    texts["inventory.csv"] = (
-        "file,doc_id,title,version,effective_from,effective_to,owner,access,language,"
-        "doc_type,format\n" + rows
-    )
+    texts["inventory.csv"] = pages_inventory(6)
     docs = write_files(tmp_path / "docs", texts)
     with kbsearch.open_kb(tmp_path / "kb.db", create=True, embedder="none") as kb:
         kb.index([docs], inventory=docs / "inventory.csv")

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from support import FILES, FakeEmbedder, indexed_kb, write_files
+from support import FILES, FakeEmbedder, indexed_kb, pages_inventory, write_files
 
 import kbsearch
 from kbsearch.backends.sqlite import Snapshot
@@ -145,11 +145,7 @@ def test_clamped_term_fills_a_short_list(tmp_path: Path) -> None:
             ]
         )
     }
-    rows = "".join(f"p{i}.md,p{i},Page {i},1,,,ops,public,en,faq,md\n" for i in range(6))
-    texts["inventory.csv"] = (
-        "file,doc_id,title,version,effective_from,effective_to,owner,access,language,"
-        "doc_type,format\n" + rows
-    )
+    texts["inventory.csv"] = pages_inventory(6)
     docs = write_files(tmp_path / "docs", texts)
     with kbsearch.open_kb(tmp_path / "kb.db", create=True, embedder="none") as kb:
         kb.index([docs], inventory=docs / "inventory.csv")
