@@ -138,6 +138,11 @@ class KnowledgeBase(Indexing, Contents):
         """The in-memory lexical index of the audience's FTS5 table (current generation)."""
         return self.backend.impact_index(audience)
 
+    def best_route(self) -> str:
+        """The route a search takes when none is named: ``DEFAULT_ROUTE`` (hybrid) when the
+        index has vectors, else lexical, the only route it can search."""
+        return DEFAULT_ROUTE if self.routes["dense"].available() else "lexical"
+
     def ranking(
         self, route: str, query: str, filters: Filters, depth: int
     ) -> list[tuple[str, float]]:

@@ -12,7 +12,6 @@ import click
 
 from kbsearch.knowledge_base import DEFAULT_ROUTE, open_kb
 from kbsearch.records import ROUTES
-from kbsearch.search import HYBRID
 from kbsearch.search.abstain import decision_fields
 from kbsearch.search.explain import RerankPosition, rerank_position
 from kbsearch.search.fusion_methods import parse_fusion
@@ -148,7 +147,7 @@ def search_command(query: str, db: str, k: int, route: str | None, audience: str
         check_fusion_settings(route, spec, rrf_k, weights, given_fusion_settings())
     with open_kb(db, embedder=embedder) as kb:
         if route is None:  # the best route the index supports (as the HTTP API and page)
-            route = DEFAULT_ROUTE if kb.routes["dense"].available() else "lexical"
+            route = kb.best_route()
             check_fusion_settings(route, spec, rrf_k, weights, given_fusion_settings())
         assessed = kb.assess(
             query, k=k, route=route, filters=filters, rrf_k=rrf_k, depth=depth,
@@ -213,7 +212,7 @@ def explain_command(query: str, passage_id: str, db: str, audience: str, as_of: 
     filters = make_filters(audience, as_of, lang, doc_ids)
     reranking = rerank_settings(rerank, rerank_top_n, rerank_budget_ms)
     with open_kb(db) as kb:
-        searched = route or (HYBRID if kb.routes["dense"].available() else "lexical")
+        searched = route or kb.best_route()
         check_fusion_settings(
             searched, parse_fusion(fusion), rrf_k, weights, given_fusion_settings()
         )

@@ -17,7 +17,6 @@ from ..filters import parse_day
 from ..ingest.metadata import known_language
 from ..knowledge_base import DEFAULT_K, KnowledgeBase
 from ..records import ROUTES, Filters
-from ..search import HYBRID
 from ..search.abstain import decision_fields
 from .present import Catalogue, document_summary, hit_dict, passage_dict, visible_documents
 
@@ -39,11 +38,6 @@ LEXICAL = "lexical"
 BEST = ""  # a request's route when it names none: the best the index supports
 
 
-def best_route(kb: KnowledgeBase) -> str:
-    """Hybrid when the index has vectors, else lexical (the only route it can search)."""
-    return HYBRID if kb.routes["dense"].available() else LEXICAL
-
-
 def available_routes(kb: KnowledgeBase) -> tuple[str, ...]:
     """The routes ``kb`` can search: all of them, or lexical alone without vectors."""
     return ROUTES if kb.routes["dense"].available() else (LEXICAL,)
@@ -52,8 +46,8 @@ def available_routes(kb: KnowledgeBase) -> tuple[str, ...]:
 @dataclass(frozen=True)
 class SearchArgs:
     """One search request: ``k`` hits from ``offset`` (0-based) in ``route`` (``BEST``: the
-    best the index supports, :func:`best_route`); ``min_confidence``: the abstention stage's
-    threshold (``None``: the model's)."""
+    best the index supports, :meth:`KnowledgeBase.best_route`); ``min_confidence``: the
+    abstention stage's threshold (``None``: the model's)."""
 
     q: str
     k: int = DEFAULT_K
@@ -119,7 +113,8 @@ def search(kb: KnowledgeBase, audience: str, args: SearchArgs, limits: Limits) -
     """One page of hits, as ``kbsearch search --json`` (with ``answerable``, ``confidence``
     and ``min_confidence`` from the abstention stage, all ``None`` for an index without
     vectors) plus ``offset`` and ``next_offset`` (``None`` on the last page) and each hit's
-    document labels; ``route`` is the route searched (without one, :func:`best_route`).
+    document labels; ``route`` is the route searched (without one,
+    :meth:`KnowledgeBase.best_route`).
 
     Raises:
         QueryError, InvalidArgumentError: see :func:`check_search` and
@@ -127,7 +122,7 @@ def search(kb: KnowledgeBase, audience: str, args: SearchArgs, limits: Limits) -
     """
     check_search(args, limits)
     filters = make_filters(audience, args.as_of, args.lang, args.doc)
-    route = args.route or best_route(kb)
+    route = args.route or kb.best_route()
     # one more than the page, to know whether another page follows; the stage never
     # reorders, so the hits are the plain search's
     assessed = kb.assess(

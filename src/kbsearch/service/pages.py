@@ -15,6 +15,7 @@ from fastapi.templating import Jinja2Templates
 from markupsafe import Markup, escape
 
 from ..errors import KbsearchError
+from ..search import HYBRID
 from ..search.answer import NO_ANSWER
 from . import operations as ops
 from .context import COOKIE, HERE, Service, caller_of, service_of
@@ -88,7 +89,7 @@ async def search_page(
         languages, routes = await service.engine.run_read(facts)
     context = {
         "q": q,
-        "route": route or (ops.HYBRID if ops.HYBRID in routes else ops.LEXICAL),
+        "route": route or (HYBRID if HYBRID in routes else ops.LEXICAL),
         "keyword_only": routes == (ops.LEXICAL,),
         "routes": routes,
         "as_of": as_of,
