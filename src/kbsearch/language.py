@@ -7,7 +7,9 @@ and clear enough; otherwise the best preferred candidate, or the default, is use
 
 from __future__ import annotations
 
-from langdetect import DetectorFactory, detect_langs
+import threading
+
+from langdetect import DetectorFactory, detect_langs, detector_factory
 from langdetect.lang_detect_exception import LangDetectException
 
 MIN_LETTERS = 20  # below this many letters a guess is noise; return the default
@@ -31,11 +33,34 @@ def _candidates(text: str) -> list[tuple[str, float]]:
     empty below ``MIN_LETTERS`` letters or when detection fails."""
     if sum(ch.isalpha() for ch in text) < MIN_LETTERS:
         return []
+    _load_profiles()
     DetectorFactory.seed = 0
     try:
         return [(c.lang.split("-", 1)[0].lower(), c.prob) for c in detect_langs(text)]
     except LangDetectException:
         return []
+
+
+_profiles_lock = threading.Lock()
+_profiles_ready = False
+
+
+def _load_profiles() -> None:
+    """Load langdetect's profiles once per process, with each n-gram's probability row (a list
+    of 55 floats, ~87,000 of them) made a tuple. langdetect only indexes those rows; as lists
+    they are containers the cyclic garbage collector walks at every full collection (150 to
+    200 ms each in a served index under load, every ~2 s: the p99 of ``http_load.py``), while
+    a tuple of floats is untracked after its first collection."""
+    global _profiles_ready
+    if _profiles_ready:
+        return
+    with _profiles_lock:
+        if not _profiles_ready:
+            detector_factory.init_factory()
+            table = detector_factory._factory.word_lang_prob_map
+            for ngram, row in table.items():
+                table[ngram] = tuple(row)
+            _profiles_ready = True
 
 
 def detect_language(text: str, default: str = "en") -> str:

@@ -169,3 +169,32 @@ def test_the_wal_starts_over_while_snapshots_stay_pinned(engine: Engine, tmp_pat
     # the re-pinning); one that starts over stays within a few writes' pages (a write that
     # comes before the re-pin appends instead: up to ~600 KB seen)
     assert wal.stat().st_size - before < 60 * len(body)
+
+
+def test_settle_searches_every_route_then_freezes_the_heap(
+    kb_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``serve`` settles the service before it listens: the first snapshot serves, one search
+    per route has loaded what searches need, and the startup heap is frozen (``gc.freeze``,
+    recorded here rather than applied to the test process)."""
+    from kbsearch.service import context, create_app
+
+    routes: list[str] = []
+    frozen: list[bool] = []
+    search = context.search
+
+    def recorded(kb: KnowledgeBase, audience: str, args: Any, limits: Any) -> Any:
+        routes.append(args.route)
+        assert audience == "public"
+        return search(kb, audience, args, limits)
+
+    monkeypatch.setattr(context, "search", recorded)
+    monkeypatch.setattr(context.gc, "freeze", lambda: frozen.append(True))
+    app = create_app(kb_file, embedder=FakeEmbedder())
+    try:
+        app.state.service.settle()
+        assert app.state.service.engine.snapshots.generation is not None
+    finally:
+        app.state.service.engine.close()
+    assert sorted(routes) == ["dense", "hybrid", "lexical"]
+    assert frozen == [True]

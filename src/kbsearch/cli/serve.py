@@ -79,6 +79,7 @@ def serve_command(db: str, host: str, port: int, keys: str | None, workers: int,
     outdated = outdated_embedder(app.state.service.engine.embedder)
     if outdated:
         access_log.note(outdated)
+    app.state.service.settle()
     access_log.note(f"serving {db} on http://{host}:{port} (search page at /, API at /docs)")
     uvicorn.run(app, host=host, port=port, access_log=False, log_level="warning")
 

@@ -3,7 +3,9 @@ who the caller is (:func:`caller_of`: from the key, never from a request paramet
 
 from __future__ import annotations
 
+import gc
 import ipaddress
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +15,7 @@ from starlette.exceptions import HTTPException
 from .engine import Engine
 from .keys import ANONYMOUS, Caller, KeyRing
 from .metrics import Metrics
-from .operations import Limits
+from .operations import Limits, SearchArgs, available_routes, search
 
 HERE = Path(__file__).parent
 COOKIE = "kbsearch_key"
@@ -30,6 +32,29 @@ class Service:
         self.limits = limits
         self.report = report
         self.metrics = Metrics()
+
+    def settle(self, timeout: float = 60.0) -> None:
+        """Get a serving process ready for steady load: wait (at most ``timeout`` seconds)
+        for the first snapshot, run one search per route the index supports (loading the
+        query encoder's session, the language profiles and every per-generation part), then
+        collect garbage and freeze what is left (:func:`gc.freeze`).
+
+        Why the freeze: the cyclic garbage collector's full collections walk every container
+        the process holds; with the startup heap (modules, FastAPI's models, the tokenizer's
+        and fusion model's tables, ~100,000 containers) each took 50 to 110 ms under load, every
+        one to two seconds, stalling every search thread at once (the p99 of
+        ``benchmarks/http_load.py``: 352 ms at 8 clients, hybrid). Frozen objects are still
+        freed by reference counting; only the startup heap's reference cycles, none of them
+        garbage after the collection above, are never examined again.
+        """
+        engine = self.engine
+        if engine.snapshots is not None:
+            engine.snapshots.wait_for(engine.kb.store.generation(), timeout)
+        for route in available_routes(engine.kb):
+            args = SearchArgs(q="opening hours delivery heures d'ouverture", route=route)
+            engine.read(partial(search, audience="public", args=args, limits=self.limits))
+        gc.collect()
+        gc.freeze()
 
     def caller(self, request: Request) -> Caller:
         """Who sent ``request``.
