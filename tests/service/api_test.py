@@ -148,6 +148,17 @@ def test_missing_or_unknown_key_is_401(
     assert "key" in response.json()["error"]
 
 
+@pytest.mark.parametrize(
+    "path",
+    ["/search?query=kit", "/search", "/search?q=kit&k=ten", "/search?q=kit&audience=staff",
+     "/explain?q=kit&passage_id=x&bogus=1", "/documents?page=2"],
+)  # fmt: skip
+def test_no_key_is_401_whatever_the_parameters(client: httpx.Client, path: str) -> None:
+    response = client.get(path)
+    assert response.status_code == 401, response.text
+    assert response.json()["error"] == "an API key is required"
+
+
 def test_x_api_key_header_works(client: httpx.Client) -> None:
     response = client.get("/documents", headers={"X-API-Key": STAFF_READ})
     assert response.status_code == 200

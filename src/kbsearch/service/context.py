@@ -113,6 +113,10 @@ async def caller_of(request: Request) -> Caller:
     return caller
 
 
+def _needs_caller(dependant: Any) -> bool:
+    return any(sub.call is caller_of or _needs_caller(sub) for sub in dependant.dependencies)
+
+
 def _query_names(dependant: Any) -> set[str]:
     names = {p.alias for p in dependant.query_params}
     for sub in dependant.dependencies:
@@ -123,10 +127,13 @@ def _query_names(dependant: Any) -> set[str]:
 async def known_parameters(request: Request) -> None:
     """Rejects (422) a query parameter the endpoint does not take: a misspelt or unsupported
     option (``fusion=``, ``rrf_k=`` on ``/search``) would otherwise be ignored silently.
-    ``audience`` gets its own message (:func:`caller_of`)."""
+    ``audience`` gets its own message (:func:`caller_of`). An endpoint that needs a key
+    authenticates first: without a key the answer is 401, whatever the parameters."""
     dependant = getattr(request.scope.get("route"), "dependant", None)
     if dependant is None:
         return
+    if _needs_caller(dependant):
+        await caller_of(request)
     known = _query_names(dependant)
     unknown = sorted(set(request.query_params) - known - {"audience"})
     if unknown:
