@@ -131,6 +131,47 @@ def test_post_search_refuses_an_audience_field(client: httpx.Client) -> None:
     no_staff_text(response)
 
 
+@pytest.mark.parametrize(
+    ("send", "message"),
+    [
+        ({"json": {"query": "kit"}}, "unknown field 'query' (did you mean 'q'?)"),
+        ({"json": {"q": "kit", "asof": "2026-01-01"}}, "'asof' (did you mean 'as_of'"),
+        ({"data": {"q": "kit"}}, "the body must be a JSON object"),
+        ({"content": b"q=kit", "headers": {"Content-Type": "application/json"}},
+         "the body must be a JSON object"),
+        ({"json": ["kit"]}, "the body must be a JSON object"),
+        ({"json": {"q": "kit", "audience": "public"}},
+         "audience comes from the API key, not the request"),
+        ({"json": {}}, "field 'q' is required"),
+        ({"json": {"q": "kit", "k": "ten"}}, "k: Input should be a valid integer"),
+    ],
+)  # fmt: skip
+def test_post_search_names_what_is_wrong_with_the_body(
+    client: httpx.Client, send: dict[str, Any], message: str
+) -> None:
+    headers = auth(PUBLIC_READ) | send.pop("headers", {})
+    response = client.post("/search", headers=headers, **send)
+    assert response.status_code == 422
+    assert message in response.json()["error"]
+
+
+@pytest.mark.parametrize("body", [b"q=kit", b'{"query": "kit"}', b"{"])
+def test_post_search_without_a_key_is_401_whatever_the_body(
+    client: httpx.Client, body: bytes
+) -> None:
+    response = client.post("/search", content=body, headers={"Content-Type": "application/json"})
+    assert response.status_code == 401
+
+
+def test_post_search_body_is_documented(client: httpx.Client) -> None:
+    spec = client.get("/openapi.json").json()
+    schema = spec["paths"]["/search"]["post"]["requestBody"]["content"]["application/json"]
+    schema = schema["schema"]
+    if "$ref" in schema:
+        schema = spec["components"]["schemas"][schema["$ref"].rsplit("/", 1)[1]]
+    assert schema["required"] == ["q"] and "min_confidence" in schema["properties"]
+
+
 # -- keys --------------------------------------------------------------------------------------
 
 

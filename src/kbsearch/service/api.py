@@ -3,11 +3,13 @@ metrics. Every route takes the audience from the caller's key (:func:`caller_of`
 
 from __future__ import annotations
 
+import difflib
+import json
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, File, Form, Query, Request, UploadFile
 from fastapi.responses import JSONResponse, Response
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.exceptions import HTTPException
 
 from . import operations as ops
@@ -66,8 +68,60 @@ async def search_get(
     return await _search(service, caller, args)
 
 
-@router.post("/search", summary="Search (JSON body)")
-async def search_post(service: ServiceDep, caller: CallerDep, body: SearchBody) -> dict[str, Any]:
+# what a caller coming from another search API may send instead of a field's name
+FIELD_HINTS = {"query": "q", "question": "q", "text": "q", "limit": "k", "top_k": "k"}
+
+
+def _unknown_field(name: str) -> str:
+    known = list(SearchBody.model_fields)
+    hint = FIELD_HINTS.get(name) or next(iter(difflib.get_close_matches(name, known, n=1)), None)
+    guess = f" (did you mean {hint!r}?)" if hint else ""
+    return f"unknown field {name!r}{guess}; the body takes: {', '.join(known)}"
+
+
+def _body_problem(error: dict[str, Any]) -> str:
+    name = ".".join(str(x) for x in error.get("loc", ())) or "body"
+    if error.get("type") == "extra_forbidden":
+        return _unknown_field(name)
+    if error.get("type") == "missing":
+        return f"field {name!r} is required"
+    return f"{name}: {error.get('msg', 'invalid')}"
+
+
+async def search_body(request: Request, caller: CallerDep) -> SearchBody:
+    """The body of ``POST /search``, read here rather than by FastAPI so that the key is
+    checked first (no key is 401, whatever the body) and each problem is named (422)."""
+    try:
+        data = json.loads(await request.body())
+    except (ValueError, UnicodeDecodeError):
+        data = None
+    if not isinstance(data, dict):
+        raise HTTPException(
+            422,
+            'the body must be a JSON object (Content-Type: application/json), e.g. {"q": "..."}',
+        )
+    if "audience" in data:
+        raise HTTPException(422, "audience comes from the API key, not the request")
+    try:
+        return SearchBody.model_validate(data)
+    except ValidationError as error:
+        # an unknown field first: {"query": ...} is a misnamed q before it is a missing one
+        problems = sorted(
+            error.errors(include_url=False), key=lambda e: e["type"] != "extra_forbidden"
+        )
+        raise HTTPException(422, "; ".join(_body_problem(dict(e)) for e in problems)) from None
+
+
+BODY_SCHEMA = {
+    "required": True,
+    "content": {"application/json": {"schema": SearchBody.model_json_schema()}},
+}
+
+
+@router.post("/search", summary="Search (JSON body)", openapi_extra={"requestBody": BODY_SCHEMA})
+async def search_post(
+    service: ServiceDep, caller: CallerDep, body: Annotated[SearchBody, Depends(search_body)]
+) -> dict[str, Any]:
     doc = ops.doc_list(body.doc) or ()
     args = ops.SearchArgs(
         body.q, body.k, body.route, body.as_of, body.lang, doc, body.offset, body.min_confidence

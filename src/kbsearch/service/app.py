@@ -60,10 +60,16 @@ def _error(status: int, message: str, headers: dict[str, str] | None = None) -> 
     return JSONResponse({"error": message}, status_code=status, headers=headers)
 
 
+LOCATIONS = ("query", "body", "path", "header", "cookie")
+
+
 def _validation_message(exc: RequestValidationError) -> str:
     parts = []
     for item in exc.errors():
-        where = ".".join(str(x) for x in item.get("loc", ()) if x not in ("query", "body", "path"))
+        loc = tuple(item.get("loc", ()))
+        if loc and loc[0] in LOCATIONS:  # where FastAPI found it, not a name (a field may be
+            loc = loc[1:]  # called "query")
+        where = ".".join(str(x) for x in loc)
         parts.append(f"{where or 'request'}: {item.get('msg', 'invalid')}")
     return "; ".join(parts)
 
