@@ -323,7 +323,9 @@ def test_put_adds_then_replaces_a_document(client: httpx.Client) -> None:
     added = put(client, "giftwrap", "wrap.md", NEW_FAQ, access="public", language="en")
     assert added.status_code == 201, added.text
     assert added.json() == {"doc_id": "giftwrap", "version": "1", "status": "added",
-                            "passages": 1}  # fmt: skip
+                            "passages": 1, "title": "Gift wrap", "access": "public",
+                            "language": "en", "effective_from": "", "effective_to": "",
+                            "owner": "", "doc_type": ""}  # fmt: skip
     hits = get(client, "/search", q="recycled paper wrap", k=1).json()["hits"]
     assert hits[0]["passage_id"] == "giftwrap@v1#wrapping"
     assert hits[0]["source"].endswith("wrap.md") and hits[0]["title"] == "Gift wrap"
@@ -382,6 +384,26 @@ def test_bad_upload_leaves_the_previous_version(
     assert message in response.json()["error"]
     assert get(client, passage_url("delivery@v1#late-parcel")).json() == before
     assert get(client, "/documents/delivery").json()["versions"][0]["passages"] == 2
+
+
+def test_put_refuses_an_unknown_field_and_writes_nothing(client: httpx.Client) -> None:
+    response = put(client, "giftwrap", "wrap.md", NEW_FAQ, access="public", colour="red")
+    assert response.status_code == 422
+    message = response.json()["error"]
+    assert message.startswith("unknown field(s) colour; this endpoint takes: access, doc_type,")
+    assert "file" in message and "version" in message
+    assert get(client, "/documents/giftwrap", STAFF_READ).status_code == 404
+
+
+def test_a_reupload_without_access_says_it_is_staff_again(client: httpx.Client) -> None:
+    first = put(client, "giftwrap", "wrap.md", NEW_FAQ, access="public", owner="ops")
+    assert first.json()["access"] == "public" and first.json()["owner"] == "ops"
+    again = put(client, "giftwrap", "wrap.md", NEW_FAQ.replace(b"3 euros", b"4 euros"))
+    assert again.status_code == 200, again.text
+    # the defaults, not the previous version's values: visible in the answer
+    assert again.json()["access"] == "staff" and again.json()["owner"] == ""
+    assert again.json()["language"] == "en"  # detected
+    assert get(client, "/documents/giftwrap").status_code == 404
 
 
 def test_put_with_bad_metadata_is_422(client: httpx.Client) -> None:

@@ -202,7 +202,26 @@ async def writer_of(caller: CallerDep) -> Caller:
 WriterDep = Annotated[Caller, Depends(writer_of)]
 
 
-@router.put("/documents/{doc_id}", summary="Add or replace a document version from a file")
+async def known_fields(request: Request, caller: WriterDep) -> None:
+    """Rejects (422) a form field the endpoint does not take (``colour=``, ``acess=``), as
+    :func:`known_parameters` does a query parameter: it would be dropped silently."""
+    dependant = getattr(request.scope.get("route"), "dependant", None)
+    if dependant is None:
+        return
+    known = {p.alias for p in dependant.body_params}
+    unknown = sorted(set((await request.form()).keys()) - known)
+    if unknown:
+        takes = ", ".join(sorted(known))
+        raise HTTPException(
+            422, f"unknown field(s) {', '.join(unknown)}; this endpoint takes: {takes}"
+        )
+
+
+@router.put(
+    "/documents/{doc_id}",
+    summary="Add or replace a document version from a file",
+    dependencies=[Depends(known_fields)],
+)
 async def put_document(
     service: ServiceDep,
     caller: WriterDep,
@@ -218,7 +237,9 @@ async def put_document(
     doc_type: Annotated[str, Form()] = "",
 ) -> JSONResponse:
     """Parsed, split, embedded and written in one transaction, replacing that version; a
-    file that cannot be indexed (415 unsupported format, 422 broken) changes nothing."""
+    file that cannot be indexed (415 unsupported format, 422 broken) changes nothing. A field
+    left out takes its default (``access``: staff), not the previous version's; the answer
+    states the metadata stored."""
     upload = Upload(
         doc_id=doc_id,
         filename=file.filename or "",
@@ -241,6 +262,7 @@ async def put_document(
         "version": result.version,
         "status": result.status,
         "passages": result.passages,
+        **result.metadata,
     }
     return JSONResponse(body, status_code=201 if result.status == "added" else 200)
 

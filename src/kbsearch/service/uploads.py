@@ -83,12 +83,18 @@ class Upload:
             raise InvalidArgumentError("effective_to is before effective_from")
 
 
+# the metadata an upload sets (a form field each); one left out takes its default, not the
+# previous version's value
+METADATA = ("title", "access", "language", "effective_from", "effective_to", "owner", "doc_type")
+
+
 @dataclass(frozen=True)
 class WriteResult:
     doc_id: str
     version: str
     status: str  # "added", "updated" or "unchanged"
     passages: int
+    metadata: dict[str, str]  # as stored: the defaults and the detected language applied
 
 
 def uploads_dir(kb: KnowledgeBase) -> Path:
@@ -123,12 +129,14 @@ def write_upload(kb: KnowledgeBase, upload: Upload) -> WriteResult:
         if other != target and other.is_file():
             other.unlink()
     status = "added" if report.added else "updated" if report.updated else "unchanged"
-    count = sum(
-        d.passages
+    (stored,) = (
+        d
         for d in kb.documents()
         if (d.document.doc_id, d.document.version) == (upload.doc_id, upload.version)
     )
-    return WriteResult(upload.doc_id, upload.version, status, count)
+    fields = stored.document.to_dict()
+    metadata = {name: str(fields[name]) for name in METADATA}
+    return WriteResult(upload.doc_id, upload.version, status, stored.passages, metadata)
 
 
 def _replace(kb: KnowledgeBase, upload: Upload, target: Path) -> IndexReport:
