@@ -433,6 +433,20 @@ def test_delete_a_version_then_the_document(client: httpx.Client) -> None:
     assert hits and all(h["doc_id"] != "returns" for h in hits)
 
 
+def test_deleting_a_missing_version_names_the_version(client: httpx.Client) -> None:
+    for doc_id in ("returns", "goodwill"):  # a staff writer sees both
+        gone = client.delete(
+            f"/documents/{doc_id}", params={"version": "9"}, headers=auth(STAFF_WRITE)
+        )
+        assert gone.status_code == 404
+        assert gone.json()["error"] == f"document '{doc_id}' has no version '9'"
+    missing = client.delete(
+        "/documents/nothing", params={"version": "9"}, headers=auth(STAFF_WRITE)
+    )
+    assert missing.json()["error"] == "no document 'nothing' for this audience"
+    assert len(get(client, "/documents/returns").json()["versions"]) == 2
+
+
 # -- time limit, loopback, metrics, logs -------------------------------------------------------
 
 

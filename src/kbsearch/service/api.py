@@ -271,7 +271,9 @@ async def put_document(
 async def delete_document(
     service: ServiceDep, caller: WriterDep, doc_id: str, version: str | None = None
 ) -> dict[str, Any]:
-    removed = await service.engine.run_write(lambda kb: ops.delete(kb, doc_id, version))
+    removed = await service.engine.run_write(
+        lambda kb: ops.delete(kb, caller.audience, doc_id, version)
+    )
     return {"doc_id": doc_id, "deleted_versions": removed}
 
 

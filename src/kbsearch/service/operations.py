@@ -234,19 +234,22 @@ def document(kb: KnowledgeBase, audience: str, doc_id: str) -> dict[str, Any]:
     }
 
 
-def delete(kb: KnowledgeBase, doc_id: str, version: str | None) -> list[str]:
-    """Remove ``doc_id`` (one version, or all), each in one transaction; the versions removed.
+def delete(kb: KnowledgeBase, audience: str, doc_id: str, version: str | None) -> list[str]:
+    """Remove ``doc_id`` (one version, or all) as ``audience`` sees it, each version in one
+    transaction; the versions removed.
 
     Raises:
-        DocumentNotFoundError: no such document or version.
+        DocumentNotFoundError: no such document, or none visible to ``audience`` (one message
+            for missing and hidden); or no such version of a document ``audience`` sees.
     """
-    versions = [
-        d.document.version
-        for d in kb.documents()
-        if d.document.doc_id == doc_id and version in (None, d.document.version)
+    seen = [
+        d.document.version for d in visible_documents(kb, audience) if d.document.doc_id == doc_id
     ]
-    if not versions:
+    if not seen:
         raise DocumentNotFoundError(f"no document {doc_id!r} for this audience")
+    versions = [v for v in seen if version in (None, v)]
+    if not versions:
+        raise DocumentNotFoundError(f"document {doc_id!r} has no version {version!r}")
     from .uploads import uploads_dir
 
     for v in versions:

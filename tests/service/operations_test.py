@@ -1,0 +1,37 @@
+"""The service's operations on a knowledge base, below HTTP: what only a caller that HTTP
+cannot produce reaches (a write key is always staff, so a public deletion is tested here)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from support import FakeEmbedder
+
+import kbsearch
+from kbsearch.service import operations as ops
+
+
+@pytest.mark.parametrize("version", ["9", "1", None])
+def test_deleting_a_hidden_document_is_the_same_404_as_a_missing_one(
+    kb_file: Path, version: str | None
+) -> None:
+    with kbsearch.open_kb(kb_file, embedder=FakeEmbedder()) as kb:
+        with pytest.raises(ops.DocumentNotFoundError) as hidden:
+            ops.delete(kb, "public", "goodwill", version)
+        with pytest.raises(ops.DocumentNotFoundError) as missing:
+            ops.delete(kb, "public", "nothing", version)
+        assert str(hidden.value) == "no document 'goodwill' for this audience"
+        assert str(missing.value) == "no document 'nothing' for this audience"
+        assert [d.document.version for d in kb.documents() if d.document.doc_id == "goodwill"] == [
+            "1"
+        ]
+
+
+def test_a_missing_version_of_a_visible_document_is_named(kb_file: Path) -> None:
+    with kbsearch.open_kb(kb_file, embedder=FakeEmbedder()) as kb:
+        with pytest.raises(
+            ops.DocumentNotFoundError, match="document 'returns' has no version '9'"
+        ):
+            ops.delete(kb, "public", "returns", "9")
+        assert ops.delete(kb, "staff", "goodwill", "1") == ["1"]
