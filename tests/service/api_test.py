@@ -7,6 +7,7 @@ import asyncio
 import io
 import json
 import logging
+import re
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -215,6 +216,17 @@ def test_openapi_is_published(client: httpx.Client) -> None:
     assert client.get("/docs").status_code == 200
     paths = client.get("/openapi.json").json()["paths"]
     assert {"/search", "/explain", "/documents", "/documents/{doc_id}", "/healthz"} <= set(paths)
+
+
+def test_api_docs_load_nothing_from_another_host(client: httpx.Client) -> None:
+    html = client.get("/docs")
+    assert html.status_code == 200 and "text/html" in html.headers["content-type"]
+    urls = re.findall(r"""(?:src|href)=["']([^"']+)["']|url: *['"]([^'"]+)['"]""", html.text)
+    found = [u for pair in urls for u in pair if u]
+    assert len(found) == 4 and not [u for u in found if "//" in u], found  # js, css, icon, spec
+    for url in found:
+        assert client.get(url).status_code == 200, url
+    assert client.get("/redoc").status_code == 404  # off: it fetches a logo from cdn.redoc.ly
 
 
 # -- the audience rules ------------------------------------------------------------------------

@@ -71,3 +71,33 @@ def test_search_why_and_as_of_in_a_browser(
     keep = os.environ.get("KBSEARCH_ARTIFACTS")
     if keep:  # CI may collect the screenshots
         shutil.copytree(shots, Path(keep) / "screenshots", dirs_exist_ok=True)
+
+
+def test_api_docs_render_with_no_other_host(chromium: str, serve: Any, kb_file: Path) -> None:
+    """Swagger UI draws the API from this server's files alone: every request to another host
+    is refused (as offline) and recorded."""
+    from playwright.sync_api import Route, expect, sync_playwright
+
+    server = serve(kb_file)
+    elsewhere: list[str] = []
+
+    def only_this_server(route: Route) -> None:
+        if route.request.url.startswith(server.url + "/"):
+            route.continue_()
+        else:
+            elsewhere.append(route.request.url)
+            route.abort()
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(
+            executable_path=chromium, args=["--headless", "--no-sandbox", "--disable-gpu"]
+        )
+        try:
+            page = browser.new_page()
+            page.route("**/*", only_this_server)
+            page.goto(server.url + "/docs")
+            path = page.locator(".opblock-summary-path").filter(has_text="/search").first
+            expect(path).to_be_visible()  # one block per operation, drawn from /openapi.json
+        finally:
+            browser.close()
+    assert elsewhere == []

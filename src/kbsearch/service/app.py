@@ -29,6 +29,7 @@ from .. import errors
 from ..embedders import Embedder
 from . import access_log
 from .context import HERE, Service
+from .docs import install_docs
 from .engine import Engine, SearchTimeout
 from .keys import Caller, KeyRing
 from .operations import DocumentNotFoundError, Limits
@@ -178,6 +179,8 @@ def create_app(
         "audience and version filters and explanations.",
         version=_version(),
         lifespan=lifespan,
+        docs_url=None,  # served from this server's files, not a CDN (docs.py)
+        redoc_url=None,
     )
     app.state.service = service
     _install_handlers(app)
@@ -187,6 +190,7 @@ def create_app(
     app.include_router(api.router)
     app.include_router(pages.router)
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
+    install_docs(app, "kbsearch")
     return app
 
 
