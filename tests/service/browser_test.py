@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -25,47 +27,55 @@ def chromium() -> str:
     return CHROMIUM
 
 
-def test_search_why_and_as_of_in_a_browser(
-    chromium: str, serve: Any, kb_file: Path, tmp_path: Path
-) -> None:
-    from playwright.sync_api import expect, sync_playwright
+@contextmanager
+def new_page(chromium: str) -> Iterator[Any]:
+    """A page of a headless Chromium, closed on leaving."""
+    from playwright.sync_api import sync_playwright
 
-    server = serve(kb_file)
-    shots = tmp_path / "screenshots"
-    shots.mkdir()
     with sync_playwright() as p:
         browser = p.chromium.launch(
             executable_path=chromium, args=["--headless", "--no-sandbox", "--disable-gpu"]
         )
         try:
-            page = browser.new_page()
-            page.goto(server.url + "/")
-            page.get_by_label("Question").fill("return unused items")
-            page.keyboard.press("Enter")
-            first = page.locator("li.hit").first
-            expect(first.locator("h2.title")).to_contain_text("Returns policy")
-            expect(first.locator(".version")).to_have_text("version 2")
-            expect(first.locator(".snippet")).to_contain_text("45 days")
-            expect(first.locator(".snippet mark").first).to_have_text("Return")
-            expect(first.locator(".dates")).to_contain_text("2026-04-01")
-
-            # "why" by keyboard: focus the fold's summary, Enter opens it, the table loads
-            first.locator("details.why summary").focus()
-            page.keyboard.press("Enter")
-            why = first.locator(".why-body")
-            expect(why).to_contain_text("lexical (BM25)")
-            expect(why).to_contain_text("BM25 terms")
-            page.screenshot(path=shots / "search-why.png", full_page=True)
-
-            page.get_by_label("As of").fill("2025-06-01")
-            page.get_by_role("button", name="Search").click()
-            first = page.locator("li.hit").first
-            expect(first.locator(".version")).to_have_text("version 1")
-            expect(first.locator(".snippet")).to_contain_text("30 days")
-            expect(first.locator(".dates")).to_contain_text("2026-03-31")
-            page.screenshot(path=shots / "search-as-of.png", full_page=True)
+            yield browser.new_page()
         finally:
             browser.close()
+
+
+def test_search_why_and_as_of_in_a_browser(
+    chromium: str, serve: Any, kb_file: Path, tmp_path: Path
+) -> None:
+    from playwright.sync_api import expect
+
+    server = serve(kb_file)
+    shots = tmp_path / "screenshots"
+    shots.mkdir()
+    with new_page(chromium) as page:
+        page.goto(server.url + "/")
+        page.get_by_label("Question").fill("return unused items")
+        page.keyboard.press("Enter")
+        first = page.locator("li.hit").first
+        expect(first.locator("h2.title")).to_contain_text("Returns policy")
+        expect(first.locator(".version")).to_have_text("version 2")
+        expect(first.locator(".snippet")).to_contain_text("45 days")
+        expect(first.locator(".snippet mark").first).to_have_text("Return")
+        expect(first.locator(".dates")).to_contain_text("2026-04-01")
+
+        # "why" by keyboard: focus the fold's summary, Enter opens it, the table loads
+        first.locator("details.why summary").focus()
+        page.keyboard.press("Enter")
+        why = first.locator(".why-body")
+        expect(why).to_contain_text("lexical (BM25)")
+        expect(why).to_contain_text("BM25 terms")
+        page.screenshot(path=shots / "search-why.png", full_page=True)
+
+        page.get_by_label("As of").fill("2025-06-01")
+        page.get_by_role("button", name="Search").click()
+        first = page.locator("li.hit").first
+        expect(first.locator(".version")).to_have_text("version 1")
+        expect(first.locator(".snippet")).to_contain_text("30 days")
+        expect(first.locator(".dates")).to_contain_text("2026-03-31")
+        page.screenshot(path=shots / "search-as-of.png", full_page=True)
     for name in ("search-why.png", "search-as-of.png"):
         assert (shots / name).stat().st_size > 1000
     keep = os.environ.get("KBSEARCH_ARTIFACTS")
@@ -76,7 +86,7 @@ def test_search_why_and_as_of_in_a_browser(
 def test_api_docs_render_with_no_other_host(chromium: str, serve: Any, kb_file: Path) -> None:
     """Swagger UI draws the API from this server's files alone: every request to another host
     is refused (as offline) and recorded."""
-    from playwright.sync_api import Route, expect, sync_playwright
+    from playwright.sync_api import Route, expect
 
     server = serve(kb_file)
     elsewhere: list[str] = []
@@ -88,16 +98,9 @@ def test_api_docs_render_with_no_other_host(chromium: str, serve: Any, kb_file: 
             elsewhere.append(route.request.url)
             route.abort()
 
-    with sync_playwright() as p:
-        browser = p.chromium.launch(
-            executable_path=chromium, args=["--headless", "--no-sandbox", "--disable-gpu"]
-        )
-        try:
-            page = browser.new_page()
-            page.route("**/*", only_this_server)
-            page.goto(server.url + "/docs")
-            path = page.locator(".opblock-summary-path").filter(has_text="/search").first
-            expect(path).to_be_visible()  # one block per operation, drawn from /openapi.json
-        finally:
-            browser.close()
+    with new_page(chromium) as page:
+        page.route("**/*", only_this_server)
+        page.goto(server.url + "/docs")
+        path = page.locator(".opblock-summary-path").filter(has_text="/search").first
+        expect(path).to_be_visible()  # one block per operation, drawn from /openapi.json
     assert elsewhere == []
