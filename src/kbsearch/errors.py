@@ -99,6 +99,11 @@ class EvaluationError(KbsearchError, ValueError):
     """A question set, qrels or run is malformed (duplicate ids in a run, unknown format...)."""
 
 
+class ServerStartError(KbsearchError):
+    """``kbsearch serve`` or ``mcp`` cannot start: the ``serve`` extra is not installed, or
+    the address cannot be listened on (the port is in use, the host is not this machine's)."""
+
+
 class BackendUnavailableError(KbsearchError):
     """A search backend cannot be reached or its package is not installed (Qdrant server
     down, ``qdrant-client`` / ``qdrant-edge-py`` missing, a collection of another shape)."""

@@ -1,7 +1,9 @@
-"""``kbsearch serve``'s start (uvicorn itself is not started): what it says about --report."""
+"""``kbsearch serve``'s start (uvicorn itself is not started): what it says about --report,
+and a missing serve extra."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -38,3 +40,17 @@ def test_serve_warns_when_the_report_folder_holds_no_report(
     assert "kbsearch eval" in warnings[0]
     (runs / "report.html").write_text("<p>report</p>", encoding="utf-8")
     assert start(db, runs, monkeypatch) == []
+
+
+@pytest.mark.parametrize(("command", "module"), [("serve", "uvicorn"), ("mcp", "mcp")])
+def test_without_the_serve_extra_one_error_line_names_it(
+    db: str, monkeypatch: pytest.MonkeyPatch, command: str, module: str
+) -> None:
+    monkeypatch.setitem(sys.modules, module, None)  # "not installed": importing it fails
+    monkeypatch.delitem(sys.modules, "kbsearch.service.mcp_server", raising=False)  # imports mcp
+    result = CliRunner().invoke(cli, [command, "--db", db])
+    assert result.exit_code == 1
+    assert result.stderr.splitlines() == [
+        f"error: kbsearch {command} needs the serve extra (no module {module!r}): "
+        "pip install 'kbsearch[serve]'"
+    ]

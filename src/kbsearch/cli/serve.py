@@ -6,13 +6,31 @@ from __future__ import annotations
 
 import ipaddress
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import click
 
-from kbsearch.errors import InvalidArgumentError
+from kbsearch.errors import InvalidArgumentError, ServerStartError
 
 LOOPBACK_NAMES = ("localhost",)
+
+
+@contextmanager
+def serve_extra(command: str) -> Iterator[None]:
+    """Imports of the ``serve`` extra's packages (uvicorn, FastAPI, mcp...): one missing is
+    :class:`ServerStartError` naming the extra to install, not a traceback."""
+    try:
+        yield
+    except ModuleNotFoundError as exc:
+        package = (exc.name or "kbsearch").partition(".")[0]
+        if package == "kbsearch":
+            raise  # a module of kbsearch itself: a bug, not a missing extra
+        raise ServerStartError(
+            f"kbsearch {command} needs the serve extra (no module {package!r}): "
+            "pip install 'kbsearch[serve]'"
+        ) from None
 
 
 def is_loopback(host: str) -> bool:
@@ -51,12 +69,13 @@ def serve_command(db: str, host: str, port: int, keys: str | None, workers: int,
                   model_threads: int, time_limit: float, report: Path | None,
                   log_format: str) -> None:  # fmt: skip
     """Serve the knowledge base DB over HTTP: JSON API, search page, /metrics, /docs."""
-    import uvicorn
+    with serve_extra("serve"):
+        import uvicorn
 
+        from kbsearch.service import access_log
+        from kbsearch.service.app import create_app
+        from kbsearch.service.pages import latest_report, missing_report
     from kbsearch.embedders.convert import outdated_embedder
-    from kbsearch.service import access_log
-    from kbsearch.service.app import create_app
-    from kbsearch.service.pages import latest_report, missing_report
 
     if keys is None and not is_loopback(host):
         raise InvalidArgumentError(
@@ -91,6 +110,7 @@ def serve_command(db: str, host: str, port: int, keys: str | None, workers: int,
 def mcp_command(db: str, audience: str) -> None:
     """Serve the knowledge base DB to an assistant over MCP (stdio): search, ask, explain, show,
     documents."""
-    from kbsearch.service.mcp_server import serve_stdio
+    with serve_extra("mcp"):
+        from kbsearch.service.mcp_server import serve_stdio
 
     serve_stdio(db, audience)
