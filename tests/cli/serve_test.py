@@ -1,10 +1,12 @@
 """``kbsearch serve``'s start (uvicorn itself is not started): what it says about --report,
-and a missing serve extra."""
+the address it listens on (one in use is one error line), and a missing serve extra."""
 
 from __future__ import annotations
 
+import socket
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 import uvicorn
@@ -21,13 +23,22 @@ def db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
 
 def start(db: str, report: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The warning lines ``kbsearch serve --report REPORT`` logs at start."""
-    apps: list[object] = []
-    monkeypatch.setattr(uvicorn, "run", lambda app, **kwargs: apps.append(app))
-    result = CliRunner().invoke(cli, ["serve", "--db", db, "--report", str(report)])
+    result, _ = run_serve(["--db", db, "--report", str(report)], monkeypatch)
     assert result.exit_code == 0, result.output
-    for app in apps:
-        app.state.service.engine.close()  # type: ignore[attr-defined]
     return [line for line in result.stderr.splitlines() if " warning " in line]
+
+
+def run_serve(args: list[str], monkeypatch: pytest.MonkeyPatch) -> tuple[Any, list[Any]]:
+    """``kbsearch serve ARGS`` with uvicorn's server loop replaced: the result, and the
+    sockets the server was handed (with the port each was bound to)."""
+    sockets: list[Any] = []
+
+    def run(server: uvicorn.Server, sockets_: list[socket.socket]) -> None:
+        sockets.extend((s.getsockname()[1], s.fileno() != -1) for s in sockets_)
+        server.config.app.state.service.engine.close()
+
+    monkeypatch.setattr(uvicorn.Server, "run", lambda self, sockets=None: run(self, sockets))
+    return CliRunner().invoke(cli, ["serve", *args]), sockets
 
 
 def test_serve_warns_when_the_report_folder_holds_no_report(
@@ -40,6 +51,34 @@ def test_serve_warns_when_the_report_folder_holds_no_report(
     assert "kbsearch eval" in warnings[0]
     (runs / "report.html").write_text("<p>report</p>", encoding="utf-8")
     assert start(db, runs, monkeypatch) == []
+
+
+def test_serve_listens_on_the_socket_it_bound_and_says_so_after(
+    db: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    result, sockets = run_serve(["--db", db, "--port", "0"], monkeypatch)
+    assert result.exit_code == 0, result.output
+    [(port, open_)] = sockets
+    assert open_ and port > 0
+    serving = [line for line in result.stderr.splitlines() if "serving" in line and "http" in line]
+    assert len(serving) == 1 and serving[0].endswith(
+        f"on http://127.0.0.1:{port} (search page at /, API at /docs)"
+    ), serving
+
+
+def test_a_port_in_use_is_one_error_line_before_anything_loads(
+    db: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result, sockets = run_serve(["--db", db, "--port", str(port)], monkeypatch)
+    assert result.exit_code == 1 and sockets == []
+    assert result.stderr.splitlines() == [
+        f"error: cannot listen on 127.0.0.1:{port}: Address already in use; another server is "
+        "listening there: stop it or choose another --port"
+    ]
 
 
 @pytest.mark.parametrize(("command", "module"), [("serve", "uvicorn"), ("mcp", "mcp")])

@@ -4,8 +4,10 @@ over stdio). The service code lives in :mod:`kbsearch.service`; the one error ad
 
 from __future__ import annotations
 
+import errno
 import ipaddress
 import os
+import socket
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -31,6 +33,28 @@ def serve_extra(command: str) -> Iterator[None]:
             f"kbsearch {command} needs the serve extra (no module {package!r}): "
             "pip install 'kbsearch[serve]'"
         ) from None
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """A socket bound to ``host:port`` (not yet listening: uvicorn listens on it once the
+    server is ready), so that an address in use is known before the model loads.
+
+    Raises:
+        ServerStartError: the port is in use, or the host is not an address of this machine.
+    """
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn: TIME_WAIT is fine
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        hint = "; another server is listening there: stop it or choose another --port"
+        raise ServerStartError(
+            f"cannot listen on {host}:{port}: {exc.strerror or exc}"
+            + (hint if exc.errno == errno.EADDRINUSE else "")
+        ) from None
+    return sock
 
 
 def is_loopback(host: str) -> bool:
@@ -82,25 +106,32 @@ def serve_command(db: str, host: str, port: int, keys: str | None, workers: int,
             f"without --keys the server is public and read-only on loopback only; "
             f"--host {host} needs a keys file"
         )
-    os.environ["KBSEARCH_THREADS"] = str(model_threads)  # read when the embedder loads
-    app = create_app(
-        db, keys=keys, workers=workers, time_limit=time_limit, report=report,
-        log_format=log_format,
-    )  # fmt: skip
-    if keys is None:
-        access_log.note(
-            "no keys file: serving the public audience, read-only, to loopback clients only"
-        )
-    else:
-        access_log.note(f"keys from {keys}: each key's audience and write access apply")
-    if report is not None and latest_report(report) is None:
-        access_log.warn(f"{missing_report(report)}: /report answers 404 until then")
-    outdated = outdated_embedder(app.state.service.engine.embedder)
-    if outdated:
-        access_log.note(outdated)
-    app.state.service.settle()
-    access_log.note(f"serving {db} on http://{host}:{port} (search page at /, API at /docs)")
-    uvicorn.run(app, host=host, port=port, access_log=False, log_level="warning")
+    sock = bind(host, port)  # before the model loads: an address in use fails at once
+    try:
+        os.environ["KBSEARCH_THREADS"] = str(model_threads)  # read when the embedder loads
+        app = create_app(
+            db, keys=keys, workers=workers, time_limit=time_limit, report=report,
+            log_format=log_format,
+        )  # fmt: skip
+        if keys is None:
+            access_log.note(
+                "no keys file: serving the public audience, read-only, to loopback clients only"
+            )
+        else:
+            access_log.note(f"keys from {keys}: each key's audience and write access apply")
+        if report is not None and latest_report(report) is None:
+            access_log.warn(f"{missing_report(report)}: /report answers 404 until then")
+        outdated = outdated_embedder(app.state.service.engine.embedder)
+        if outdated:
+            access_log.note(outdated)
+        app.state.service.settle()
+        server = uvicorn.Server(uvicorn.Config(app, access_log=False, log_level="warning"))
+        port = sock.getsockname()[1]  # the one the system chose for --port 0
+        where = f"[{host}]" if ":" in host else host
+        access_log.note(f"serving {db} on http://{where}:{port} (search page at /, API at /docs)")
+        server.run(sockets=[sock])  # uvicorn listens on it
+    finally:
+        sock.close()
 
 
 @click.command("mcp")
