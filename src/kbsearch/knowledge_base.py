@@ -227,10 +227,11 @@ class KnowledgeBase(Indexing, Contents):
     ) -> Assessment:
         """:meth:`search` with ``explain``, run through the abstention stage
         (:mod:`kbsearch.search.abstention`), whose decision the run's trace records:
-        ``answerable`` when the confidence that a relevant passage is in the top ``k`` reaches
-        ``min_confidence`` (default: the shipped model's threshold). The stage never reorders:
-        the hits are exactly ``search(..., explain=True)``'s (``rerank`` as there: the
-        reranker runs before the stage). The decision is ``None`` for an index without vectors.
+        ``answerable`` when the confidence that a relevant passage is in the top 5 (whatever
+        ``k``) reaches ``min_confidence`` (default: the shipped model's threshold). The stage
+        never reorders: the hits are exactly ``search(..., explain=True)``'s (``rerank`` as
+        there: the reranker runs before the stage). The decision is ``None`` for an index
+        without vectors.
 
         Raises:
             QueryError, InvalidArgumentError (also a ``min_confidence`` outside [0, 1]),

@@ -70,3 +70,12 @@ def test_page_says_the_documents_dont_say_with_the_confidence(client: httpx.Clie
     assert 'class="hit"' in page.text  # the nearest passages are still listed
     sure = get(client, "/", q=QUERY, min_confidence=0)
     assert "Answerable (confidence" in sure.text and 'class="abstain"' not in sure.text
+
+
+def test_the_confidence_does_not_depend_on_k(client: httpx.Client) -> None:
+    """The README's claim: the probability that a relevant passage is in the top 5, whatever
+    the hits asked for (the page's 10 included)."""
+    confidences = {k: get(client, "/search", q=QUERY, k=k).json()["confidence"] for k in (1, 5, 10)}
+    assert len(set(confidences.values())) == 1, confidences
+    page = get(client, "/", q=QUERY).text
+    assert f"confidence {confidences[5]:.2f}" in page

@@ -43,7 +43,8 @@ def decision_line(decision: Decision) -> str:
 @click.argument("question")
 @db_option
 @click.option("--k", "k", default=DEFAULT_K, show_default=True, type=click.IntRange(min=1),
-              help="Passages the confidence is about (and shown when abstaining).")  # fmt: skip
+              help="Passages shown when abstaining (the confidence is about the top 5, "
+              "whatever --k).")  # fmt: skip
 @filter_options
 @min_confidence_option
 @json_option

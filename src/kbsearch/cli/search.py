@@ -139,7 +139,7 @@ def search_command(query: str, db: str, k: int, route: str | None, audience: str
                    rerank_top_n: int | None, rerank_budget_ms: float | None, explain: bool,
                    embedder: str | None, min_confidence: float | None, as_json: bool,
                    color: bool | None) -> None:  # fmt: skip
-    """Search the knowledge base, with the confidence that the top K answers the query."""
+    """Search the knowledge base, with the confidence that its top 5 answers the query."""
     filters = make_filters(audience, as_of, lang, doc_ids)
     reranking = rerank_settings(rerank, rerank_top_n, rerank_budget_ms)
     spec = parse_fusion(fusion)

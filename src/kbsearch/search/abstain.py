@@ -1,4 +1,4 @@
-"""Answer or abstain: a calibrated confidence that a relevant passage is in the top k.
+"""Answer or abstain: a calibrated confidence that a relevant passage is in the top 5.
 
 The confidence is a logistic model over features of both routes' ranked lists (Evidence),
 fitted and calibrated offline (:mod:`kbsearch.search.abstain_fit`, script
@@ -7,7 +7,8 @@ fitted and calibrated offline (:mod:`kbsearch.search.abstain_fit`, script
 
     confidence = 1 / (1 + exp(-(intercept + sum_i coef_i * (x_i - mean_i) / scale_i)))
 
-It estimates P(a relevant passage is among the top k hits | features) for a mix of half
+It estimates P(a relevant passage is among the top 5 hits | features) (the fused top 5 of
+``benchmarks/train_abstain.py``; the same whatever ``k`` a search asks for) for a mix of half
 covered and half uncovered questions (the training mix); ``answerable`` is ``confidence >=
 threshold``. Abstention reads the ranked lists and never reorders them.
 
