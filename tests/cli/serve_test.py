@@ -85,7 +85,8 @@ def test_a_port_in_use_is_one_error_line_before_anything_loads(
 def test_without_the_serve_extra_one_error_line_names_it(
     db: str, monkeypatch: pytest.MonkeyPatch, command: str, module: str
 ) -> None:
-    monkeypatch.setitem(sys.modules, module, None)  # "not installed": importing it fails
+    for name in [m for m in sys.modules if m.partition(".")[0] == module] or [module]:
+        monkeypatch.setitem(sys.modules, name, None)  # "not installed": importing it fails
     monkeypatch.delitem(sys.modules, "kbsearch.service.mcp_server", raising=False)  # imports mcp
     result = CliRunner().invoke(cli, [command, "--db", db])
     assert result.exit_code == 1
