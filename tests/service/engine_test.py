@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from support import FakeEmbedder, write_files
 
+import kbsearch
 from kbsearch.filters import Filters
 from kbsearch.knowledge_base import KnowledgeBase
 from kbsearch.search.evidence import Background
@@ -198,3 +199,17 @@ def test_settle_searches_every_route_then_freezes_the_heap(
         app.state.service.engine.close()
     assert sorted(routes) == ["dense", "hybrid", "lexical"]
     assert frozen == [True]
+
+
+def test_an_index_never_written_serves_at_once(tmp_path: Path) -> None:
+    """A new, empty index is generation 0: its first snapshot serves at once, so settling (and
+    ``wait_for(0)``) returns without waiting for the timeout (it waited all 60 s: a served
+    generation 0 was read as none)."""
+    db = tmp_path / "empty.db"
+    kbsearch.open_kb(db, create=True, embedder=FakeEmbedder()).close()
+    engine = Engine(db, embedder=FakeEmbedder())
+    try:
+        assert engine.snapshots is not None and engine.snapshots.generation == 0
+        assert engine.snapshots.wait_for(0, timeout=0.5)
+    finally:
+        engine.close()

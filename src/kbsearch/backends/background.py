@@ -137,13 +137,15 @@ class BackgroundSnapshots:
         """Wait until ``generation`` (or a newer one) serves; ``False`` after ``timeout``
         seconds or when a build failed meanwhile."""
         self._wake.set()
+
+        def served() -> bool:  # generation 0 (an index never written) serves too
+            current = self.generation
+            return current is not None and current >= generation
+
         with self._lock:
             return (
-                self._lock.wait_for(
-                    lambda: (self.generation or -1) >= generation or self._failed >= generation,
-                    timeout,
-                )
-                and (self.generation or -1) >= generation
+                self._lock.wait_for(lambda: served() or self._failed >= generation, timeout)
+                and served()
             )
 
     @contextmanager
