@@ -213,3 +213,26 @@ def test_an_index_never_written_serves_at_once(tmp_path: Path) -> None:
         assert engine.snapshots.wait_for(0, timeout=0.5)
     finally:
         engine.close()
+
+
+def test_a_damaged_index_fails_at_start_with_a_storage_error(kb_file: Path) -> None:
+    """A page of the passages table overwritten: the first snapshot cannot be built. That is
+    a :class:`StorageError` naming the file (one line from ``kbsearch serve``), not the
+    ``sqlite3.DatabaseError`` of closing the snapshot's reader, which hid the first one."""
+    import sqlite3
+
+    from kbsearch.errors import StorageError
+
+    with sqlite3.connect(kb_file) as connection:
+        connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        page_size = connection.execute("PRAGMA page_size").fetchone()[0]
+        (root,) = connection.execute(
+            "SELECT rootpage FROM sqlite_master WHERE name = 'passages'"
+        ).fetchone()
+    connection.close()
+    with kb_file.open("r+b") as fh:
+        fh.seek((root - 1) * page_size + 8)
+        fh.write(b"\xff" * 200)
+    with pytest.raises(StorageError, match="damaged") as raised:
+        Engine(kb_file, embedder=FakeEmbedder())
+    assert str(kb_file) in str(raised.value)

@@ -33,6 +33,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+from ..store.schema import storage_error
 from .sqlite import Snapshot, SqliteBackend
 
 
@@ -79,9 +80,16 @@ class BackgroundSnapshots:
         """Build and publish the first snapshot, then start the builder thread.
 
         Raises:
-            StorageError and what ``warm`` raises: the first snapshot cannot be built.
+            StorageError and what ``warm`` raises: the first snapshot cannot be built (a
+                damaged file among them).
         """
-        self._build()
+        try:
+            self._build()
+        except sqlite3.DatabaseError as exc:
+            error = storage_error(self.store.path, exc, self.store.timeout)
+            if error is None:
+                raise
+            raise error from exc
         self._thread = threading.Thread(target=self._loop, name="kbsearch-snapshot", daemon=True)
         self._thread.start()
 

@@ -108,6 +108,11 @@ def storage_error(path: Path, exc: sqlite3.Error, timeout: float) -> StorageErro
         )
     if name.startswith(("SQLITE_IOERR", "SQLITE_CANTOPEN")):
         return StorageError(f"cannot read or write {path}: {exc}")
+    if name.startswith("SQLITE_CORRUPT"):
+        return StorageError(
+            f"{path} is damaged ({exc}); restore it from a backup or rebuild it with"
+            " `kbsearch index`"
+        )
     return None
 
 
