@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import FakeEmbedder, write_files
+from support import FakeEmbedder, damage_table, write_files
 
 import kbsearch
 from kbsearch.filters import Filters
@@ -219,20 +219,9 @@ def test_a_damaged_index_fails_at_start_with_a_storage_error(kb_file: Path) -> N
     """A page of the passages table overwritten: the first snapshot cannot be built. That is
     a :class:`StorageError` naming the file (one line from ``kbsearch serve``), not the
     ``sqlite3.DatabaseError`` of closing the snapshot's reader, which hid the first one."""
-    import sqlite3
-
     from kbsearch.errors import StorageError
 
-    with sqlite3.connect(kb_file) as connection:
-        connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        page_size = connection.execute("PRAGMA page_size").fetchone()[0]
-        (root,) = connection.execute(
-            "SELECT rootpage FROM sqlite_master WHERE name = 'passages'"
-        ).fetchone()
-    connection.close()
-    with kb_file.open("r+b") as fh:
-        fh.seek((root - 1) * page_size + 8)
-        fh.write(b"\xff" * 200)
+    damage_table(kb_file, "passages")
     with pytest.raises(StorageError, match="damaged") as raised:
         Engine(kb_file, embedder=FakeEmbedder())
     assert str(kb_file) in str(raised.value)
