@@ -66,6 +66,23 @@ def write_files(root: Path, files: dict[str, str]) -> Path:
     return root
 
 
+def damage_table(db: Path, table: str) -> None:
+    """Overwrite ``table``'s root page in ``db`` (checkpointed first) with bytes that are no
+    page type: a file SQLite opens but calls malformed when that table is read."""
+    import sqlite3
+
+    with sqlite3.connect(db) as connection:
+        connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        page_size = connection.execute("PRAGMA page_size").fetchone()[0]
+        (root,) = connection.execute(
+            "SELECT rootpage FROM sqlite_master WHERE name = ?", (table,)
+        ).fetchone()
+    connection.close()
+    with db.open("r+b") as fh:
+        fh.seek((root - 1) * page_size)
+        fh.write(b"\xff" * page_size)
+
+
 INVENTORY_HEADER = (
     "file,doc_id,title,version,effective_from,effective_to,owner,access,language,doc_type,format\n"
 )

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from support import FIXTURES_ROOT
+from support import FIXTURES_ROOT, cli_indexed_db, damage_table
 
 from kbsearch.cli import cli
 
@@ -66,6 +66,26 @@ def test_every_top_level_command_has_a_library_error_case() -> None:
 def test_serve_refuses_other_hosts_without_keys(tmp_path: Path) -> None:
     code, _, err = run(["serve", "--db", str(tmp_path / "kb.db"), "--host", "0.0.0.0"])
     assert code == 1 and "needs a keys file" in err
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["search", "parcel", "--route", "lexical"],
+        ["search", "parcel", "--route", "hybrid"],
+        ["show", "delivery@v1#late-parcel", "--audience", "staff"],
+    ],
+)
+def test_a_damaged_index_is_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: list[str]
+) -> None:
+    """A corrupt page read by a command: a traceback of ``sqlite3.DatabaseError`` before
+    (a search's from its read transaction's COMMIT, hiding the read's own error)."""
+    db = cli_indexed_db(tmp_path, monkeypatch)
+    damage_table(Path(db), "passages")
+    code, _, err = run([*args, "--db", db])
+    assert code == 1 and err.startswith("error: ") and err.count("\n") == 1, err
+    assert "rebuild it with `kbsearch index`" in err
 
 
 def test_a_failed_first_index_leaves_no_file(tmp_path: Path) -> None:

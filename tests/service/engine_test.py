@@ -12,8 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import FakeEmbedder, write_files
+from support import FakeEmbedder, damage_table, write_files
 
+import kbsearch
 from kbsearch.filters import Filters
 from kbsearch.knowledge_base import KnowledgeBase
 from kbsearch.search.evidence import Background
@@ -198,3 +199,29 @@ def test_settle_searches_every_route_then_freezes_the_heap(
         app.state.service.engine.close()
     assert sorted(routes) == ["dense", "hybrid", "lexical"]
     assert frozen == [True]
+
+
+def test_an_index_never_written_serves_at_once(tmp_path: Path) -> None:
+    """A new, empty index is generation 0: its first snapshot serves at once, so settling (and
+    ``wait_for(0)``) returns without waiting for the timeout (it waited all 60 s: a served
+    generation 0 was read as none)."""
+    db = tmp_path / "empty.db"
+    kbsearch.open_kb(db, create=True, embedder=FakeEmbedder()).close()
+    engine = Engine(db, embedder=FakeEmbedder())
+    try:
+        assert engine.snapshots is not None and engine.snapshots.generation == 0
+        assert engine.snapshots.wait_for(0, timeout=0.5)
+    finally:
+        engine.close()
+
+
+def test_a_damaged_index_fails_at_start_with_a_storage_error(kb_file: Path) -> None:
+    """A page of the passages table overwritten: the first snapshot cannot be built. That is
+    a :class:`StorageError` naming the file (one line from ``kbsearch serve``), not the
+    ``sqlite3.DatabaseError`` of closing the snapshot's reader, which hid the first one."""
+    from kbsearch.errors import StorageError
+
+    damage_table(kb_file, "passages")
+    with pytest.raises(StorageError, match="damaged") as raised:
+        Engine(kb_file, embedder=FakeEmbedder())
+    assert str(kb_file) in str(raised.value)

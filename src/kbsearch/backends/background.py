@@ -33,6 +33,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+from ..store.schema import storage_error
 from .sqlite import Snapshot, SqliteBackend
 
 
@@ -79,9 +80,16 @@ class BackgroundSnapshots:
         """Build and publish the first snapshot, then start the builder thread.
 
         Raises:
-            StorageError and what ``warm`` raises: the first snapshot cannot be built.
+            StorageError and what ``warm`` raises: the first snapshot cannot be built (a
+                damaged file among them).
         """
-        self._build()
+        try:
+            self._build()
+        except sqlite3.DatabaseError as exc:
+            error = storage_error(self.store.path, exc, self.store.timeout)
+            if error is None:
+                raise
+            raise error from exc
         self._thread = threading.Thread(target=self._loop, name="kbsearch-snapshot", daemon=True)
         self._thread.start()
 
@@ -137,13 +145,15 @@ class BackgroundSnapshots:
         """Wait until ``generation`` (or a newer one) serves; ``False`` after ``timeout``
         seconds or when a build failed meanwhile."""
         self._wake.set()
+
+        def served() -> bool:  # generation 0 (an index never written) serves too
+            current = self.generation
+            return current is not None and current >= generation
+
         with self._lock:
             return (
-                self._lock.wait_for(
-                    lambda: (self.generation or -1) >= generation or self._failed >= generation,
-                    timeout,
-                )
-                and (self.generation or -1) >= generation
+                self._lock.wait_for(lambda: served() or self._failed >= generation, timeout)
+                and served()
             )
 
     @contextmanager

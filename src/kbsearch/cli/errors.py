@@ -9,6 +9,7 @@ together (:class:`kbsearch.errors.OptionConflictError`, which the library finds)
 
 from __future__ import annotations
 
+import sqlite3
 from typing import IO, Any
 
 import click
@@ -67,6 +68,14 @@ class Group(click.Group):
             raise usage_error(error, ctx) from None
         except KbsearchError as error:
             report(error)
+            ctx.exit(LIBRARY_ERROR)
+        except sqlite3.DatabaseError as error:  # read outside a read transaction (which
+            # names the file, kbsearch.store.schema.storage_error): a damaged index
+            click.echo(
+                f"error: the index cannot be read ({one_line(str(error))}); restore it from"
+                " a backup or rebuild it with `kbsearch index`",
+                err=True,
+            )
             ctx.exit(LIBRARY_ERROR)
 
 

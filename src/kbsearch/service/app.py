@@ -33,7 +33,10 @@ from .docs import install_docs
 from .engine import Engine, SearchTimeout
 from .keys import Caller, KeyRing
 from .operations import DocumentNotFoundError, Limits
-from .uploads import UnsupportedFormatError, UploadTooLargeError
+from .uploads import MAX_UPLOAD_BYTES, UnsupportedFormatError, UploadTooLargeError
+
+MAX_BODY_BYTES = 1024 * 1024  # a request body but an upload's (a JSON search: a few KB)
+MAX_UPLOAD_BODY_BYTES = MAX_UPLOAD_BYTES + 1024 * 1024  # PUT: the file and its form fields
 
 STATUS = {
     errors.PassageNotFoundError: 404,
@@ -141,6 +144,53 @@ class _LogAndCount:
                 log()
 
 
+class _BodyLimit:
+    """Answers 413 to a request whose body is over :data:`MAX_BODY_BYTES`
+    (:data:`MAX_UPLOAD_BODY_BYTES` for a ``PUT``) before the app reads it: by its
+    ``Content-Length``, or, sent in chunks, once it has received that much (the app then
+    reads a client that went away). FastAPI reads a whole body before any dependency runs,
+    the key check included: without this, anyone could make the server hold any amount."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        limit = MAX_UPLOAD_BODY_BYTES if scope["method"] == "PUT" else MAX_BODY_BYTES
+        message = f"request body over {limit / 2**20:g} MiB"
+        declared = dict(scope["headers"]).get(b"content-length", b"")
+        if declared.isdigit() and int(declared) > limit:
+            await _error(413, message)(scope, receive, send)
+            return
+        received = 0
+        refused = started = False
+
+        async def counted() -> Message:
+            nonlocal received, refused
+            if refused:
+                return {"type": "http.disconnect"}
+            incoming = await receive()
+            if incoming["type"] == "http.request":
+                received += len(incoming.get("body", b""))
+                if received > limit:
+                    refused = True
+                    if not started:
+                        await _error(413, message)(scope, receive, send)
+                    return {"type": "http.disconnect"}
+            return incoming
+
+        async def sent(outgoing: Message) -> None:
+            nonlocal started
+            if refused:  # the 413 is the response
+                return
+            started = True
+            await send(outgoing)
+
+        await self.app(scope, counted, sent)
+
+
 def create_app(
     db: str | Path,
     *,
@@ -184,7 +234,8 @@ def create_app(
     )
     app.state.service = service
     _install_handlers(app)
-    app.add_middleware(_LogAndCount, service=service)
+    app.add_middleware(_BodyLimit)
+    app.add_middleware(_LogAndCount, service=service)  # outside: it logs the 413s too
     from . import api, pages
 
     app.include_router(api.router)

@@ -2,12 +2,13 @@
 
 A keys file has one key per line, ``KEY AUDIENCE ACCESS`` separated by spaces, where AUDIENCE
 is ``public`` or ``staff`` and ACCESS is ``read`` or ``write`` (``write`` needs
-``staff``); ``#`` starts a comment. A key
-written ``sha256:HEX`` is stored as the SHA-256 of the real key, so the file need not hold it::
+``staff``); ``#`` starts a comment. A key is at least 16 printable ASCII characters (what an
+HTTP header carries); one written ``sha256:HEX`` is stored as the SHA-256 of the real key, so
+the file need not hold it::
 
     # key                                   audience  access
-    pub-widget-7f3c9a                       public    read
-    sha256:5e884898da28047151d0e56f8dc62927  staff     write
+    pub-widget-7f3c9a-0d41                  public    read
+    sha256:5e884898da28047151d0e56f8dc6292773603d0d6aabbdd62a11ef721d1542d8  staff  write
 
 The audience comes from the key only, never from a request parameter. Keys are compared in
 constant time (:func:`hmac.compare_digest` over SHA-256 digests, every entry checked) and are
@@ -64,10 +65,12 @@ class KeyRing:
     @classmethod
     def load(cls, path: str | Path) -> KeyRing:
         file = Path(path)
-        try:
-            lines = file.read_text(encoding="utf-8").splitlines()
+        try:  # utf-8-sig: an editor's byte-order mark is not part of the first key
+            lines = file.read_text(encoding="utf-8-sig").splitlines()
         except OSError as exc:
             raise InvalidArgumentError(f"cannot read keys file {file}: {exc.strerror}") from None
+        except UnicodeDecodeError:
+            raise InvalidArgumentError(f"keys file {file} is not UTF-8 text") from None
         entries: list[_Entry] = []
         for number, raw in enumerate(lines, start=1):
             line = raw.split("#", 1)[0].strip()
@@ -96,6 +99,8 @@ class KeyRing:
             else:
                 if len(key) < 16:
                     raise InvalidArgumentError(f"{where}: a key needs at least 16 characters")
+                if not (key.isascii() and key.isprintable()):  # what a header can carry
+                    raise InvalidArgumentError(f"{where}: a key must be printable ASCII")
                 digest = _digest(key)
             if any(hmac.compare_digest(digest, e.digest) for e in entries):
                 raise InvalidArgumentError(f"{where}: this key is already listed")

@@ -15,6 +15,7 @@ with every write): close it as soon as a newer one serves, and pin again after a
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -42,12 +43,13 @@ class PinnedReads(StoreBase):
         with self._lock:
             if connection in self._connections:
                 self._connections.remove(connection)
-        try:
+        # already closed with the store, or a damaged file (whose error, raised first, is
+        # the one to report): the connection goes either way
+        with contextlib.suppress(sqlite3.Error):
             if connection.in_transaction:
                 connection.execute("COMMIT")
+        with contextlib.suppress(sqlite3.Error):
             connection.close()
-        except sqlite3.ProgrammingError:  # already closed with the store
-            pass
 
     def checkpoint(self) -> bool:
         """Copy the WAL's committed pages into the database file as far as readers allow

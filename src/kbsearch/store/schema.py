@@ -10,6 +10,7 @@ line that names the file.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sqlite3
@@ -108,6 +109,11 @@ def storage_error(path: Path, exc: sqlite3.Error, timeout: float) -> StorageErro
         )
     if name.startswith(("SQLITE_IOERR", "SQLITE_CANTOPEN")):
         return StorageError(f"cannot read or write {path}: {exc}")
+    if name.startswith("SQLITE_CORRUPT"):
+        return StorageError(
+            f"{path} is damaged ({exc}); restore it from a backup or rebuild it with"
+            " `kbsearch index`"
+        )
     return None
 
 
@@ -298,7 +304,11 @@ class StoreBase:
     def read_transaction(self) -> Iterator[sqlite3.Connection]:
         """One read transaction (``BEGIN`` ... ``COMMIT``): every read inside it sees the
         same committed state, whatever other connections write meanwhile (WAL). Inside a
-        transaction already open on this thread, it joins that one."""
+        transaction already open on this thread, it joins that one.
+
+        Raises:
+            StorageError: the file is damaged (a corrupt page was read).
+        """
         connection = self.connection
         if connection.in_transaction:
             yield connection
@@ -306,9 +316,17 @@ class StoreBase:
         connection.execute("BEGIN")
         try:
             yield connection
-        finally:
-            if connection.in_transaction:
-                connection.execute("COMMIT")
+        except BaseException as exc:
+            if connection.in_transaction:  # the first error is the one to report
+                with contextlib.suppress(sqlite3.Error):
+                    connection.execute("COMMIT")
+            if isinstance(exc, sqlite3.DatabaseError):
+                error = storage_error(self.path, exc, self.timeout)
+                if error is not None:
+                    raise error from exc
+            raise
+        if connection.in_transaction:
+            connection.execute("COMMIT")
 
     def _translate(self, exc: sqlite3.OperationalError) -> Exception:
         return storage_error(self.path, exc, self.timeout) or exc
