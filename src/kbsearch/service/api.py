@@ -11,6 +11,7 @@ from fastapi import APIRouter, Depends, File, Form, Query, Request, UploadFile
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.exceptions import HTTPException
+from starlette.requests import ClientDisconnect
 
 from . import operations as ops
 from .context import Service, caller_of, known_parameters, service_of
@@ -92,7 +93,11 @@ async def search_body(request: Request, caller: CallerDep) -> SearchBody:
     """The body of ``POST /search``, read here rather than by FastAPI so that the key is
     checked first (no key is 401, whatever the body) and each problem is named (422)."""
     try:
-        data = json.loads(await request.body())
+        raw = await request.body()
+    except ClientDisconnect:  # gone, or cut off by the body limit (app.py), which answered 413
+        raise HTTPException(400, "the request body could not be read") from None
+    try:
+        data = json.loads(raw)
     except (ValueError, UnicodeDecodeError):
         data = None
     if not isinstance(data, dict):
