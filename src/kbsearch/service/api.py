@@ -295,6 +295,12 @@ async def healthz(service: ServiceDep) -> JSONResponse:
 
 @router.get("/metrics", summary="Prometheus metrics")
 async def metrics(service: ServiceDep, caller: CallerDep, request: Request) -> Response:
+    """Prometheus text: requests by route and status, latencies, the index generation and the
+    caller's audience's document and passage counts. With ``--keys``, staff keys only: the
+    generation and the write counts move with staff-only writes (a public key must not learn
+    when one happened). Without keys (loopback only: the operator's own machine) it answers."""
+    if service.keys is not None and caller.audience != "staff":
+        raise HTTPException(403, "/metrics is for staff keys: it counts every request and write")
     def index_figures(kb: Any) -> tuple[int, int, int]:
         docs = visible_documents(kb, caller.audience)
         return kb.store.generation(), len(docs), sum(d.passages for d in docs)
