@@ -301,6 +301,7 @@ async def metrics(service: ServiceDep, caller: CallerDep, request: Request) -> R
     when one happened). Without keys (loopback only: the operator's own machine) it answers."""
     if service.keys is not None and caller.audience != "staff":
         raise HTTPException(403, "/metrics is for staff keys: it counts every request and write")
+
     def index_figures(kb: Any) -> tuple[int, int, int]:
         docs = visible_documents(kb, caller.audience)
         return kb.store.generation(), len(docs), sum(d.passages for d in docs)
