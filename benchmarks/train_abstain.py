@@ -175,6 +175,17 @@ def table_row(meta, evidence):
     return [*meta, *(f"{values[n]:.6g}" for n in FEATURES)]
 
 
+def query_vectors(kb, found: list) -> dict:  # noqa: ANN001
+    """``{text: query vector}`` of the questions (the index's embedder, batches of 32)."""
+    embedder = kb.embedder()
+    texts = sorted({q.text for q in found})
+    vectors = {}
+    for i in range(0, len(texts), 32):
+        batch = texts[i : i + 32]
+        vectors.update(zip(batch, embedder.encode_queries(batch), strict=True))
+    return vectors
+
+
 def features_command(args) -> None:
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
@@ -189,12 +200,7 @@ def features_command(args) -> None:
             own = questions(Path(args.data), dataset, args.split, args.max_questions)
             other = questions(Path(args.data), PARTNER[dataset], args.split, args.max_questions)
             with open_kb(copy) as kb:
-                embedder = kb.embedder()
-                texts = sorted({q.text for q in own + other})
-                vectors = {}
-                for i in range(0, len(texts), 32):
-                    batch = texts[i : i + 32]
-                    vectors.update(zip(batch, embedder.encode_queries(batch), strict=True))
+                vectors = query_vectors(kb, own + other)
                 search_rows(kb, dataset, own, other, out, vectors, kept_evidence)
             print(
                 f"{dataset}: {len(own)} questions, {len(other)} from {PARTNER[dataset]}",
