@@ -52,7 +52,7 @@ from .search.pipeline import (
 )
 from .search.rerankers import RerankSettings
 from .search.routes import LexicalRoute, make_scorers
-from .sources import public_root, shown_source
+from .sources import public_root, shown_source, uploads_folder
 from .store import PassageRow, Store
 
 if TYPE_CHECKING:
@@ -284,7 +284,8 @@ class KnowledgeBase(Indexing, Contents):
             )
             if document is not None:  # cited with the source a search hit shows, never the
                 # server's absolute path (kbsearch.sources)
-                shown = shown_source(document.source, public_root(stored))
+                uploads = uploads_folder(self.store.path)
+                shown = shown_source(document.source, public_root(stored, uploads), uploads)
                 document = replace(document, source=shown)
         language = filters.language if filters is not None else None
         audience = str(filters.audience) if filters is not None else DEFAULT_AUDIENCE

@@ -7,7 +7,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 import httpx
-from support_service import PUBLIC_READ, STAFF_READ, auth
+from support_service import PUBLIC_READ, STAFF_READ, STAFF_WRITE, auth
 
 QUERY = "is a lost parcel refunded"
 PASSAGE = "delivery@v1#lost-parcel"
@@ -34,3 +34,28 @@ def test_no_response_shows_an_absolute_server_path(client: httpx.Client, kb_file
     assert cited.json()["citation"]["source"] == "delivery.md"
     hit = client.get("/search", params={"q": QUERY, "k": 1}, headers=auth(PUBLIC_READ))
     assert hit.json()["hits"][0]["source"] == "delivery.md"
+
+
+def test_an_upload_shows_as_uploads_and_moves_no_other_source(
+    client: httpx.Client, kb_file: Path
+) -> None:
+    """The uploads folder sits beside the index file (here beside the indexed folder): counting
+    it as a public folder made every indexed file's shown path longer (``docs/delivery.md``)
+    and, elsewhere, showed the server's folders above both."""
+    page = b"# Gift wrap\n\n## Wrapping\n\nWe wrap lost parcels' gifts in recycled paper.\n"
+    put = client.put(
+        "/documents/giftwrap",
+        files={"file": ("wrap.md", page)},
+        data={"access": "public", "language": "en"},
+        headers=auth(STAFF_WRITE),
+    )
+    assert put.status_code == 201, put.text
+    hits = client.get(
+        "/search", params={"q": "recycled paper gift wrap", "k": 10}, headers=auth(PUBLIC_READ)
+    ).json()["hits"]
+    sources = {hit["doc_id"]: hit["source"] for hit in hits}
+    assert sources["giftwrap"] == "uploads/giftwrap/v1/wrap.md"
+    cited = client.get("/ask", params={"q": QUERY, "min_confidence": 0}, headers=auth(PUBLIC_READ))
+    assert cited.json()["citation"]["source"] == "delivery.md"
+    listed = client.get("/documents", headers=auth(PUBLIC_READ)).text
+    assert str(kb_file.parent) not in listed and "uploads/giftwrap/v1/wrap.md" in listed

@@ -19,7 +19,7 @@ import numpy as np
 from ..knowledge_base import KnowledgeBase
 from ..records import Document, Hit, Passage
 from ..snippets import make_snippet, match_spans, query_keys, sentence_spans
-from ..sources import common_root, public_roots, shown_source
+from ..sources import common_root, public_roots, shown_source, uploads_folder
 from ..store import StoredDocument
 
 SENTENCE_CACHE = 4096  # sentence vectors kept per process (dense-only snippets)
@@ -34,11 +34,6 @@ def visible_documents(kb: KnowledgeBase, audience: str) -> list[StoredDocument]:
     return [d for d in kb.documents() if visible(d.document, audience)]
 
 
-def display_source(source: str, roots: list[str]) -> str:
-    """A URL as is; a path relative to the deepest folder holding all indexed files."""
-    return shown_source(source, common_root(roots))
-
-
 class Catalogue:
     """The documents of one generation, keyed by ``(doc_id, version)``, for labelling hits.
     Read-only once built: :meth:`of` shares one per knowledge base and generation."""
@@ -46,9 +41,9 @@ class Catalogue:
     def __init__(self, kb: KnowledgeBase) -> None:
         self.stored = kb.documents()
         self.by_key = {(d.document.doc_id, d.document.version): d.document for d in self.stored}
-        # the folders of public documents only (kbsearch.sources)
-        self.roots = public_roots(d.document for d in self.stored)
-        self.common = common_root(self.roots)
+        # the folders of public documents only, uploads left out (kbsearch.sources)
+        self.uploads = uploads_folder(kb.store.path)
+        self.common = common_root(public_roots((d.document for d in self.stored), self.uploads))
 
     @classmethod
     def of(cls, kb: KnowledgeBase) -> Catalogue:
@@ -84,7 +79,7 @@ class Catalogue:
             "access": doc.access,
             "effective_from": doc.effective_from.isoformat() if doc.effective_from else None,
             "effective_to": doc.effective_to.isoformat() if doc.effective_to else None,
-            "source": shown_source(doc.source, self.common),
+            "source": shown_source(doc.source, self.common, self.uploads),
         }
 
 

@@ -21,6 +21,7 @@ from ..indexing import IndexReport
 from ..ingest import SUPPORTED_SUFFIXES
 from ..ingest.metadata import known_language
 from ..knowledge_base import KnowledgeBase
+from ..sources import uploads_folder
 
 # one file, one document: the BEIR corpus (.jsonl) and card (.json) formats hold many
 SINGLE_DOCUMENT_SUFFIXES = tuple(s for s in SUPPORTED_SUFFIXES if s not in (".jsonl", ".json"))
@@ -92,8 +93,7 @@ class WriteResult:
 
 
 def uploads_dir(kb: KnowledgeBase) -> Path:
-    path = kb.store.path
-    return path.with_name(path.name + ".uploads")
+    return Path(uploads_folder(kb.store.path))
 
 
 def write_upload(kb: KnowledgeBase, upload: Upload) -> WriteResult:
