@@ -44,9 +44,8 @@ import json
 import pickle
 import shutil
 import sys
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -86,8 +85,7 @@ def ranked(scores, candidates, ids, depth):
     return top_k(candidates, scores[candidates], ids, depth)
 
 
-@dataclass(frozen=True)
-class Searched:
+class Searched(NamedTuple):
     """One searched (question, condition): each route's top ``DEPTH`` under the condition, the
     full score arrays they were cut from (``cos`` over the dense rows, ``bm`` over the impact
     rows), the dense rows the condition keeps, the RRF-fused list and the rank of its first
