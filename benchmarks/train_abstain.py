@@ -45,6 +45,7 @@ import pickle
 import shutil
 import sys
 from pathlib import Path
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -84,21 +85,37 @@ def ranked(scores, candidates, ids, depth):
     return top_k(candidates, scores[candidates], ids, depth)
 
 
-def search_rows(kb, dataset, own, other, out, vectors, kept_evidence):
+class Searched(NamedTuple):
+    """One searched (question, condition): each route's top ``DEPTH`` under the condition, the
+    full score arrays they were cut from (``cos`` over the dense rows, ``bm`` over the impact
+    rows), the dense rows the condition keeps, the RRF-fused list and the rank of its first
+    relevant passage (0 when none, always 0 for ``other``)."""
+
+    question: Any
+    condition: str
+    lexical: list
+    dense: list
+    cos: np.ndarray
+    bm: np.ndarray
+    keep_dense: np.ndarray
+    fused: list
+    first: int
+
+
+def searched(kb, own, other, vectors):  # noqa: ANN001, ANN201
+    """Every (question, condition) of a dataset searched as the module docstring says: its
+    own questions ``present`` and ``removed``, the partner collection's ``other``."""
     impact = kb.impact_index("staff")
     dense = kb.dense_index()
-    background = Background.of(dense.table.vectors, dense.generation)
     filters = Filters(audience="staff")
     dense_mask = dense.mask(filters)
     lexical_mask = impact.columns.mask(filters)
-    languages = impact.languages
     jobs = [(q, "present") for q in own] + [(q, "removed") for q in own]
     jobs += [(q, "other") for q in other]
     for q, condition in jobs:
         relevant = {r.doc_id for r in q.relevant}
         vector = vectors[q.text]
         cos = dense.scores(vector)
-        stats = term_statistics(impact, kb.analyzer, q.text, languages)
         # the lexical route's own kept terms, in its order (stats groups them by query word)
         bm = impact.scores(impact.terms(kb.analyzer, q.text, filters).kept)
         keep_d, keep_l = dense_mask.copy(), lexical_mask & (bm > 0)
@@ -115,29 +132,56 @@ def search_rows(kb, dataset, own, other, out, vectors, kept_evidence):
                 if docs[f.passage_id].passage.doc_id in relevant:
                     first = rank
                     break
-        language = detect_language(q.text)
+        yield Searched(q, condition, l_list, d_list, cos, bm, keep_d, fused, first)
+
+
+def search_rows(kb, dataset, own, other, out, vectors, kept_evidence):
+    impact = kb.impact_index("staff")
+    dense = kb.dense_index()
+    background = Background.of(dense.table.vectors, dense.generation)
+    languages = impact.languages
+    for s in searched(kb, own, other, vectors):
+        q, meta = s.question, row_meta(dataset, s)
+        stats = term_statistics(impact, kb.analyzer, q.text, languages)
+        language = meta[-1]
         evidence = gather(
             impact,
             stats,
-            l_list,
-            d_list,
-            background.of_query(vector),
+            s.lexical,
+            s.dense,
+            background.of_query(vectors[q.text]),
             language,
             lambda ids: {p: r.passage.text for p, r in kb.store.passage_rows(ids).items()},
             kb.analyzer,
             languages,
         )
-        owner = dataset if condition != "other" else PARTNER[dataset]
-        meta = [dataset, f"{owner}/{q.qid}", condition, int(condition == "present")]
-        meta += [int(0 < first <= K), first, language]
         kept_evidence.append((meta, evidence))
         out.writerow(table_row(meta, evidence))
+
+
+def row_meta(dataset: str, s: Searched) -> list:
+    """A table row's description: dataset, owner/qid, condition, covered, label, first rank,
+    language."""
+    owner = dataset if s.condition != "other" else PARTNER[dataset]
+    meta = [dataset, f"{owner}/{s.question.qid}", s.condition, int(s.condition == "present")]
+    return meta + [int(0 < s.first <= K), s.first, detect_language(s.question.text)]
 
 
 def table_row(meta, evidence):
     """A feature table row: the row's description, then :data:`FEATURES` (6 digits)."""
     values = features(evidence)
     return [*meta, *(f"{values[n]:.6g}" for n in FEATURES)]
+
+
+def query_vectors(kb, found: list) -> dict:  # noqa: ANN001
+    """``{text: query vector}`` of the questions (the index's embedder, batches of 32)."""
+    embedder = kb.embedder()
+    texts = sorted({q.text for q in found})
+    vectors = {}
+    for i in range(0, len(texts), 32):
+        batch = texts[i : i + 32]
+        vectors.update(zip(batch, embedder.encode_queries(batch), strict=True))
+    return vectors
 
 
 def features_command(args) -> None:
@@ -154,12 +198,7 @@ def features_command(args) -> None:
             own = questions(Path(args.data), dataset, args.split, args.max_questions)
             other = questions(Path(args.data), PARTNER[dataset], args.split, args.max_questions)
             with open_kb(copy) as kb:
-                embedder = kb.embedder()
-                texts = sorted({q.text for q in own + other})
-                vectors = {}
-                for i in range(0, len(texts), 32):
-                    batch = texts[i : i + 32]
-                    vectors.update(zip(batch, embedder.encode_queries(batch), strict=True))
+                vectors = query_vectors(kb, own + other)
                 search_rows(kb, dataset, own, other, out, vectors, kept_evidence)
             print(
                 f"{dataset}: {len(own)} questions, {len(other)} from {PARTNER[dataset]}",
