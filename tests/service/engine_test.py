@@ -225,3 +225,22 @@ def test_a_damaged_index_fails_at_start_with_a_storage_error(kb_file: Path) -> N
     with pytest.raises(StorageError, match="damaged") as raised:
         Engine(kb_file, embedder=FakeEmbedder())
     assert str(kb_file) in str(raised.value)
+
+
+def test_every_write_hands_freed_memory_back(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """glibc keeps a large write's freed buffers for the process's life unless asked
+    (``malloc_trim``); the engine asks after every write, a failed one included."""
+    from kbsearch.service import engine as engine_module
+
+    calls: list[int] = []
+    monkeypatch.setattr(engine_module, "release_free_memory", lambda: calls.append(1))
+    upload = Upload(doc_id="leaflet", filename="l.md", content=LEAFLET.encode(), access="public")
+    engine.write(lambda kb: write_upload(kb, upload))
+    assert calls == [1]
+    with pytest.raises(ZeroDivisionError):
+        engine.write(lambda kb: 1 // 0)
+    assert calls == [1, 1]
+    monkeypatch.undo()
+    engine_module.release_free_memory()  # the real one runs on this platform
