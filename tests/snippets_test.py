@@ -38,6 +38,35 @@ def test_ligatures_match_both_spellings() -> None:
     assert [snip.text[s:e] for s, e in snip.marks] == ["oeuvre"]
 
 
+def test_stop_words_of_the_query_are_not_marked() -> None:
+    # the lexical route searches "long return item": those words alone are marked
+    text = "How long do I have to return an item? You have 30 days to return it."
+    snip = make_snippet(text, "how long do I have to return an item", ["en"])
+    assert [snip.text[s:e] for s, e in snip.marks] == ["long", "return", "item", "return"]
+
+
+def test_stop_words_pick_no_sentence() -> None:
+    # a sentence of the query's stop words must not outscore the one with its content word
+    text = "How do I do it? I have to do what I can. Refunds take 14 days."
+    snip = make_snippet(text, "how do I get a refund", ["en"], width=40)
+    assert snip.text == "Refunds take 14 days."
+    assert [snip.text[s:e] for s, e in snip.marks] == ["Refunds"]
+
+
+def test_a_query_of_stop_words_only_marks_them() -> None:
+    # nothing else is left: the lexical route searches them, and the snippet marks them
+    snip = make_snippet("Here is how you do it: press the button.", "how do I", ["en"])
+    assert [snip.text[s:e] for s, e in snip.marks] == ["how", "do"]
+
+
+def test_french_elisions_and_stop_words_are_not_marked() -> None:
+    text = "Pour changer l'adresse de livraison, ouvrez votre compte."
+    snip = make_snippet(text, "comment changer l'adresse de livraison ?", ["fr"])
+    assert [snip.text[s:e] for s, e in snip.marks] == ["changer", "adresse", "livraison"]
+    snip = make_snippet("L’adresse est modifiée.", "l’adresse modifiee", ["fr"])
+    assert [snip.text[s:e] for s, e in snip.marks] == ["adresse", "modifiée"]
+
+
 def test_sentence_widened_with_neighbours_up_to_width() -> None:
     snip = make_snippet(PASSAGE, "gift cards", width=240)
     assert snip.text.endswith("Gift cards cannot be refunded.")

@@ -4,11 +4,14 @@ A passage is cut into sentences; each sentence is scored by the query terms it c
 (each distinct term counted once, weighted by ``term_weights`` when given, e.g. BM25 IDF),
 and the best sentence is the snippet, widened with its neighbours up to ``width`` characters
 or narrowed to the densest ``width``-character window when it is longer. Words are matched
-the way the lexical route matches them: a passage word matches a query term when its
-lower-cased, accent-folded form or its Snowball stem (in any of ``languages``) equals the
-query term's (see :mod:`kbsearch.analysis`). A hit that the dense route alone found may share
-no word with the query: then ``sentence_scores`` (for example each sentence's cosine to the
-query) pick the sentence, and without them the first sentence of the body is shown.
+the way the lexical route matches them: the query's French elisions and stop words are
+dropped first, as the lexical route drops them (``how do I return an item`` marks "return"
+and "item" only; a query of stop words only keeps them all), and a passage word matches a
+query word when its lower-cased, accent-folded form or its Snowball stem (in any of
+``languages``) equals the query word's (see :mod:`kbsearch.analysis`). A hit that the dense
+route alone found may share no content word with the query: then ``sentence_scores`` (for
+example each sentence's cosine to the query) pick the sentence, and without them the first
+sentence of the body is shown.
 
 The records are plain values; :func:`make_snippet` never reads the index, so it cannot show
 more than the passage it is given.
@@ -23,7 +26,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from .analysis import STEMMER_LANGUAGES, fold_diacritics, fold_ligatures, stem_words, words
+from .analysis import (
+    STEMMER_LANGUAGES,
+    STOPWORD_LANGUAGES,
+    fold_diacritics,
+    fold_ligatures,
+    stem_words,
+    words,
+)
+from .stopwords import content_words, strip_elisions
 
 DEFAULT_WIDTH = 240
 SENTENCE_END = re.compile(r"(?<=[.!?;:])\s+|\n+")
@@ -89,7 +100,8 @@ def _keys(token: str, languages: tuple[str, ...]) -> tuple[str, ...]:
 
 
 def query_keys(query: str, languages: Sequence[str]) -> dict[str, str]:
-    """Match keys of ``query``'s words: key -> the query word it came from.
+    """Match keys of ``query``'s content words (:func:`content_query_words`): key -> the
+    query word it came from.
 
     ``languages``: the stemming languages to try (unknown ones are ignored; English when none).
     """
@@ -97,11 +109,18 @@ def query_keys(query: str, languages: Sequence[str]) -> dict[str, str]:
     return dict(_query_keys(query, langs))
 
 
+def content_query_words(query: str) -> list[str]:
+    """The words of ``query`` the lexical route searches for, in order: French elisions and
+    the English and French stop words dropped (all of its words when every one is a stop
+    word), as :meth:`kbsearch.analysis.Analyzer.query_terms` does before stemming."""
+    return content_words(words(strip_elisions(query)), STOPWORD_LANGUAGES) or words(query)
+
+
 @lru_cache(maxsize=4096)
 def _query_keys(query: str, langs: tuple[str, ...]) -> dict[str, str]:
     # cached: a served search asks it for every hit of the page, with the same query
     out: dict[str, str] = {}
-    for word in words(query):
+    for word in content_query_words(query):
         for key in _keys(word, langs):
             out.setdefault(key, _norm(word))
     return out

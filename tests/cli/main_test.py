@@ -270,6 +270,16 @@ def test_search_marks_matched_words_in_bold_on_a_terminal(db: str) -> None:
     assert "# Delivery" not in snippet  # the window that matches, not the first characters
 
 
+def test_search_bolds_the_content_words_not_the_stop_words(db: str) -> None:
+    args = ["search", "how is a lost parcel handled", "--db", db, "--route", "lexical"]
+    terminal = CliRunner().invoke(cli, args, color=True)
+    assert terminal.exit_code == 0, terminal.output
+    snippet = next(line for line in terminal.output.splitlines() if "refunded" in line)
+    assert click.style("parcel", bold=True) in snippet
+    assert click.style("A", bold=True) not in snippet
+    assert click.style("is", bold=True) not in snippet
+
+
 @pytest.mark.parametrize(("color", "flags"), [(False, []), (True, ["--no-color"])])
 def test_search_is_plain_when_piped_or_no_color(db: str, color: bool, flags: list[str]) -> None:
     args = ["search", "lost parcel", "--db", db, "--route", "lexical", *flags]

@@ -51,6 +51,22 @@ def test_the_page_searches_a_keyword_only_index_by_default(lexical_server: Runni
         assert more.status_code == 200 and NOTE in more.text
 
 
+def test_the_page_and_the_api_mark_the_query_content_words_not_its_stop_words(
+    client: httpx.Client,
+) -> None:
+    query = "how do I return unused items in 45 days"  # searched as "return unused items 45 days"
+    page = client.get("/", params={"q": query}, headers=auth(PUBLIC_READ))
+    assert page.status_code == 200, page.text
+    marked = re.findall(r"<mark>(.*?)</mark>", page.text)
+    assert {"Return", "unused", "items", "45", "days"} <= set(marked)
+    assert not {"in", "I", "do", "how"} & set(marked)
+    found = client.get("/search", params={"q": query}, headers=auth(PUBLIC_READ))
+    snippet = found.json()["hits"][0]["snippet"]
+    assert snippet["text"] == "Return unused items in 45 days."
+    marks = [snippet["text"][s:e] for s, e in snippet["marks"]]
+    assert marks == ["Return", "unused", "items", "45", "days"]
+
+
 def test_the_page_searches_hybrid_by_default_with_vectors(client: httpx.Client) -> None:
     page = client.get("/", params={"q": "lost parcel"}, headers=auth(PUBLIC_READ))
     assert page.status_code == 200 and NOTE not in page.text
