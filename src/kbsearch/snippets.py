@@ -113,7 +113,7 @@ def content_query_words(query: str) -> list[str]:
     """The words of ``query`` the lexical route searches for, in order: French elisions and
     the English and French stop words dropped (all of its words when every one is a stop
     word), as :meth:`kbsearch.analysis.Analyzer.query_terms` does before stemming."""
-    return content_words(words(strip_elisions(query)), STOPWORD_LANGUAGES) or words(query)
+    return content_words(words(strip_elisions(query)), STOPWORD_LANGUAGES)
 
 
 @lru_cache(maxsize=4096)
