@@ -29,7 +29,7 @@ from .. import errors
 from ..embedders import Embedder
 from . import access_log
 from .context import HERE, Service
-from .docs import install_docs
+from .docs import declare_keys, install_docs
 from .engine import Engine, SearchTimeout
 from .keys import Caller, KeyRing
 from .operations import DocumentNotFoundError, Limits
@@ -242,6 +242,8 @@ def create_app(
     app.include_router(pages.router)
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
     install_docs(app, "kbsearch")
+    if ring is not None:
+        declare_keys(app)
     return app
 
 
