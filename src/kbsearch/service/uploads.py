@@ -18,7 +18,7 @@ from pathlib import Path
 from ..errors import IngestError, InvalidArgumentError, KbsearchError
 from ..filters import parse_day
 from ..indexing import IndexReport
-from ..ingest import SUPPORTED_SUFFIXES
+from ..ingest import FORMAT_MODULES, SUPPORTED_SUFFIXES
 from ..ingest.metadata import known_language
 from ..knowledge_base import KnowledgeBase
 from ..sources import uploads_folder
@@ -87,6 +87,7 @@ class Upload:
 # the metadata an upload sets (a form field each); one left out takes its default, not the
 # previous version's value
 METADATA = ("title", "access", "language", "effective_from", "effective_to", "owner", "doc_type")
+DATES = ("effective_from", "effective_to")
 
 
 @dataclass(frozen=True)
@@ -95,7 +96,7 @@ class WriteResult:
     version: str
     status: str  # "added", "updated" or "unchanged"
     passages: int
-    metadata: dict[str, str]  # as stored: the defaults and the detected language applied
+    metadata: dict[str, str | None]  # as stored: defaults and detected language applied
 
 
 def uploads_dir(kb: KnowledgeBase) -> Path:
@@ -135,7 +136,9 @@ def write_upload(kb: KnowledgeBase, upload: Upload) -> WriteResult:
         if (d.document.doc_id, d.document.version) == (upload.doc_id, upload.version)
     )
     fields = stored.document.to_dict()
-    metadata = {name: str(fields[name]) for name in METADATA}
+    # an open bound is null, as GET /documents/{doc_id} gives it
+    metadata = {name: (str(fields[name]) or None) if name in DATES else str(fields[name])
+                for name in METADATA}  # fmt: skip
     return WriteResult(upload.doc_id, upload.version, status, stored.passages, metadata)
 
 
@@ -185,6 +188,13 @@ def _forms(path: Path) -> set[Path]:
     return {path, path.absolute(), path.resolve()}
 
 
+def format_name(path: Path) -> str:
+    """The format an upload is stored with: the name ingest gives it (``markdown``, ``html``,
+    ``pdf``...; :data:`~kbsearch.ingest.FORMAT_MODULES`), as the example inventories do, not
+    the file's suffix (``md``)."""
+    return FORMAT_MODULES[path.suffix.lower()]
+
+
 def _write_inventory(path: Path, upload: Upload, target: Path) -> None:
     """A one-row inventory for ``target`` (its ``file`` relative to the CSV's folder)."""
     relative = Path("..") / target.relative_to(path.parent.parent)
@@ -197,7 +207,7 @@ def _write_inventory(path: Path, upload: Upload, target: Path) -> None:
         writer.writerow(
             [relative.as_posix(), upload.doc_id, upload.title, upload.version,
              upload.effective_from, upload.effective_to, upload.owner, upload.access,
-             upload.language, upload.doc_type, ""]
+             upload.language, upload.doc_type, format_name(target)]
         )  # fmt: skip
 
 

@@ -1,0 +1,43 @@
+"""What the API's answers say: an upload's stored metadata read as the indexer's and as
+``GET /documents/{doc_id}`` give them, and error messages that name the actual problem."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+from support_service import PUBLIC_READ, STAFF_WRITE, auth
+
+STAFF_PASSAGE = "goodwill@v1#goodwill-amount"  # of the fixture's staff-only document
+NEW_FAQ = b"# Gift wrap\n\n## Wrapping\n\nWe wrap gifts in recycled paper for 3 euros.\n"
+
+
+def get(client: httpx.Client, path: str, key: str = PUBLIC_READ, **params: Any) -> httpx.Response:
+    return client.get(path, params=params, headers=auth(key))
+
+
+def put(
+    client: httpx.Client, doc_id: str, name: str, content: bytes, **form: str
+) -> httpx.Response:
+    return client.put(
+        f"/documents/{doc_id}",
+        files={"file": (name, content)},
+        data=form,
+        headers=auth(STAFF_WRITE),
+    )
+
+
+def test_an_uploaded_markdown_file_has_the_indexers_format_name(client: httpx.Client) -> None:
+    assert put(client, "giftwrap", "wrap.md", NEW_FAQ, access="public").status_code == 201
+    (version,) = get(client, "/documents/giftwrap").json()["versions"]
+    assert version["format"] == "markdown"  # as ingest (and the example inventory) names it
+
+
+def test_an_uploads_open_dates_are_null_as_get_gives_them(client: httpx.Client) -> None:
+    answer = put(client, "giftwrap", "wrap.md", NEW_FAQ, access="public").json()
+    assert answer["effective_from"] is None and answer["effective_to"] is None
+    (version,) = get(client, "/documents/giftwrap").json()["versions"]
+    assert version["effective_from"] is None and version["effective_to"] is None
+    dated = put(client, "giftwrap", "wrap.md", NEW_FAQ, access="public",
+                effective_from="2026-01-01").json()  # fmt: skip
+    assert dated["effective_from"] == "2026-01-01" and dated["effective_to"] is None
