@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import html
 from typing import Any
 
 import httpx
@@ -41,3 +42,32 @@ def test_an_uploads_open_dates_are_null_as_get_gives_them(client: httpx.Client) 
     dated = put(client, "giftwrap", "wrap.md", NEW_FAQ, access="public",
                 effective_from="2026-01-01").json()  # fmt: skip
     assert dated["effective_from"] == "2026-01-01" and dated["effective_to"] is None
+
+
+def test_an_audience_form_field_is_said_to_come_from_the_key(client: httpx.Client) -> None:
+    response = put(client, "giftwrap", "wrap.md", NEW_FAQ, audience="public")
+    assert response.status_code == 422
+    assert response.json()["error"] == "audience is not a field: it comes from the API key"
+    assert get(client, "/documents/giftwrap").status_code == 404
+
+
+def test_the_why_fragment_is_the_same_404_as_explain(client: httpx.Client) -> None:
+    """A hidden passage reads exactly as a missing one, on the page as in the API."""
+    answers = []
+    for pid in (STAFF_PASSAGE, "nothing@v1#nowhere"):
+        params: dict[str, Any] = {"q": "goodwill credit", "passage_id": pid}
+        api = get(client, "/explain", **params)
+        page = get(client, "/ui/why", **params)
+        assert api.status_code == page.status_code == 404, page.text
+        message = api.json()["error"]
+        assert html.unescape(page.text) == f'<p class="error">{message}</p>'
+        answers.append(message.replace(repr(pid), "ID"))
+    assert answers[0] == answers[1] == "no passage ID for this audience"
+
+
+def test_not_found_names_the_date_only_when_one_was_given(client: httpx.Client) -> None:
+    params = {"q": "parcel", "passage_id": "nothing@v1#nowhere"}
+    undated = get(client, "/explain", **params).json()["error"]
+    assert undated == "no passage 'nothing@v1#nowhere' for this audience"
+    dated = get(client, "/explain", as_of="2026-01-01", **params).json()["error"]
+    assert dated == "no passage 'nothing@v1#nowhere' for this audience and date"

@@ -260,7 +260,10 @@ async def known_fields(request: Request, caller: WriterDep) -> None:
     if dependant is None:
         return
     known = {p.alias for p in dependant.body_params}
-    unknown = sorted(set((await request.form()).keys()) - known)
+    sent = set((await request.form()).keys())
+    if "audience" in sent:  # as caller_of says of the query parameter
+        raise HTTPException(422, "audience is not a field: it comes from the API key")
+    unknown = sorted(sent - known)
     if unknown:
         takes = ", ".join(sorted(known))
         raise HTTPException(

@@ -187,7 +187,8 @@ def explain(
     terms, RRF parts), with the passage's labels.
 
     Raises:
-        PassageNotFoundError: missing or hidden from this audience and date (one message).
+        PassageNotFoundError: missing or hidden from this audience (and date, when one is
+            given): one message.
     """
     check_query(q, limits)
     filters = make_filters(audience, as_of, lang, doc)
