@@ -71,3 +71,16 @@ def test_not_found_names_the_date_only_when_one_was_given(client: httpx.Client) 
     assert undated == "no passage 'nothing@v1#nowhere' for this audience"
     dated = get(client, "/explain", as_of="2026-01-01", **params).json()["error"]
     assert dated == "no passage 'nothing@v1#nowhere' for this audience and date"
+
+
+def test_an_overlapping_version_is_refused_in_readers_words(client: httpx.Client) -> None:
+    assert put(client, "giftwrap", "wrap.md", NEW_FAQ, access="public").status_code == 201
+    second = put(client, "giftwrap", "wrap2.md", NEW_FAQ, access="public", version="2")
+    assert second.status_code == 422
+    message = second.json()["error"]
+    assert "open to open" not in message
+    assert (
+        "version 2 (undated (in force at any time)) overlaps version 1 "
+        "(undated (in force at any time), from uploads/giftwrap/v1/wrap.md)"
+    ) in message, message
+    assert "effective_from/effective_to dates that do not overlap" in message

@@ -21,7 +21,7 @@ from ..indexing import IndexReport
 from ..ingest import FORMAT_MODULES, SUPPORTED_SUFFIXES
 from ..ingest.metadata import known_language
 from ..knowledge_base import KnowledgeBase
-from ..sources import uploads_folder
+from ..sources import UPLOADS_SHOWN, uploads_folder
 
 # one file, one document: the BEIR corpus (.jsonl) and card (.json) formats hold many
 SINGLE_DOCUMENT_SUFFIXES = tuple(s for s in SUPPORTED_SUFFIXES if s not in (".jsonl", ".json"))
@@ -171,13 +171,14 @@ def _replace(kb: KnowledgeBase, upload: Upload, target: Path) -> IndexReport:
 
 def _scrub(reason: str, target: Path) -> str:
     """``reason`` without the server's folders (nobody's business): ``target`` (an upload's
-    file) named by its file name, and another upload's path from the uploads folder on.
+    file) named by its file name, and another upload's path as readers see it
+    (``uploads/DOC/vN/NAME``: :func:`~kbsearch.sources.shown_source`).
     Whatever form the message gives a path in (as given, e.g. relative to the server's
     working directory, absolute or resolved), the longest forms are replaced first, so that
     no folder above a relative path is left behind."""
     uploads = target.parent.parent.parent
     replacements = {str(form): target.name for form in _forms(target)}
-    replacements |= {f"{form}/": "" for form in _forms(uploads)}
+    replacements |= {f"{form}/": f"{UPLOADS_SHOWN}/" for form in _forms(uploads)}
     for path in sorted(replacements, key=len, reverse=True):
         reason = reason.replace(path, replacements[path])
     return reason
