@@ -4,10 +4,14 @@
 from __future__ import annotations
 
 import html
+import os
+from pathlib import Path
 from typing import Any
 
 import httpx
 from support_service import PUBLIC_READ, STAFF_WRITE, auth
+
+from kbsearch.sources import uploads_folder
 
 STAFF_PASSAGE = "goodwill@v1#goodwill-amount"  # of the fixture's staff-only document
 NEW_FAQ = b"# Gift wrap\n\n## Wrapping\n\nWe wrap gifts in recycled paper for 3 euros.\n"
@@ -84,3 +88,18 @@ def test_an_overlapping_version_is_refused_in_readers_words(client: httpx.Client
         "(undated (in force at any time), from uploads/giftwrap/v1/wrap.md)"
     ) in message, message
     assert "effective_from/effective_to dates that do not overlap" in message
+
+
+def test_deleting_the_last_version_leaves_no_empty_folder(
+    client: httpx.Client, kb_file: Path
+) -> None:
+    uploads = Path(uploads_folder(kb_file))
+    for version in ("1", "2"):
+        put(client, "giftwrap", "wrap.md", NEW_FAQ, access="public", version=version,
+            effective_from=f"202{version}-01-01", effective_to=f"202{version}-12-31")  # fmt: skip
+    gone = client.delete("/documents/giftwrap", params={"version": "1"}, headers=auth(STAFF_WRITE))
+    assert gone.status_code == 200
+    assert os.listdir(uploads / "giftwrap") == ["v2"]
+    assert client.delete("/documents/giftwrap", headers=auth(STAFF_WRITE)).status_code == 200
+    assert not (uploads / "giftwrap").exists()
+    assert get(client, "/documents/giftwrap", PUBLIC_READ).status_code == 404
