@@ -327,7 +327,8 @@ class KnowledgeBase(Indexing, Contents):
             depth=depth, weights=weights, explain=True, fusion=fusion, rerank=rerank,
         )  # fmt: skip
         if not isinstance(passage_id, str) or not is_text(passage_id):
-            raise PassageNotFoundError(f"no passage {passage_id!r} for this audience and date")
+            dated = _dated(request.filters)
+            raise PassageNotFoundError(f"no passage {passage_id!r} for this audience{dated}")
         with self.store.read_transaction():  # the passage and the run from one state
             audience = str(request.filters.audience)
             check_language(request.filters, self.backend.languages(audience))  # as search's
@@ -357,7 +358,12 @@ class KnowledgeBase(Indexing, Contents):
                     f"passage {passage_id!r} is in {row.language}: the language filter"
                     f" ({filters.language}) leaves it out"
                 )
-        return self._not_found(passage_id, filters.audience, " and date")
+        return self._not_found(passage_id, filters.audience, _dated(filters))
+
+
+def _dated(filters: Filters) -> str:
+    """What a not-found message adds to "for this audience": the date, when one was given."""
+    return " and date" if filters.as_of is not None else ""
 
 
 def open_kb(

@@ -337,7 +337,7 @@ def test_put_adds_then_replaces_a_document(client: httpx.Client) -> None:
     assert added.status_code == 201, added.text
     assert added.json() == {"doc_id": "giftwrap", "version": "1", "status": "added",
                             "passages": 1, "title": "Gift wrap", "access": "public",
-                            "language": "en", "effective_from": "", "effective_to": "",
+                            "language": "en", "effective_from": None, "effective_to": None,
                             "owner": "", "doc_type": ""}  # fmt: skip
     hits = get(client, "/search", q="recycled paper wrap", k=1).json()["hits"]
     assert hits[0]["passage_id"] == "giftwrap@v1#wrapping"

@@ -164,4 +164,12 @@ def validate_periods(rows: Iterable[InventoryRow]) -> None:
 
 
 def _period(row: InventoryRow) -> str:
-    return f"{row.effective_from or 'open'} to {row.effective_to or 'open'}"
+    return period_text(row.effective_from, row.effective_to)
+
+
+def period_text(start: date | None, end: date | None) -> str:
+    """An effective period in words: ``2026-03-01 to open``, or ``undated (in force at any
+    time)`` when neither bound is set, not ``open to open``."""
+    if start is None and end is None:
+        return "undated (in force at any time)"
+    return f"{start or 'open'} to {end or 'open'}"

@@ -18,7 +18,7 @@ from langdetect import detector_factory
 
 from kbsearch.errors import IngestError, InvalidArgumentError
 from kbsearch.filters import parse_day
-from kbsearch.ingest.inventory import InventoryRow
+from kbsearch.ingest.inventory import InventoryRow, period_text
 from kbsearch.language import detect_language
 from kbsearch.records import Document, ParsedDocument
 
@@ -203,4 +203,4 @@ def overlaps(a: Document, b: Document) -> bool:
 
 
 def period(document: Document) -> str:
-    return f"{document.effective_from or 'open'} to {document.effective_to or 'open'}"
+    return period_text(document.effective_from, document.effective_to)

@@ -28,8 +28,35 @@ ServiceDep = Annotated[Service, Depends(service_of)]
 ROUTE_HELP = "lexical, dense or hybrid (default: hybrid, or lexical on an index without vectors)."
 
 
+class ErrorBody(BaseModel):
+    """Every error's body: one message."""
+
+    error: str = Field(description="What went wrong, in words.")
+
+
+ERROR_MEANINGS = {
+    400: "The request body could not be read.",
+    401: "No API key, or an unknown one (with `--keys`).",
+    403: "The key may not do this, or (without `--keys`) the client is not on loopback.",
+    404: "Missing, or hidden from this key's audience (one message for both).",
+    413: "The request body is too large.",
+    415: "A file format kbsearch does not index as one document.",
+    422: "A malformed, unknown or out-of-range argument (`audience` among them).",
+    503: "Over the time limit, or the index cannot answer.",
+}
+
+
+def errors(*codes: int) -> dict[int | str, dict[str, Any]]:
+    """``responses=`` for a route's error ``codes``: each an :class:`ErrorBody` (declaring
+    422 keeps FastAPI from listing its own ``HTTPValidationError``, which is never sent)."""
+    return {code: {"model": ErrorBody, "description": ERROR_MEANINGS[code]} for code in codes}
+
+
+READ_ERRORS = (401, 403, 422, 503)  # any route behind a key that reads the index
+
+
 class SearchBody(BaseModel):
-    """``POST /search``: the same fields as ``GET /search``; no audience (it comes from the
+    """`POST /search`: the same fields as `GET /search`; no audience (it comes from the
     key), unknown fields refused."""
 
     model_config = ConfigDict(extra="forbid")
@@ -52,7 +79,7 @@ async def _search(service: Service, caller: Caller, args: ops.SearchArgs) -> dic
     )
 
 
-@router.get("/search", summary="Search (query parameters)")
+@router.get("/search", summary="Search (query parameters)", responses=errors(*READ_ERRORS))
 async def search_get(
     service: ServiceDep,
     caller: CallerDep,
@@ -123,7 +150,12 @@ BODY_SCHEMA = {
 }
 
 
-@router.post("/search", summary="Search (JSON body)", openapi_extra={"requestBody": BODY_SCHEMA})
+@router.post(
+    "/search",
+    summary="Search (JSON body)",
+    openapi_extra={"requestBody": BODY_SCHEMA},
+    responses=errors(400, 401, 403, 413, 422, 503),
+)
 async def search_post(
     service: ServiceDep, caller: CallerDep, body: Annotated[SearchBody, Depends(search_body)]
 ) -> dict[str, Any]:
@@ -134,7 +166,9 @@ async def search_post(
     return await _search(service, caller, args)
 
 
-@router.get("/ask", summary="A cited answer, or the documents don't say")
+@router.get(
+    "/ask", summary="A cited answer, or the documents don't say", responses=errors(*READ_ERRORS)
+)
 async def ask(
     service: ServiceDep,
     caller: CallerDep,
@@ -145,8 +179,8 @@ async def ask(
     doc: Annotated[list[str] | None, Query()] = None,
     min_confidence: float | None = None,
 ) -> dict[str, Any]:
-    """``kbsearch ask --json``: the best sentence of the top passage with its citation when
-    the abstention stage answers, else "The documents don't say" and the nearest ``k``."""
+    """`kbsearch ask --json`: the best sentence of the top passage with its citation when
+    the abstention stage answers, else "The documents don't say" and the nearest `k`."""
     return await service.engine.run_read(
         lambda kb: ops.ask(
             kb,
@@ -162,7 +196,9 @@ async def ask(
     )
 
 
-@router.get("/explain", summary="Why a passage ranks where it does")
+@router.get(
+    "/explain", summary="Why a passage ranks where it does", responses=errors(*READ_ERRORS, 404)
+)
 async def explain(
     service: ServiceDep,
     caller: CallerDep,
@@ -179,17 +215,27 @@ async def explain(
     )
 
 
-@router.get("/passages/{passage_id:path}", summary="One passage")
+@router.get(
+    "/passages/{passage_id:path}", summary="One passage", responses=errors(*READ_ERRORS, 404)
+)
 async def passage(service: ServiceDep, caller: CallerDep, passage_id: str) -> dict[str, Any]:
     return await service.engine.run_read(lambda kb: ops.passage(kb, caller.audience, passage_id))
 
 
-@router.get("/documents", summary="The document versions this key may see")
+@router.get(
+    "/documents",
+    summary="The document versions this key may see",
+    responses=errors(*READ_ERRORS),
+)
 async def documents(service: ServiceDep, caller: CallerDep) -> dict[str, Any]:
     return await service.engine.run_read(lambda kb: ops.documents(kb, caller.audience))
 
 
-@router.get("/documents/{doc_id}", summary="A document: versions, metadata, passage ids")
+@router.get(
+    "/documents/{doc_id}",
+    summary="A document: versions, metadata, passage ids",
+    responses=errors(*READ_ERRORS, 404),
+)
 async def document(service: ServiceDep, caller: CallerDep, doc_id: str) -> dict[str, Any]:
     return await service.engine.run_read(lambda kb: ops.document(kb, caller.audience, doc_id))
 
@@ -214,7 +260,10 @@ async def known_fields(request: Request, caller: WriterDep) -> None:
     if dependant is None:
         return
     known = {p.alias for p in dependant.body_params}
-    unknown = sorted(set((await request.form()).keys()) - known)
+    sent = set((await request.form()).keys())
+    if "audience" in sent:  # as caller_of says of the query parameter
+        raise HTTPException(422, "audience is not a field: it comes from the API key")
+    unknown = sorted(sent - known)
     if unknown:
         takes = ", ".join(sorted(known))
         raise HTTPException(
@@ -226,6 +275,12 @@ async def known_fields(request: Request, caller: WriterDep) -> None:
     "/documents/{doc_id}",
     summary="Add or replace a document version from a file",
     dependencies=[Depends(known_fields)],
+    status_code=201,
+    responses={
+        201: {"description": "Added: a version that was not there."},
+        200: {"description": "Replaced (or unchanged): the version was there."},
+        **errors(400, 401, 403, 413, 415, 422, 503),
+    },
 )
 async def put_document(
     service: ServiceDep,
@@ -243,7 +298,7 @@ async def put_document(
 ) -> JSONResponse:
     """Parsed, split, embedded and written in one transaction, replacing that version; a
     file that cannot be indexed (415 unsupported format, 422 broken) changes nothing. A field
-    left out takes its default (``access``: staff), not the previous version's; the answer
+    left out takes its default (`access`: staff), not the previous version's; the answer
     states the metadata stored."""
     upload = Upload(
         doc_id=doc_id,
@@ -272,7 +327,11 @@ async def put_document(
     return JSONResponse(body, status_code=201 if result.status == "added" else 200)
 
 
-@router.delete("/documents/{doc_id}", summary="Remove a document (one version, or all)")
+@router.delete(
+    "/documents/{doc_id}",
+    summary="Remove a document (one version, or all)",
+    responses=errors(*READ_ERRORS, 404),
+)
 async def delete_document(
     service: ServiceDep, caller: WriterDep, doc_id: str, version: str | None = None
 ) -> dict[str, Any]:
@@ -282,10 +341,24 @@ async def delete_document(
     return {"doc_id": doc_id, "deleted_versions": removed}
 
 
-@router.get("/healthz", summary="The index opens and answers")
+class Unhealthy(BaseModel):
+    """`/healthz`'s answer when the index cannot answer: the failure's kind only."""
+
+    status: str = Field(description="error")
+    error: str = Field(description="The exception's class name.")
+
+
+@router.get(
+    "/healthz",
+    summary="The index opens and answers",
+    responses={
+        422: errors(422)[422],
+        503: {"model": Unhealthy, "description": "The index cannot answer."},
+    },
+)
 async def healthz(service: ServiceDep) -> JSONResponse:
     """Needs no key, so it says nothing about the index (its generation moves on every write,
-    staff-only ones included: ``/metrics``, behind a key, has it)."""
+    staff-only ones included: `/metrics`, behind a key, has it)."""
     try:
         await service.engine.run_read(lambda kb: kb.store.generation())
     except Exception as exc:  # any failure to answer is unhealthy, with its kind only
@@ -293,10 +366,15 @@ async def healthz(service: ServiceDep) -> JSONResponse:
     return JSONResponse({"status": "ok"})
 
 
-@router.get("/metrics", summary="Prometheus metrics")
+@router.get(
+    "/metrics",
+    summary="Prometheus metrics",
+    response_class=Response,
+    responses={200: {"content": {CONTENT_TYPE: {}}}, **errors(*READ_ERRORS)},
+)
 async def metrics(service: ServiceDep, caller: CallerDep, request: Request) -> Response:
     """Prometheus text: requests by route and status, latencies, the index generation and the
-    caller's audience's document and passage counts. With ``--keys``, staff keys only: the
+    caller's audience's document and passage counts. With `--keys`, staff keys only: the
     generation and the write counts move with staff-only writes (a public key must not learn
     when one happened). Without keys (loopback only: the operator's own machine) it answers."""
     if service.keys is not None and caller.audience != "staff":

@@ -29,35 +29,15 @@ from .. import errors
 from ..embedders import Embedder
 from . import access_log
 from .context import HERE, Service
-from .docs import install_docs
+from .docs import declare_keys, install_docs
 from .engine import Engine, SearchTimeout
 from .keys import Caller, KeyRing
-from .operations import DocumentNotFoundError, Limits
-from .uploads import MAX_UPLOAD_BYTES, UnsupportedFormatError, UploadTooLargeError
+from .operations import Limits
+from .statuses import error_status
+from .uploads import MAX_UPLOAD_BYTES
 
 MAX_BODY_BYTES = 1024 * 1024  # a request body but an upload's (a JSON search: a few KB)
 MAX_UPLOAD_BODY_BYTES = MAX_UPLOAD_BYTES + 1024 * 1024  # PUT: the file and its form fields
-
-STATUS = {
-    errors.PassageNotFoundError: 404,
-    DocumentNotFoundError: 404,
-    errors.QueryError: 422,
-    errors.InvalidArgumentError: 422,
-    errors.InventoryError: 422,
-    errors.IngestError: 422,
-    errors.EmbeddingError: 422,
-    UnsupportedFormatError: 415,
-    UploadTooLargeError: 413,
-    errors.EmbedderUnavailableError: 503,
-    errors.StorageError: 503,
-}
-
-
-def _status(exc: errors.KbsearchError) -> int:
-    for cls in type(exc).__mro__:
-        if cls in STATUS:
-            return STATUS[cls]
-    return 500
 
 
 def _error(status: int, message: str, headers: dict[str, str] | None = None) -> JSONResponse:
@@ -81,7 +61,7 @@ def _validation_message(exc: RequestValidationError) -> str:
 def _install_handlers(app: FastAPI) -> None:
     @app.exception_handler(errors.KbsearchError)
     async def library_error(request: Request, exc: errors.KbsearchError) -> JSONResponse:
-        return _error(_status(exc), str(exc))
+        return _error(error_status(exc), str(exc))
 
     @app.exception_handler(SearchTimeout)
     async def timeout(request: Request, exc: SearchTimeout) -> JSONResponse:
@@ -242,6 +222,8 @@ def create_app(
     app.include_router(pages.router)
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
     install_docs(app, "kbsearch")
+    if ring is not None:
+        declare_keys(app)
     return app
 
 

@@ -12,6 +12,7 @@ whatever the options.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.openapi.docs import get_swagger_ui_html
@@ -44,3 +45,40 @@ def install_docs(app: FastAPI, title: str) -> None:
             swagger_favicon_url=f"{root}/favicon.png",
             swagger_ui_parameters={"validatorUrl": None},  # no badge from validator.swagger.io
         )
+
+
+# how a key may be sent (context.py reads them; the page's cookie is for the browser only)
+SECURITY_SCHEMES = {
+    "bearer": {
+        "type": "http",
+        "scheme": "bearer",
+        "description": "`Authorization: Bearer KEY`",
+    },
+    "apiKey": {
+        "type": "apiKey",
+        "in": "header",
+        "name": "X-API-Key",
+        "description": "`X-API-Key: KEY`",
+    },
+}
+OPEN_PATHS = ("/healthz",)  # answered without a key
+
+
+def declare_keys(app: FastAPI) -> None:
+    """The key schemes in ``app``'s OpenAPI (``/docs`` gets its Authorize button): either
+    scheme for every operation but :data:`OPEN_PATHS`. Documentation only: the keys are
+    checked, and the audience taken from them, by ``Service.caller``."""
+    build = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            spec = build()
+            spec.setdefault("components", {})["securitySchemes"] = SECURITY_SCHEMES
+            spec["security"] = [{name: []} for name in SECURITY_SCHEMES]
+            for path in OPEN_PATHS:
+                for operation in spec["paths"].get(path, {}).values():
+                    operation["security"] = []
+            app.openapi_schema = spec
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]

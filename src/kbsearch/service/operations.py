@@ -5,6 +5,7 @@ an audience, returning JSON-ready dictionaries. Each runs inside one read transa
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -187,7 +188,8 @@ def explain(
     terms, RRF parts), with the passage's labels.
 
     Raises:
-        PassageNotFoundError: missing or hidden from this audience and date (one message).
+        PassageNotFoundError: missing or hidden from this audience (and date, when one is
+            given): one message.
     """
     check_query(q, limits)
     filters = make_filters(audience, as_of, lang, doc)
@@ -252,7 +254,10 @@ def delete(kb: KnowledgeBase, audience: str, doc_id: str, version: str | None) -
         raise DocumentNotFoundError(f"document {doc_id!r} has no version {version!r}")
     from .uploads import uploads_dir
 
+    folder = uploads_dir(kb) / doc_id
     for v in versions:
         kb.store.delete_document(doc_id, v)
-        shutil.rmtree(uploads_dir(kb) / doc_id / f"v{v}", ignore_errors=True)
+        shutil.rmtree(folder / f"v{v}", ignore_errors=True)
+    with contextlib.suppress(OSError):  # the last version gone: its empty folder too
+        folder.rmdir()
     return versions

@@ -22,6 +22,7 @@ from .context import COOKIE, HERE, Service, caller_of, service_of
 from .engine import SearchTimeout
 from .keys import Caller
 from .present import visible_documents
+from .statuses import status_of
 
 router = APIRouter(include_in_schema=False)
 templates = Jinja2Templates(directory=HERE / "templates")
@@ -121,7 +122,8 @@ async def why_fragment(
             )
         )
     except (KbsearchError, SearchTimeout) as exc:
-        return HTMLResponse(f'<p class="error">{escape(str(exc))}</p>', status_code=422)
+        # the API's status: a hidden passage is the same 404 as a missing one
+        return HTMLResponse(f'<p class="error">{escape(str(exc))}</p>', status_code=status_of(exc))
     return templates.TemplateResponse(request, "why.html", {"e": explanation})
 
 

@@ -18,10 +18,10 @@ from pathlib import Path
 from ..errors import IngestError, InvalidArgumentError, KbsearchError
 from ..filters import parse_day
 from ..indexing import IndexReport
-from ..ingest import SUPPORTED_SUFFIXES
+from ..ingest import FORMAT_MODULES, SUPPORTED_SUFFIXES
 from ..ingest.metadata import known_language
 from ..knowledge_base import KnowledgeBase
-from ..sources import uploads_folder
+from ..sources import UPLOADS_SHOWN, uploads_folder
 
 # one file, one document: the BEIR corpus (.jsonl) and card (.json) formats hold many
 SINGLE_DOCUMENT_SUFFIXES = tuple(s for s in SUPPORTED_SUFFIXES if s not in (".jsonl", ".json"))
@@ -87,6 +87,7 @@ class Upload:
 # the metadata an upload sets (a form field each); one left out takes its default, not the
 # previous version's value
 METADATA = ("title", "access", "language", "effective_from", "effective_to", "owner", "doc_type")
+DATES = ("effective_from", "effective_to")
 
 
 @dataclass(frozen=True)
@@ -95,7 +96,7 @@ class WriteResult:
     version: str
     status: str  # "added", "updated" or "unchanged"
     passages: int
-    metadata: dict[str, str]  # as stored: the defaults and the detected language applied
+    metadata: dict[str, str | None]  # as stored: defaults and detected language applied
 
 
 def uploads_dir(kb: KnowledgeBase) -> Path:
@@ -135,7 +136,9 @@ def write_upload(kb: KnowledgeBase, upload: Upload) -> WriteResult:
         if (d.document.doc_id, d.document.version) == (upload.doc_id, upload.version)
     )
     fields = stored.document.to_dict()
-    metadata = {name: str(fields[name]) for name in METADATA}
+    # an open bound is null, as GET /documents/{doc_id} gives it
+    metadata = {name: (str(fields[name]) or None) if name in DATES else str(fields[name])
+                for name in METADATA}  # fmt: skip
     return WriteResult(upload.doc_id, upload.version, status, stored.passages, metadata)
 
 
@@ -168,13 +171,14 @@ def _replace(kb: KnowledgeBase, upload: Upload, target: Path) -> IndexReport:
 
 def _scrub(reason: str, target: Path) -> str:
     """``reason`` without the server's folders (nobody's business): ``target`` (an upload's
-    file) named by its file name, and another upload's path from the uploads folder on.
+    file) named by its file name, and another upload's path as readers see it
+    (``uploads/DOC/vN/NAME``: :func:`~kbsearch.sources.shown_source`).
     Whatever form the message gives a path in (as given, e.g. relative to the server's
     working directory, absolute or resolved), the longest forms are replaced first, so that
     no folder above a relative path is left behind."""
     uploads = target.parent.parent.parent
     replacements = {str(form): target.name for form in _forms(target)}
-    replacements |= {f"{form}/": "" for form in _forms(uploads)}
+    replacements |= {f"{form}/": f"{UPLOADS_SHOWN}/" for form in _forms(uploads)}
     for path in sorted(replacements, key=len, reverse=True):
         reason = reason.replace(path, replacements[path])
     return reason
@@ -183,6 +187,13 @@ def _scrub(reason: str, target: Path) -> str:
 def _forms(path: Path) -> set[Path]:
     """``path`` as given, absolute and resolved (links followed)."""
     return {path, path.absolute(), path.resolve()}
+
+
+def format_name(path: Path) -> str:
+    """The format an upload is stored with: the name ingest gives it (``markdown``, ``html``,
+    ``pdf``...; :data:`~kbsearch.ingest.FORMAT_MODULES`), as the example inventories do, not
+    the file's suffix (``md``)."""
+    return FORMAT_MODULES[path.suffix.lower()]
 
 
 def _write_inventory(path: Path, upload: Upload, target: Path) -> None:
@@ -197,7 +208,7 @@ def _write_inventory(path: Path, upload: Upload, target: Path) -> None:
         writer.writerow(
             [relative.as_posix(), upload.doc_id, upload.title, upload.version,
              upload.effective_from, upload.effective_to, upload.owner, upload.access,
-             upload.language, upload.doc_type, ""]
+             upload.language, upload.doc_type, format_name(target)]
         )  # fmt: skip
 
 
