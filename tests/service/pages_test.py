@@ -135,3 +135,27 @@ def test_the_why_fragment_words_a_cross_language_passage_as_the_cli_does(
     assert str(escape(e.reading("lexical"))) in html
     assert "a low lexical score does not count against it" in html and "max(own " in html
     assert f"{escape(e.legend())}." in html and "the parts add up to the fused score" in html
+
+
+def test_a_hit_names_its_source_file_and_an_undated_document_reads_undated(
+    serve: Callable[..., Running], tmp_path: Path, keys_file: Path
+) -> None:
+    """The source file is shown as text (the server has no page for a file): the link beside
+    it says it opens the passage's JSON. A document with no effective dates reads "undated",
+    not "in force … to …"; the page asks the browser for no favicon (no 404 per page)."""
+    docs = write_files(tmp_path / "docs", FILES)
+    (docs / "inventory.csv").unlink()  # no inventory: no dates
+    db = tmp_path / "kb.db"
+    with kbsearch.open_kb(db, create=True, embedder=FakeEmbedder()) as kb:
+        assert kb.index([docs], default_access="public").ok
+    server = serve(db, keys=keys_file)
+    with httpx.Client(base_url=server.url, timeout=30, headers=auth(PUBLIC_READ)) as client:
+        response = client.get("/", params={"q": "lost parcel", "route": "lexical"})
+    page = response.text
+    assert response.status_code == 200, page[-800:]
+    hit = page[page.index('class="hit"') :]
+    hit = hit[: hit.index("</li>")]
+    assert '<span class="source" title="source file">delivery.md</span>' in hit
+    assert 'class="passage-link" href="/passages/' in hit and "passage (JSON)" in hit
+    assert '<span class="dates">undated</span>' in hit and "in force" not in hit
+    assert '<link rel="icon" href="data:,">' in page
