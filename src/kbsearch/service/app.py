@@ -205,8 +205,9 @@ def create_app(
 
     app = FastAPI(
         title="kbsearch",
-        summary="Search a knowledge base: BM25, E5 dense search and RRF fusion, with "
-        "audience and version filters and explanations.",
+        summary="Search a knowledge base: BM25, E5 dense search and their fusion (a learned "
+        "ranking of both routes' candidates), with audience and version filters, "
+        "explanations and a calibrated answer-or-abstain.",
         version=_version(),
         lifespan=lifespan,
         docs_url=None,  # served from this server's files, not a CDN (docs.py)
