@@ -19,7 +19,7 @@ import numpy as np
 from ..knowledge_base import KnowledgeBase
 from ..records import Document, Hit, Passage
 from ..snippets import make_snippet, match_spans, query_keys, sentence_spans
-from ..sources import common_root, public_roots, shown_source, uploads_folder
+from ..sources import public_root, shown_source, uploads_folder
 from ..store import StoredDocument
 
 SENTENCE_CACHE = 4096  # sentence vectors kept per process (dense-only snippets)
@@ -43,7 +43,7 @@ class Catalogue:
         self.by_key = {(d.document.doc_id, d.document.version): d.document for d in self.stored}
         # the folders of public documents only, uploads left out (kbsearch.sources)
         self.uploads = uploads_folder(kb.store.path)
-        self.common = common_root(public_roots((d.document for d in self.stored), self.uploads))
+        self.common = public_root((d.document for d in self.stored), self.uploads)
 
     @classmethod
     def of(cls, kb: KnowledgeBase) -> Catalogue:
