@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -11,6 +12,7 @@ from hypothesis import strategies as st
 
 from kbsearch.chunking import make_passages, render_table, slugify, split_sentences
 from kbsearch.errors import IngestError, InvalidArgumentError
+from kbsearch.ingest import parse_file
 from kbsearch.records import Block, Document, ParsedDocument, Table
 
 DOC = Document("pump", "2", "Pump guide", "en", "public")
@@ -86,10 +88,12 @@ def test_ids_prefix_and_metadata() -> None:
 
 
 def test_nested_section_path() -> None:
+    # budget 64: the sub-section's 5 words are not tiny (under 64 / 16), so it stands alone;
+    # its id is made from its whole heading path
     parsed = _parsed(Block(("Returns", "Opened items"), "Opened items cost 10 %."))
-    (passage,) = make_passages(DOC, parsed, budget=512, token_count=words)
+    (passage,) = make_passages(DOC, parsed, budget=64, token_count=words)
     assert passage.section == "Returns > Opened items"
-    assert passage.passage_id == "pump@v2#opened-items"
+    assert passage.passage_id == "pump@v2#returns/opened-items"
     assert passage.text.startswith("Pump guide\nReturns > Opened items\n\n")
 
 
@@ -242,3 +246,104 @@ def test_property_within_budget_and_nothing_lost(
     text = "\n".join(_body(p.text) for p in passages)
     for w in {w for para in paragraphs for w in para.split()}:
         assert w in text
+
+
+def _markdown(tmp_path: Path, source: str) -> ParsedDocument:
+    path = tmp_path / "page.md"
+    path.write_text(source, encoding="utf-8")
+    (parsed,) = parse_file(path)
+    return parsed
+
+
+def _long(word: str, n: int) -> str:
+    return " ".join(f"{word}{i}" for i in range(n)) + "."
+
+
+def test_every_heading_opens_a_passage_named_by_its_path(tmp_path: Path) -> None:
+    parsed = _markdown(
+        tmp_path,
+        f"# Pump guide\n\n## Install\n\n{_long('i', 40)}\n\n### Windows\n\n{_long('w', 40)}"
+        f"\n\n#### Drivers\n\n{_long('d', 40)}\n\n### macOS\n\n{_long('m', 40)}\n",
+    )
+    passages = make_passages(DOC, parsed, budget=512, token_count=words)
+    assert [(p.passage_id, p.section) for p in passages] == [
+        ("pump@v2#install", "Install"),
+        ("pump@v2#install/windows", "Install > Windows"),
+        ("pump@v2#install/windows/drivers", "Install > Windows > Drivers"),
+        ("pump@v2#install/macos", "Install > macOS"),
+    ]
+    assert passages[2].text.startswith("Pump guide\nInstall > Windows > Drivers\n\nd0 d1")
+
+
+def test_tiny_subsections_join_their_parent_while_it_fits(tmp_path: Path) -> None:
+    # under 512 / 16 = 32 words a sub-section is tiny; a page's top-level sections stand
+    parsed = _markdown(
+        tmp_path,
+        "# Pump guide\n\n## Contact\n\nCall us.\n\n## Payments\n\nWe take cards.\n\n"
+        "### Cheques?\n\nNo.\n\n### Cash?\n\nIn stores only.\n\n"
+        f"### Klarna\n\n{_long('k', 40)}\n",
+    )
+    passages = make_passages(DOC, parsed, budget=512, token_count=words)
+    assert [p.passage_id for p in passages] == [
+        "pump@v2#contact",
+        "pump@v2#payments",
+        "pump@v2#payments/klarna",
+    ]
+    assert (
+        _body(passages[1].text) == "We take cards.\n\nCheques?\n\nNo.\n\nCash?\n\nIn stores only."
+    )
+    # a full parent takes no more: the tiny one stands alone under its own path
+    small = make_passages(DOC, parsed, budget=48, token_count=words)
+    assert "pump@v2#payments/cash" in [p.passage_id for p in small]
+
+
+def test_same_heading_twice_gives_two_passages(tmp_path: Path) -> None:
+    parsed = _markdown(tmp_path, "## Notes\n\nFirst notes.\n\n## Notes\n\nSecond notes.\n")
+    passages = make_passages(DOC, parsed, budget=512, token_count=words)
+    assert [(p.passage_id, _body(p.text)) for p in passages] == [
+        ("pump@v2#notes", "First notes."),
+        ("pump@v2#notes-2", "Second notes."),
+    ]
+
+
+def test_no_passage_without_its_heading_path(tmp_path: Path) -> None:
+    # a page whose sections are ### under the title, one of them long: every piece is named
+    sections = "".join(f"### Step {n}\n\n{_long(f's{n}x', 30)}\n\n" for n in range(1, 4))
+    long_one = "\n\n".join(_long(f"p{n}x", 30) for n in range(6))
+    parsed = _markdown(tmp_path, f"# Pump guide\n\n{sections}### Long step\n\n{long_one}\n")
+    passages = make_passages(DOC, parsed, budget=80, token_count=words)
+    assert all(p.section for p in passages)
+    assert [p.passage_id.split("#")[1] for p in passages] == [
+        "step-1", "step-2", "step-3", "long-step", "long-step-2", "long-step-3",
+    ]  # fmt: skip
+    assert all(p.section == "Long step" for p in passages[3:])
+
+
+def test_long_sentences_cut_at_sentence_ends_not_inside_brackets() -> None:
+    text = (
+        "Restart the pump (yes, really! It helps) before you call. "
+        "Check the seal is seated. Then run a test cycle of five minutes."
+    )
+    assert split_sentences(text)[0] == (
+        "Restart the pump (yes, really! It helps) before you call.",
+        "",
+    )
+    parsed = _parsed(Block(("Fix",), text))
+    passages = make_passages(DOC, parsed, budget=15, token_count=words, overlap=0)
+    assert [_body(p.text) for p in passages] == [
+        "Restart the pump (yes, really! It helps) before you call.",
+        "Check the seal is seated.",
+        "Then run a test cycle of five minutes.",
+    ]
+
+
+def test_sentences_follow_the_document_language() -> None:
+    text = "Appelez M. Dupont au service client. Il répond le matin."
+    assert [t for t, _ in split_sentences(text, "fr")] == [
+        "Appelez M. Dupont au service client.",
+        "Il répond le matin.",
+    ]
+    doc = Document("guide", "1", "Guide", "fr", "public")
+    parsed = ParsedDocument(None, "Guide", (Block(("Aide",), text),))
+    passages = make_passages(doc, parsed, budget=9, token_count=words, overlap=0)
+    assert [_body(p.text) for p in passages] == [t for t, _ in split_sentences(text, "fr")]

@@ -16,11 +16,13 @@ from kbsearch.errors import (
     EmbedderMismatchError,
     InvalidArgumentError,
     KnowledgeBaseNotFoundError,
+    OutdatedPassagesError,
     PassageNotFoundError,
     QueryError,
 )
 from kbsearch.knowledge_base import KnowledgeBase
 from kbsearch.records import ROUTES, Filters
+from kbsearch.store.settings import PASSAGE_RULE
 
 DAY = date(2026, 6, 1)
 
@@ -204,6 +206,28 @@ def test_other_embedder_is_refused(tmp_path: Path, docs: Path) -> None:
         report = kb.index([docs], inventory=docs / "inventory.csv", reembed=True)
         assert report.added == 4
         assert kb.search("parcel", route="dense", filters=Filters(as_of=DAY))
+
+
+def test_an_index_cut_by_the_old_passage_rule_is_refused_until_rebuilt(
+    tmp_path: Path, docs: Path
+) -> None:
+    path = tmp_path / "kb.db"
+    with kbsearch.open_kb(path, create=True, embedder=FakeEmbedder()) as kb:
+        kb.index([docs], inventory=docs / "inventory.csv")
+        stored = kb.store.index_settings()
+        assert stored is not None and stored.chunking == PASSAGE_RULE
+        legacy = {k: v for k, v in stored.to_dict().items() if k != "chunking"}
+        with kb.store.transaction():  # what an index built before the rule had a name holds
+            kb.store.set_settings({**legacy, "section_level": 2})
+    with kbsearch.open_kb(path, embedder=FakeEmbedder()) as kb:
+        assert kb.search("parcel", route="lexical", filters=Filters(as_of=DAY))  # still read
+        with pytest.raises(OutdatedPassagesError, match="--reembed"):
+            kb.index([docs], inventory=docs / "inventory.csv")
+        report = kb.index([docs], inventory=docs / "inventory.csv", reembed=True)
+        assert report.ok and report.added == 4
+        rebuilt = kb.store.index_settings()
+        assert rebuilt is not None
+        assert (rebuilt.chunking, rebuilt.section_level) == (PASSAGE_RULE, 6)
 
 
 def test_explanation_adds_up(kb: KnowledgeBase) -> None:

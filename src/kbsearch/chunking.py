@@ -1,14 +1,22 @@
-"""Split a parsed document into passages that fit a token budget.
+"""Split a parsed document into passages that follow its heading hierarchy and fit a token
+budget.
 
-Consecutive text blocks of one section form a text passage; each table is its own passage.
-Every passage text is ``"{title}\\n{section path}\\n\\n{body}"`` (the section line is left out
-before the first heading), so the title and heading count for search.
+Sections (:mod:`kbsearch.ingest.outline` gives every block its heading path) form a tree. Every
+section is a passage of its own (its text; each table is a passage alone), except a sub-section
+whose own text is under ``budget / TINY_SHARE`` tokens: its heading and text join the passage of
+the nearest section above it that stands alone, while that passage still fits the budget
+(a page's top-level sections always stand). A section with no text of its own gives no passage;
+the heading path of its sub-sections names it. Every passage text is
+``"{title}\n{heading path}\n\n{body}"`` (the path line is left out before the first heading),
+so the title and headings count for search and for the embedding, and ``section`` holds the
+same path (``"Install > Windows"``) for citations.
 
-A passage over the budget is split at paragraph boundaries, then at sentence boundaries, then
-(only for a sentence longer than the budget) at word boundaries; the last ``overlap``
-sentences (or the last paragraph, when small) of a piece are repeated at the start of the next.
-A table over the budget is split by rows, the header row repeated in every piece. No text is
-dropped: every word of the source appears in some passage.
+A passage over the budget is split at paragraph boundaries, then at sentence boundaries
+(:func:`kbsearch.text.sentences.sentences`, in the document's language), then (only for a
+sentence longer than the budget) at word boundaries; the last ``overlap`` sentences (or the
+last paragraph, when small) of a piece are repeated at the start of the next. A table over the
+budget is split by rows, the header row repeated in every piece. No text is dropped: every word
+of the source appears in some passage.
 
 Token counts: ``token_count`` measures a full passage text (for an embedder, its own tokenizer
 with the passage prefix and special tokens). It is called once per paragraph or sentence to
@@ -28,17 +36,15 @@ from typing import Literal
 
 from kbsearch.errors import IngestError, InvalidArgumentError
 from kbsearch.records import Block, Document, ParsedDocument, Passage, PassageKind, Table
+from kbsearch.text.sentences import sentences
 
+CHUNKING = "outline-1"  # the passage rule of this module, recorded in an index's settings
 SAMPLE_BUDGETS = 8  # texts over this many characters per budget token are estimated first
+TINY_SHARE = 16  # a sub-section under budget / TINY_SHARE tokens of text joins its parent
 TOP_SLUG = "top"  # slug of the text before the first heading
 EMPTY_SLUG = "section"  # slug of a heading with no letters or digits
+PATH_SEPARATOR = "/"  # between the heading slugs of a passage id
 _NON_ALNUM = re.compile(r"[\W_]+")
-# A sentence break is the whitespace after . ! ? or an ellipsis (possibly followed by one
-# closing quote or bracket) and before something that starts a sentence (a capital, a digit,
-# an opening quote or bracket). Only the whitespace is consumed.
-_SENTENCE_BREAK = re.compile(
-    r"(?:(?<=[.!?…])|(?<=[.!?…][\"'»”’)\]]))\s+(?=[«\"“‘(\[]?\s*[A-ZÀ-ÖØ-Þ0-9])"
-)
 
 AtomKind = Literal["paragraph", "sentence", "words", "chars"]
 
@@ -52,20 +58,18 @@ def slugify(text: str) -> str:
     return _NON_ALNUM.sub("-", bare.lower()).strip("-")
 
 
-def split_sentences(text: str) -> list[tuple[str, str]]:
-    """Split ``text`` at line breaks and sentence ends. Returns ``(sentence, joiner)`` pairs,
-    where joiner is the separator that stood before the sentence (``""`` for the first,
-    ``"\\n"`` after a line break, ``" "`` after a sentence end)."""
+def split_sentences(text: str, language: str | None = None) -> list[tuple[str, str]]:
+    """Split ``text`` at line breaks and sentence ends
+    (:func:`kbsearch.text.sentences.sentences`). Returns ``(sentence, joiner)`` pairs, where
+    joiner is the separator that stood before the sentence (``""`` for the first, ``"\\n"``
+    after a line break, ``" "`` after a sentence end)."""
     out: list[tuple[str, str]] = []
-    for line in text.split("\n"):
-        line_start = True
-        for part in _SENTENCE_BREAK.split(line):
-            part = part.strip()
-            if not part:
-                continue
-            joiner = "" if not out else ("\n" if line_start else " ")
-            out.append((part, joiner))
-            line_start = False
+    previous_end = 0
+    for sentence in sentences(text, language):
+        gap = text[previous_end : sentence.start]
+        joiner = "" if not out else ("\n" if "\n" in gap else " ")
+        out.append((sentence.text, joiner))
+        previous_end = sentence.end
     return out
 
 
@@ -95,17 +99,23 @@ class _Sizer:
     ratio measured on the whole section (set by :meth:`calibrated`)."""
 
     def __init__(
-        self, token_count: Callable[[str], int], budget: int, overhead: int, ratio: float = 1.0
+        self,
+        token_count: Callable[[str], int],
+        budget: int,
+        overhead: int,
+        ratio: float = 1.0,
+        language: str | None = None,
     ) -> None:
         self.measure = token_count
         self.budget = budget
         self.overhead = overhead
         self.ratio = ratio
+        self.language = language  # of the sentence rules
 
     def calibrated(self, text: str, tokens: int) -> _Sizer:
         """A sizer whose ratio is measured on ``text`` (``tokens`` tokens)."""
         ratio = max(tokens - self.overhead, 1) / max(len(text), 1)
-        return _Sizer(self.measure, self.budget, self.overhead, ratio)
+        return _Sizer(self.measure, self.budget, self.overhead, ratio, self.language)
 
     def fits(self, text: str) -> tuple[int | None, _Sizer]:
         """Measure ``text`` when it may fit the budget. A text longer than
@@ -136,11 +146,11 @@ def _refine(atom: _Atom, sizer: _Sizer, room: int) -> list[_Atom]:
     into word windows of about a third of ``room``, a word window into halves, a single word
     into character halves. Raises IngestError when one character cannot fit."""
     if atom.kind == "paragraph":
-        sentences = split_sentences(atom.text)
-        if len(sentences) > 1:
+        parts = split_sentences(atom.text, sizer.language)
+        if len(parts) > 1:
             return [
                 sizer.atom(text, atom.block, atom.joiner if i == 0 else joiner, "sentence")
-                for i, (text, joiner) in enumerate(sentences)
+                for i, (text, joiner) in enumerate(parts)
             ]
     words = atom.text.split()
     if len(words) > 1:
@@ -176,8 +186,8 @@ def _carry(piece: Sequence[_Atom], sizer: _Sizer, room: int, overlap: int) -> li
     if last.kind == "paragraph":
         if last.cost <= limit:
             return [replace(last, joiner="\n\n")]
-        sentences = split_sentences(last.text)[-overlap:]
-        text = " ".join(t for t, _ in sentences)
+        last_sentences = split_sentences(last.text, sizer.language)[-overlap:]
+        text = " ".join(t for t, _ in last_sentences)
         atom = sizer.atom(text, last.block, "\n\n", "sentence")
         return [atom] if atom.cost <= limit else []
     tail = list(piece[-overlap:])
@@ -297,25 +307,136 @@ def _table_pieces(prefix: str, index: int, table: Table, sizer: _Sizer) -> list[
     return [replace(p, body=f"{head}\n{p.body}") for p in pieces]
 
 
-def _groups(blocks: Sequence[Block]) -> list[tuple[tuple[str, ...], list[tuple[int, Block]]]]:
-    """Runs of non-empty text blocks of one section, and each table alone."""
-    groups: list[tuple[tuple[str, ...], list[tuple[int, Block]]]] = []
-    open_run = False
-    for idx, block in enumerate(blocks):
+@dataclass
+class _Section:
+    """A node of the heading tree: its path, its own units (runs of text block indexes, or
+    one table block index) in order, and its sub-sections."""
+
+    path: tuple[str, ...]
+    units: list[list[int]]
+    children: list[_Section]
+    first: int  # index of its first block (for a merged heading's position)
+
+
+@dataclass
+class _Job:
+    """What becomes one or more passages: a section path and its blocks (all text, or one
+    table)."""
+
+    path: tuple[str, ...]
+    blocks: list[int]
+    table: bool = False
+
+
+def _ordinals(blocks: Sequence[Block]) -> list[tuple[int, ...]]:
+    """Each block's heading ordinals: its ``outline`` when the parser gave one, else made up
+    from its path (consecutive blocks with the same path share a section; a path that differs
+    from the previous block's opens new sections from the first heading that differs)."""
+    out: list[tuple[int, ...]] = []
+    path: tuple[str, ...] = ()
+    ordinals: tuple[int, ...] = ()
+    made = 0
+    for block in blocks:
+        if len(block.outline) == len(block.section) and block.outline:
+            ordinals, path = block.outline, block.section
+        elif block.section != path:
+            same = 0
+            while same < min(len(path), len(block.section)) and path[same] == block.section[same]:
+                same += 1
+            fresh = []
+            for _ in block.section[same:]:
+                made -= 1  # negative: never equal to a parser's ordinal
+                fresh.append(made)
+            ordinals, path = (*ordinals[:same], *fresh), block.section
+        out.append(ordinals)
+    return out
+
+
+def _tree(blocks: Sequence[Block]) -> _Section:
+    """The heading tree of the non-empty blocks."""
+    root = _Section((), [], [], 0)
+    nodes: dict[tuple[tuple[str, int], ...], _Section] = {(): root}
+    for idx, (block, ordinals) in enumerate(zip(blocks, _ordinals(blocks), strict=True)):
+        if block.table is None and not block.text.strip():
+            continue
+        key = tuple(zip(block.section, ordinals, strict=True))
+        node = root
+        for depth in range(1, len(key) + 1):
+            child = nodes.get(key[:depth])
+            if child is None:
+                child = _Section(block.section[:depth], [], [], idx)
+                nodes[key[:depth]] = child
+                node.children.append(child)
+            node = child
         if block.table is not None:
-            groups.append((block.section, [(idx, block)]))
-            open_run = False
-        elif block.text.strip():
-            if open_run and groups[-1][0] == block.section:
-                groups[-1][1].append((idx, block))
-            else:
-                groups.append((block.section, [(idx, block)]))
-                open_run = True
-    return groups
+            node.units.append([idx])
+        elif node.units and blocks[node.units[-1][0]].table is None:
+            node.units[-1].append(idx)
+        else:
+            node.units.append([idx])
+    return root
+
+
+class _Planner:
+    """Turns the heading tree into jobs in document order (see the module docstring)."""
+
+    def __init__(self, blocks: Sequence[Block], title: str, sizer: _Sizer) -> None:
+        self.blocks = list(blocks)  # merged headings are appended as text blocks
+        self.title = title
+        self.sizer = sizer
+        self.jobs: list[_Job] = []
+
+    def _text(self, indexes: Sequence[int]) -> str:
+        return "\n\n".join(self.blocks[i].text for i in indexes)
+
+    def _tokens(self, text: str) -> int:
+        """Tokens of ``text``, exact when it may fit the budget, else a value over it."""
+        tokens, _ = self.sizer.fits(text)
+        return self.sizer.budget + 1 if tokens is None else tokens
+
+    def _merge(self, node: _Section, host: _Job) -> bool:
+        """Put ``node``'s heading and text into ``host`` when its text is tiny and the host
+        still fits the budget with it. Returns whether it did."""
+        own = [i for unit in node.units for i in unit if self.blocks[i].table is None]
+        if not own:
+            return False
+        body = self._text(own)
+        tiny = self._tokens(body) - self.sizer.overhead < self.sizer.budget / TINY_SHARE
+        if not tiny:
+            return False
+        first = self.blocks[node.first]
+        heading = Block(node.path, node.path[-1], None, first.page, first.start, first.start)
+        joined = self._text(host.blocks) + "\n\n" + heading.text + "\n\n" + body
+        if self._tokens(_prefix(self.title, host.path) + joined) > self.sizer.budget:
+            return False
+        self.blocks.append(heading)
+        host.blocks.extend([len(self.blocks) - 1, *own])
+        return True
+
+    def visit(self, node: _Section, host: _Job | None) -> None:
+        """Plan ``node`` and its sub-sections; ``host`` is the text job of the nearest
+        section above that stands alone (``None`` for the root and top-level sections)."""
+        merged = host is not None and self._merge(node, host)
+        if merged:
+            assert host is not None
+            tables = [_Job(node.path, unit, True) for unit in node.units
+                      if self.blocks[unit[0]].table is not None]  # fmt: skip
+            self.jobs.extend(tables)
+            inner = host
+        else:
+            for unit in node.units:
+                is_table = self.blocks[unit[0]].table is not None
+                self.jobs.append(_Job(node.path, list(unit), is_table))
+            if not self.jobs or self.jobs[-1].table or self.jobs[-1].path != node.path:
+                self.jobs.append(_Job(node.path, []))  # filled by tiny sub-sections, if any
+            inner = self.jobs[-1]
+        for child in node.children:
+            self.visit(child, inner if node.path else None)
 
 
 class _Ids:
-    """``doc_id@vVERSION#slug`` with ``-2``, ``-3``... when a slug was already given."""
+    """``doc_id@vVERSION#slug``: the heading path's slugs joined by ``/`` (``top`` before the
+    first heading), with ``-2``, ``-3``... when a slug was already given."""
 
     def __init__(self, doc: Document) -> None:
         self.stem = f"{doc.doc_id}@v{doc.version}#"
@@ -323,7 +444,8 @@ class _Ids:
         self.counts: dict[str, int] = {}
 
     def next(self, section: tuple[str, ...]) -> str:
-        base = (slugify(section[-1]) or EMPTY_SLUG) if section else TOP_SLUG
+        slugs = [slugify(heading) or EMPTY_SLUG for heading in section]
+        base = PATH_SEPARATOR.join(slugs) if section else TOP_SLUG
         n = self.counts.get(base, 0)
         while True:
             n += 1
@@ -344,12 +466,15 @@ def make_passages(
     overlap: int = 1,
 ) -> list[Passage]:
     """Cut ``parsed`` into passages of at most ``budget`` tokens as measured by
-    ``token_count`` on the full passage text.
+    ``token_count`` on the full passage text, following its heading tree (see the module
+    docstring).
 
-    Ids follow ``doc_id@vVERSION#slug`` (slug of the section leaf, ``top`` before the first
-    heading, ``-2``, ``-3``... for repeats and split pieces, in document order). ``ordinal`` is
-    the 0-based position in the document; ``page`` and ``start`` come from the first block of
-    the passage, ``end`` from its last block; ``token_count`` is the measured count.
+    Ids follow ``doc_id@vVERSION#slug``: the slugs of the passage's heading path joined by
+    ``/`` (``returns`` for a top-level section, ``install/windows`` below it), ``top`` before
+    the first heading, ``-2``, ``-3``... for repeated headings and split pieces, in document
+    order. ``section`` is the heading path joined by `` > ``. ``ordinal`` is the 0-based
+    position in the document; ``page`` and ``start`` come from the first block of the
+    passage, ``end`` from its last block; ``token_count`` is the measured count.
 
     Raises:
         InvalidArgumentError: ``budget`` < 1 or ``overlap`` < 0.
@@ -361,26 +486,31 @@ def make_passages(
     if overlap < 0:
         raise InvalidArgumentError(f"overlap must be >= 0, got {overlap}")
     title = doc.title or parsed.title or doc.doc_id
-    sizer = _Sizer(token_count, budget, overhead=token_count(""))
+    sizer = _Sizer(token_count, budget, overhead=token_count(""), language=doc.language)
+    planner = _Planner(parsed.blocks, title, sizer)
+    planner.visit(_tree(parsed.blocks), None)
+    blocks = planner.blocks
     ids = _Ids(doc)
-    blocks = parsed.blocks
     passages: list[Passage] = []
-    for section, members in _groups(blocks):
-        prefix = _prefix(title, section)
-        first = members[0][1]
-        kind: PassageKind = "table" if first.table is not None else "text"
-        if first.table is not None:
-            pieces = _table_pieces(prefix, members[0][0], first.table, sizer)
+    for job in planner.jobs:
+        if not job.blocks:
+            continue
+        prefix = _prefix(title, job.path)
+        kind: PassageKind = "table" if job.table else "text"
+        first_table = blocks[job.blocks[0]].table
+        if first_table is not None:
+            pieces = _table_pieces(prefix, job.blocks[0], first_table, sizer)
         else:
+            members = [(i, blocks[i]) for i in job.blocks]
             pieces = _text_pieces(prefix, members, sizer, overlap)
         for piece in pieces:
             start_block, end_block = blocks[piece.first_block], blocks[piece.last_block]
             passages.append(
                 Passage(
-                    passage_id=ids.next(section),
+                    passage_id=ids.next(job.path),
                     doc_id=doc.doc_id,
                     version=doc.version,
-                    section=" > ".join(section),
+                    section=" > ".join(job.path),
                     kind=kind,
                     text=prefix + piece.body,
                     ordinal=len(passages),

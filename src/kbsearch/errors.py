@@ -54,6 +54,11 @@ class SettingsConflictError(StorageError):
     """Another run recorded different index settings (another embedder...) meanwhile."""
 
 
+class OutdatedPassagesError(SettingsConflictError):
+    """The index's passages were cut by an older rule than this version's; adding documents
+    cut by the new rule would mix the two, so the index must be rebuilt (``--reembed``)."""
+
+
 class IndexingInterrupted(KeyboardInterrupt):
     """Ctrl-C during indexing; ``report`` counts what was written before it (kept)."""
 

@@ -8,15 +8,21 @@ its steps so that the facade stays a thin layer.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
 from .analysis import Analyzer
 from .embedders import Embedder
-from .errors import EmbeddingError, IndexingInterrupted, InvalidArgumentError
+from .errors import (
+    EmbeddingError,
+    IndexingInterrupted,
+    InvalidArgumentError,
+    OutdatedPassagesError,
+)
 from .indexing import Indexer, IndexReport, Settings
 from .store import IndexSettings, Store
+from .store.settings import DEFAULT_SECTION_LEVEL, PASSAGE_RULE
 from .store.staging import staged_copy
 from .titles import embed_headings
 
@@ -73,11 +79,20 @@ def plan_settings(
 ) -> tuple[Settings, IndexSettings]:
     """The run's settings and the record it writes: an existing index keeps the settings
     it was built with; a new (or re-embedded) one takes the arguments given, else the
-    previous or default values (the passage budget defaults to the embedder's limit).
+    previous or default values (the passage budget defaults to the embedder's limit; an index
+    cut by an older passage rule takes today's section level).
 
     Raises:
         InvalidArgumentError: as :func:`check_settings`.
+        OutdatedPassagesError: the index's passages were cut by an older rule and this is
+            not a rebuild (``reembed``).
     """
+    if current is not None and not reembed and current.chunking != PASSAGE_RULE:
+        raise OutdatedPassagesError(
+            "this index's passages were cut by an older rule (sections at heading level "
+            f"{current.section_level} only); rebuild it from its sources with `kbsearch index"
+            " PATH... --db DB --reembed` so that its passages follow the heading hierarchy"
+        )
     if current is not None and not reembed:
         settings = Settings(
             analyzer=current.analyzer,
@@ -87,6 +102,8 @@ def plan_settings(
         )
         return settings, current
     previous = current or IndexSettings()
+    if previous.chunking != PASSAGE_RULE:
+        previous = replace(previous, section_level=DEFAULT_SECTION_LEVEL)
     settings = Settings(
         analyzer=analyzer or previous.analyzer,
         section_level=section_level or previous.section_level,

@@ -35,6 +35,7 @@ from .ingest.inventory import InventoryRow, read_inventory
 from .ingest.metadata import ACCESS_LABELS, known_language, path_doc_id, resolve_document
 from .records import Document, ParsedDocument
 from .store import IndexSettings, Store, StoredDocument
+from .store.settings import DEFAULT_SECTION_LEVEL, PASSAGE_RULE
 
 DEFAULT_ACCESS = "staff"
 DEFAULT_ACCESS_META = "default_access"  # meta key: the index's remembered default label
@@ -82,9 +83,10 @@ class Settings:
     """What an index is built with; recorded in its meta table."""
 
     analyzer: str = "stem"
-    section_level: int = 2
+    section_level: int = DEFAULT_SECTION_LEVEL
     passage_budget: int = 512
     overlap: int = 1
+    chunking: str = PASSAGE_RULE
 
 
 def under_any(path: Path, roots: Sequence[Path]) -> bool:

@@ -34,7 +34,10 @@ class Block:
     ``section`` is the heading path above it (``()`` before the first heading), ``text`` a
     paragraph / list item / code block (empty for a table), ``table`` set for table blocks,
     ``page`` the 1-based PDF page, ``start``/``end`` character offsets in the source text
-    when the format has them.
+    when the format has them. ``outline``, aligned with ``section``, holds each heading's
+    ordinal among the document's headings (so two sections with the same heading text stay
+    apart); it is empty for formats without heading levels, whose blocks belong to the same
+    section when consecutive blocks have the same path.
     """
 
     section: tuple[str, ...]
@@ -43,6 +46,7 @@ class Block:
     page: int | None = None
     start: int | None = None
     end: int | None = None
+    outline: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -39,6 +39,13 @@ def test_section_matches_last_component_of_a_nested_hit_section() -> None:
     assert matches(item, hit("d@v1#delais-de-retractation", "DELAIS de retractation"))
 
 
+def test_a_sub_section_passage_lies_inside_its_relevant_section() -> None:
+    # passages follow the heading hierarchy: "Opened items > Refund times" is inside the
+    # relevant section; a sibling section is not
+    assert matches(V3, hit("returns@v3#opened-items/refund-times", "Opened items > Refund times"))
+    assert not matches(V3, hit("returns@v3#sealed-items/refund-times", "Sealed items > Refund"))
+
+
 def test_split_section_counts_once_at_its_first_rank() -> None:
     question = Question("q", "?", relevant=(V3,))
     hits = [

@@ -112,8 +112,7 @@ def test_docx_headings_paragraphs_and_tables(tmp_path: Path) -> None:
     assert [(b.section, b.text, b.table) for b in doc.blocks] == [
         (("Eligibility",), "Customers are eligible within 30 days.", None),
         (("Eligibility",), "", Table(("Plan", "Days"), (("Basic", "30"),))),
-        (("Eligibility",), "Details", None),
-        (("Eligibility",), "More.", None),
+        (("Eligibility", "Details"), "More.", None),
     ]
 
 

@@ -28,11 +28,12 @@ def test_front_matter_gives_title_and_metadata(guide) -> None:
     assert guide.metadata["tags"] == "pumps, kits"
 
 
-def test_sections_at_level_two_including_setext(guide) -> None:
+def test_sections_at_every_heading_level_including_setext(guide) -> None:
     sections = list(dict.fromkeys(b.section for b in guide.blocks))
     assert sections == [
         (),
         ("Installing the pump",),
+        ("Installing the pump", "Tools you need"),
         ("Setext heading here",),
         ("Spare parts",),
     ]
@@ -52,8 +53,9 @@ def test_text_before_first_section_and_extra_h1_kept(guide) -> None:
     assert top == ["Overview of the pumps", "Welcome to the pump guide. Read it before use."]
 
 
-def test_deeper_heading_and_list_items_stay_in_section(guide) -> None:
-    texts = [b.text for b in guide.blocks if b.section == ("Installing the pump",)]
+def test_heading_below_section_level_and_list_items_stay_in_section() -> None:
+    (doc,) = parse_file(FIXTURES / "guide.md", section_level=2)
+    texts = [b.text for b in doc.blocks if b.section == ("Installing the pump",)]
     assert "Tools you need" in texts
     assert "a screwdriver" in texts and "a spirit level" in texts
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from kbsearch.store import IndexSettings
+from kbsearch.store.settings import LEGACY_PASSAGE_RULE, PASSAGE_RULE
 
 
 def test_settings_round_trip_in_their_stored_form() -> None:
@@ -22,3 +23,12 @@ def test_settings_round_trip_in_their_stored_form() -> None:
     lexical["embedder_spec"] = "none"
     assert IndexSettings.from_dict(lexical).to_dict() == lexical
     assert not IndexSettings.from_dict(lexical).has_vectors
+
+
+def test_the_passage_rule_is_recorded_and_a_legacy_index_reads_as_legacy() -> None:
+    new = IndexSettings()
+    assert new.chunking == PASSAGE_RULE and new.section_level == 6
+    assert new.to_dict()["chunking"] == PASSAGE_RULE
+    assert IndexSettings.from_dict(new.to_dict()) == new
+    legacy = IndexSettings.from_dict({"analyzer": "stem", "passage_budget": 512})
+    assert legacy.chunking == LEGACY_PASSAGE_RULE and legacy.section_level == 2

@@ -5,8 +5,9 @@ A hit is judged by the first relevant item it matches:
 - a ``Relevant(passage_id=...)`` matches the hit with that passage id;
 - a ``Relevant(doc_id=..., version=..., section=...)`` (the policy assistant's rule) matches a
   hit from the same document and version whose section covers it:
-  ``slugify(relevant.section)`` equals ``slugify(hit.section)`` or the slug of the hit section's
-  last `` > `` component. A hit from version 4 never covers a version-3 item;
+  ``slugify(relevant.section)`` equals ``slugify(hit.section)`` or the slug of one of the hit
+  section's `` > `` components (a passage of a sub-section lies inside the section). A hit
+  from version 4 never covers a version-3 item;
 - a ``Relevant(doc_id=...)`` (optionally with ``version``) matches any passage of that document.
 
 Each hit becomes a *unit key*: the key of the relevant item it matches, otherwise its own key at
@@ -50,9 +51,11 @@ def relevant_key(item: Relevant) -> str:
 
 def section_covers(relevant_section: str, hit_section: str) -> bool:
     """True when the hit's section covers the relevant section: equal slugs, or the relevant
-    slug equals the slug of the hit section's last `` > `` component."""
+    slug equals the slug of one of the hit section's `` > `` components (the hit's passage is
+    that section or lies inside it: ``"Orders"`` is covered by ``"Orders > Cancelling"``)."""
     wanted = _slugify(relevant_section)
-    return wanted == _slugify(hit_section) or wanted == _slugify(hit_section.split(" > ")[-1])
+    parts = hit_section.split(" > ")
+    return wanted == _slugify(hit_section) or any(wanted == _slugify(p) for p in parts)
 
 
 def matches(item: Relevant, hit: Hit) -> bool:

@@ -18,11 +18,14 @@ from typing import Protocol, cast
 
 from kbsearch.errors import IngestError, InvalidArgumentError
 from kbsearch.ingest.inventory import InventoryRow, read_inventory, validate_periods
+from kbsearch.ingest.outline import DEEPEST_LEVEL
 from kbsearch.records import ParsedDocument
 
 
 class Parser(Protocol):
-    def __call__(self, path: Path, *, section_level: int = 2) -> list[ParsedDocument]: ...
+    def __call__(
+        self, path: Path, *, section_level: int = DEEPEST_LEVEL
+    ) -> list[ParsedDocument]: ...
 
 
 FORMAT_MODULES: Mapping[str, str] = {
@@ -58,11 +61,12 @@ PARSERS: Mapping[str, Parser] = _Parsers()
 SUPPORTED_SUFFIXES: tuple[str, ...] = tuple(sorted(FORMAT_MODULES))
 
 
-def parse_file(path: Path, *, section_level: int = 2) -> list[ParsedDocument]:
+def parse_file(path: Path, *, section_level: int = DEEPEST_LEVEL) -> list[ParsedDocument]:
     """Parse one source file into its documents (one, or one per row/card for BEIR corpora
     and card files).
 
-    ``section_level`` (1-6) is the heading level that opens a section in Markdown and HTML.
+    ``section_level`` (1-6) is the deepest heading level that opens a section (Markdown,
+    MDX, reST, HTML, Word: :mod:`kbsearch.ingest.outline`); deeper headings stay as text.
 
     Raises:
         IngestError: unsupported suffix, missing or unreadable file, corrupt content, or a

@@ -59,6 +59,6 @@ def iter_corpus(path: Path) -> Iterator[ParsedDocument]:
         raise IngestError(f"{path}: not valid UTF-8") from exc
 
 
-def parse(path: Path, *, section_level: int = 2) -> list[ParsedDocument]:
+def parse(path: Path, *, section_level: int = 6) -> list[ParsedDocument]:
     """All documents of a BEIR corpus as a list (see :func:`iter_corpus`)."""
     return list(iter_corpus(path))

@@ -18,7 +18,7 @@ OPTIONAL = ("title", "access", "language", "version", "effective_from", "effecti
             "owner", "doc_type")  # fmt: skip
 
 
-def parse(path: Path, *, section_level: int = 2) -> list[ParsedDocument]:
+def parse(path: Path, *, section_level: int = 6) -> list[ParsedDocument]:
     """Parse a cards file: doc_id = ``id``, title = ``reference`` (unless the card has a
     ``title``), metadata ``family`` and the :data:`OPTIONAL` fields the card has; each
     non-empty line of ``text`` one block (section ``()``: a card is one passage under its

@@ -1,4 +1,5 @@
-"""HTML parser (BeautifulSoup + lxml): the main content only, sections at ``h2``.
+"""HTML parser (BeautifulSoup + lxml): the main content only, sections at ``h2``..``h6``
+(the outline rule of every format: :mod:`kbsearch.ingest.outline`).
 
 The content root is the first ``<main>``, ``<article>`` or ``[role=main]`` element, else
 ``<body>``. Scripts, styles, navigation, headers, footers, asides, forms and similar chrome are
@@ -17,8 +18,9 @@ from pathlib import Path
 from bs4 import BeautifulSoup, NavigableString, Tag
 from bs4.element import Comment, Declaration, Doctype, PageElement, ProcessingInstruction
 
+from kbsearch.ingest.outline import DEEPEST_LEVEL, Outline
 from kbsearch.ingest.text import normalize, normalize_lines, read_bytes
-from kbsearch.records import Block, ParsedDocument, Table
+from kbsearch.records import ParsedDocument, Table
 
 SUFFIXES = (".html", ".htm")
 
@@ -87,33 +89,15 @@ def strip_chrome(root: Tag) -> None:
             tag.decompose()
 
 
-class _Walker:
+class _Walker(Outline):
     def __init__(self, section_level: int) -> None:
-        self.level = section_level
-        self.section: list[str] = []
-        self.blocks: list[Block] = []
+        super().__init__(section_level)
         self.buffer: list[str] = []
-        self.title: str | None = None
 
     def flush(self) -> None:
         text = normalize("".join(self.buffer))
         self.buffer.clear()
-        if text:
-            self.blocks.append(Block(tuple(self.section), text))
-
-    def heading(self, level: int, text: str) -> None:
-        if not text:
-            return
-        if level == 1 and self.level > 1:
-            if self.title is None:
-                self.title = text
-            elif text != self.title:
-                self.blocks.append(Block(tuple(self.section), text))
-        elif level <= self.level:
-            depth = level - min(2, self.level)
-            self.section = [*self.section[:depth], text]
-        else:
-            self.blocks.append(Block(tuple(self.section), text))
+        self.add(text)
 
     def walk(self, root: Tag) -> None:
         """Read ``root``'s subtree in document order with an explicit stack (no recursion,
@@ -138,12 +122,10 @@ class _Walker:
                 self.flush()
                 table = _table(child)
                 if table is not None:
-                    self.blocks.append(Block(tuple(self.section), table=table))
+                    self.add(table=table)
             elif name == "pre":
                 self.flush()
-                text = normalize_lines(child.get_text())
-                if text:
-                    self.blocks.append(Block(tuple(self.section), text))
+                self.add(normalize_lines(child.get_text()))
             elif name == "br":
                 self.buffer.append(" ")
             else:
@@ -162,7 +144,7 @@ def _content_root(soup: BeautifulSoup) -> Tag:
     return body if isinstance(body, Tag) else soup
 
 
-def parse(path: Path, *, section_level: int = 2) -> list[ParsedDocument]:
+def parse(path: Path, *, section_level: int = DEEPEST_LEVEL) -> list[ParsedDocument]:
     """Parse one HTML file into a single ParsedDocument (no character offsets).
 
     Raises:

@@ -1,8 +1,9 @@
 """Markdown parser: CommonMark (markdown-it-py) with GFM tables and YAML front matter.
 
-Headings of levels 2..``section_level`` open sections (their texts form the section path);
-the first level-1 heading is the title unless the front matter gives one; deeper headings stay
-inside their section as a text block. A ``#`` line inside a fenced code block is code, not a
+Headings follow the outline rule of every format (:mod:`kbsearch.ingest.outline`): the first
+level-1 heading is the title unless the front matter gives one, headings of levels
+2..``section_level`` open sections (their texts form the section path), deeper ones stay as
+text. A ``#`` line inside a fenced code block is code, not a
 heading (the parser sees a ``fence`` token); setext headings (``Title`` over ``---``) are
 headings. Offsets come from the token line map.
 """
@@ -20,8 +21,9 @@ from mdit_py_plugins.front_matter import front_matter_plugin
 
 from kbsearch.errors import IngestError
 from kbsearch.ingest.html import strip_chrome
+from kbsearch.ingest.outline import DEEPEST_LEVEL, Outline
 from kbsearch.ingest.text import normalize, normalize_lines, read_text
-from kbsearch.records import Block, ParsedDocument, Table
+from kbsearch.records import ParsedDocument, Table
 
 SUFFIXES = (".md", ".markdown")
 
@@ -81,14 +83,11 @@ def _front_matter(content: str, path: Path) -> dict[str, str]:
     }
 
 
-class _Builder:
-    """Walks the token stream once, keeping the current section path."""
+class _Builder(Outline):
+    """The document's outline, with each token's character span in the source."""
 
     def __init__(self, source: str, section_level: int) -> None:
-        self.level = section_level
-        self.section: list[str] = []
-        self.title: str | None = None
-        self.blocks: list[Block] = []
+        super().__init__(section_level)
         starts = [0]
         for line in source.splitlines(keepends=True):
             starts.append(starts[-1] + len(line))
@@ -101,23 +100,13 @@ class _Builder:
         last = min(last, len(self._line_starts) - 1)
         return self._line_starts[first], self._line_starts[last]
 
-    def add(self, text: str, token: Token, table: Table | None = None) -> None:
-        if not text and table is None:
-            return
+    def block(self, text: str, token: Token, table: Table | None = None) -> None:
         start, end = self._span(token)
-        self.blocks.append(Block(tuple(self.section), text, table, None, start, end))
+        self.add(text, table, start=start, end=end)
 
-    def heading(self, level: int, text: str, token: Token) -> None:
-        if level == 1 and self.level > 1:
-            if self.title is None:
-                self.title = text
-            elif text != self.title:
-                self.add(text, token)
-        elif level <= self.level:
-            depth = level - min(2, self.level)  # index of this heading in the section path
-            self.section = [*self.section[:depth], text]
-        else:
-            self.add(text, token)
+    def heading_at(self, level: int, text: str, token: Token) -> None:
+        start, end = self._span(token)
+        self.heading(level, text, start=start, end=end)
 
 
 def _table(tokens: Sequence[Token], i: int) -> tuple[Table, int]:
@@ -140,7 +129,7 @@ def _table(tokens: Sequence[Token], i: int) -> tuple[Table, int]:
     return Table(tuple(header), tuple(tuple(r) for r in rows if any(r))), i
 
 
-def parse(path: Path, *, section_level: int = 2) -> list[ParsedDocument]:
+def parse(path: Path, *, section_level: int = DEEPEST_LEVEL) -> list[ParsedDocument]:
     """Parse one Markdown file into a single ParsedDocument.
 
     Raises:
@@ -149,7 +138,7 @@ def parse(path: Path, *, section_level: int = 2) -> list[ParsedDocument]:
     return [parse_text(read_text(path), path, section_level=section_level)]
 
 
-def parse_text(source: str, path: Path, *, section_level: int = 2) -> ParsedDocument:
+def parse_text(source: str, path: Path, *, section_level: int = DEEPEST_LEVEL) -> ParsedDocument:
     """Parse Markdown ``source`` (read from ``path``, named in errors).
 
     Raises:
@@ -165,21 +154,21 @@ def parse_text(source: str, path: Path, *, section_level: int = 2) -> ParsedDocu
             metadata = _front_matter(tok.content, path)
             build.title = metadata.get("title") or None  # a later `#` heading stays as text
         elif tok.type == "heading_open":
-            build.heading(int(tok.tag[1:]), _inline_text(tokens[i + 1]), tok)
+            build.heading_at(int(tok.tag[1:]), _inline_text(tokens[i + 1]), tok)
             i += 2  # skip inline and heading_close
         elif tok.type == "paragraph_open":
-            build.add(_inline_text(tokens[i + 1]), tok)
+            build.block(_inline_text(tokens[i + 1]), tok)
             i += 2
         elif tok.type in ("fence", "code_block"):
-            build.add(normalize_lines(tok.content), tok)
+            build.block(normalize_lines(tok.content), tok)
         elif tok.type == "html_block":
             soup = BeautifulSoup(tok.content, "lxml")
             strip_chrome(soup)
-            build.add(normalize(soup.get_text(" ")), tok)
+            build.block(normalize(soup.get_text(" ")), tok)
         elif tok.type == "table_open":
             table, end = _table(tokens, i)
             if table.header or table.rows:
-                build.add("", tok, table)
+                build.block("", tok, table)
             i = end
         i += 1
     title = metadata.get("title") or build.title

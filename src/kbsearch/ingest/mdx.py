@@ -15,6 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from kbsearch.ingest import markdown
+from kbsearch.ingest.outline import DEEPEST_LEVEL
 from kbsearch.ingest.text import read_text
 from kbsearch.records import ParsedDocument
 
@@ -64,7 +65,7 @@ def strip_mdx(source: str) -> str:
     return "".join(pieces)
 
 
-def parse(path: Path, *, section_level: int = 2) -> list[ParsedDocument]:
+def parse(path: Path, *, section_level: int = DEEPEST_LEVEL) -> list[ParsedDocument]:
     """Parse one MDX file into a single ParsedDocument (see the module docstring).
 
     Raises:

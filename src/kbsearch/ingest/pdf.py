@@ -322,7 +322,7 @@ def _pick_title(
     return best[2], rest, set(range(best[0], best[1] + 1))
 
 
-def parse(path: Path, *, section_level: int = 2) -> list[ParsedDocument]:
+def parse(path: Path, *, section_level: int = 6) -> list[ParsedDocument]:
     """Parse one PDF into a single ParsedDocument (blocks carry pages; no char offsets).
     ``section_level`` is unused: PDF headings have no reliable levels, so sections are flat.
 

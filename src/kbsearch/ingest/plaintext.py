@@ -11,7 +11,7 @@ SUFFIXES = (".txt",)
 MAX_TITLE_CHARS = 100
 
 
-def parse(path: Path, *, section_level: int = 2) -> list[ParsedDocument]:
+def parse(path: Path, *, section_level: int = 6) -> list[ParsedDocument]:
     """Parse one UTF-8 text file. The title is the first line when it is at most
     ``MAX_TITLE_CHARS`` long and more text follows it (that line then leaves the body), else
     the file stem. Blocks carry character offsets; ``section_level`` is unused.

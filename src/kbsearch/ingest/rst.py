@@ -17,7 +17,7 @@ from docutils.core import publish_doctree
 from docutils.utils import SystemMessage
 
 from kbsearch.errors import IngestError
-from kbsearch.ingest.outline import Outline
+from kbsearch.ingest.outline import DEEPEST_LEVEL, Outline
 from kbsearch.ingest.text import normalize, normalize_lines, read_text
 from kbsearch.records import ParsedDocument, Table
 
@@ -72,7 +72,7 @@ class _Walker:
                 title = child.next_node(nodes.title)
                 self.outline.heading(depth + 1, normalize(title.astext()) if title else "")
                 self.walk(child, depth + 1)
-                self.outline.section = self.outline.section[: max(0, depth - 1)]
+                self.outline.close(depth + 1)
             elif isinstance(child, nodes.title | nodes.subtitle):
                 continue  # read by the section (or the document title)
             elif isinstance(child, nodes.docinfo):
@@ -89,7 +89,7 @@ class _Walker:
                 self.walk(child, depth)
 
 
-def parse(path: Path, *, section_level: int = 2) -> list[ParsedDocument]:
+def parse(path: Path, *, section_level: int = DEEPEST_LEVEL) -> list[ParsedDocument]:
     """Parse one reStructuredText file into a single ParsedDocument.
 
     Raises:

@@ -20,7 +20,7 @@ from docx.table import Table as WordTable
 from docx.text.paragraph import Paragraph
 
 from kbsearch.errors import IngestError
-from kbsearch.ingest.outline import Outline
+from kbsearch.ingest.outline import DEEPEST_LEVEL, Outline
 from kbsearch.ingest.text import normalize
 from kbsearch.records import ParsedDocument, Table
 
@@ -46,7 +46,7 @@ def _read(path: Path) -> WordDocument:
         raise IngestError(f"{path}: corrupt or unreadable Word file ({reason[:200]})") from exc
 
 
-def parse(path: Path, *, section_level: int = 2) -> list[ParsedDocument]:
+def parse(path: Path, *, section_level: int = DEEPEST_LEVEL) -> list[ParsedDocument]:
     """Parse one ``.docx`` file into a single ParsedDocument (see the module docstring).
 
     Raises:

@@ -7,6 +7,12 @@ from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 NO_EMBEDDER = "none"  # the embedder spec of a lexical-only index
+# The rule kbsearch.chunking cuts passages by: every heading down to ``section_level`` opens a
+# section, tiny sub-sections join their parent, ids from the heading path. An index recorded
+# without one was cut by the rule before it (sections at ``section_level`` 2 only).
+PASSAGE_RULE = "headings-1"
+LEGACY_PASSAGE_RULE = "sections-at-level"
+DEFAULT_SECTION_LEVEL = 6
 
 
 @dataclass(frozen=True)
@@ -16,13 +22,16 @@ class IndexSettings:
 
     ``embedder`` is ``None`` and ``embedder_spec`` is ``"none"`` for a lexical-only index;
     ``dim`` is the vector length (0 without vectors); ``passage_budget`` is in embedder
-    tokens; ``default_access`` is ``None`` until an indexing run records it.
+    tokens; ``default_access`` is ``None`` until an indexing run records it; ``chunking``
+    names the passage rule (:data:`PASSAGE_RULE`; :data:`LEGACY_PASSAGE_RULE` for an index
+    recorded before the rule had a name).
     """
 
     analyzer: str = "stem"
-    section_level: int = 2
+    section_level: int = DEFAULT_SECTION_LEVEL
     passage_budget: int = 512
     overlap: int = 1
+    chunking: str = PASSAGE_RULE
     embedder: str | None = None
     embedder_spec: str = NO_EMBEDDER
     dim: int = 0
@@ -36,20 +45,27 @@ class IndexSettings:
 
     def to_dict(self) -> dict[str, object]:
         """The stored form: the keys kbsearch has always written (no embedder keys for a
-        lexical-only index, no ``default_access`` until one is recorded)."""
+        lexical-only index, no ``default_access`` until one is recorded, no ``chunking`` for
+        an index cut by the legacy rule)."""
         out: dict[str, object] = asdict(self)
         if not self.has_vectors:
             for key in ("embedder", "dim", "query_prefix", "passage_prefix"):
                 del out[key]
         if self.default_access is None:
             del out["default_access"]
+        if self.chunking == LEGACY_PASSAGE_RULE:  # as such an index has it stored
+            del out["chunking"]
         return out
 
     @classmethod
     def from_dict(cls, values: Mapping[str, Any]) -> IndexSettings:
-        """The record from its stored form; unknown keys are ignored, missing ones default."""
+        """The record from its stored form; unknown keys are ignored, missing ones default
+        (a missing ``chunking`` is :data:`LEGACY_PASSAGE_RULE`, a missing ``section_level``
+        then 2: what such an index was built with)."""
         known = {f.name for f in fields(cls)}
         kept = {k: v for k, v in values.items() if k in known and v is not None}
+        if "chunking" not in kept:
+            kept = {"section_level": 2, **kept, "chunking": LEGACY_PASSAGE_RULE}
         for key in ("section_level", "passage_budget", "overlap", "dim"):
             if key in kept:
                 kept[key] = int(kept[key])

@@ -1,0 +1,1 @@
+"""Text analysis shared by ingestion, chunking and answering (sentence segmentation...)."""
