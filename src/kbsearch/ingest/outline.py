@@ -12,7 +12,7 @@ With ``section_level`` 1, level-1 headings open sections too (there is no title 
 Each block records its section path (the heading texts) and, aligned with it, each heading's
 ordinal among the document's headings (:attr:`kbsearch.records.Block.outline`), so two
 sections with the same heading stay two sections. How sections become passages is
-:mod:`kbsearch.chunking`'s work.
+:mod:`kbsearch.index.chunking`'s work.
 """
 
 from __future__ import annotations

@@ -7,9 +7,9 @@ from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 NO_EMBEDDER = "none"  # the embedder spec of a lexical-only index
-# The rule kbsearch.chunking cuts passages by: every heading down to ``section_level`` opens a
-# section, tiny sub-sections join their parent, ids from the heading path. An index recorded
-# without one was cut by the rule before it (sections at ``section_level`` 2 only).
+# The rule kbsearch.index.chunking cuts passages by: every heading down to ``section_level``
+# opens a section, tiny sub-sections join their parent, ids from the heading path. An index
+# recorded without one was cut by the rule before it (sections at ``section_level`` 2 only).
 PASSAGE_RULE = "headings-1"
 LEGACY_PASSAGE_RULE = "sections-at-level"
 DEFAULT_SECTION_LEVEL = 6

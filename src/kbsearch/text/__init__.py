@@ -1,1 +1,2 @@
-"""Text analysis shared by ingestion, chunking and answering (sentence segmentation...)."""
+"""Text analysis: words, stems and stop words per language, language detection, sentence
+segmentation (:mod:`kbsearch.text.sentences`)."""
