@@ -19,6 +19,7 @@ from ..errors import KbsearchError
 from ..knowledge_base import KnowledgeBase
 from . import operations as ops
 from .engine import Engine, SearchTimeout
+from .messages import shown_error
 
 
 def build_server(engine: Engine, audience: str, limits: ops.Limits | None = None) -> MCPServer:
@@ -39,7 +40,7 @@ def build_server(engine: Engine, audience: str, limits: ops.Limits | None = None
         try:
             return await engine.run_read(fn)
         except (KbsearchError, SearchTimeout) as exc:  # a message for the model, no traceback
-            raise ToolError(str(exc)) from None
+            raise ToolError(await shown_error(engine, exc)) from None
 
     @server.tool()
     async def search(

@@ -252,9 +252,9 @@ def delete(kb: KnowledgeBase, audience: str, doc_id: str, version: str | None) -
     versions = [v for v in seen if version in (None, v)]
     if not versions:
         raise DocumentNotFoundError(f"document {doc_id!r} has no version {version!r}")
-    from .uploads import uploads_dir
+    from .uploads import doc_folder
 
-    folder = uploads_dir(kb) / doc_id
+    folder = doc_folder(kb, doc_id)
     for v in versions:
         kb.store.delete_document(doc_id, v)
         shutil.rmtree(folder / f"v{v}", ignore_errors=True)

@@ -1,9 +1,10 @@
 """Replacing one document version from an uploaded file (``PUT /documents/{doc_id}``).
 
-The file is kept under ``<db>.uploads/<doc_id>/v<version>/<name>`` (its lasting source) and
-indexed through :meth:`KnowledgeBase.index` with a one-row inventory holding the metadata, so
-it is parsed, split, embedded and written in one transaction like any indexed file. When the
-file cannot be indexed the stored version and its previous upload stay as they were.
+The file is kept under ``<db>.uploads/<doc_id>/v<version>/<name>`` (its lasting source; a
+``/`` in the id percent-encoded: :func:`doc_folder`) and indexed through
+:meth:`KnowledgeBase.index` with a one-row inventory holding the metadata, so it is parsed,
+split, embedded and written in one transaction like any indexed file. When the file cannot be
+indexed the stored version and its previous upload stay as they were.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import re
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import quote
 
 from ..errors import IngestError, InvalidArgumentError, KbsearchError
 from ..filters import parse_day
@@ -27,6 +29,8 @@ from ..sources import UPLOADS_SHOWN, uploads_folder
 SINGLE_DOCUMENT_SUFFIXES = tuple(s for s in SUPPORTED_SUFFIXES if s not in (".jsonl", ".json"))
 SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
 ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+# a doc id as a folder makes them (kbsearch.ingest.metadata.path_doc_id): segments like ID
+DOC_ID = re.compile(r"(?=[^\n]{1,128}$)[A-Za-z0-9][A-Za-z0-9._-]*(?:/[A-Za-z0-9][A-Za-z0-9._-]*)*")
 MAX_UPLOAD_BYTES = 20 * 1024 * 1024
 
 
@@ -69,11 +73,15 @@ class Upload:
             )
         if len(self.content) > MAX_UPLOAD_BYTES:
             raise UploadTooLargeError(f"file over {MAX_UPLOAD_BYTES // 2**20} MiB")
-        for name, value in (("doc_id", self.doc_id), ("version", self.version)):
-            if not ID.fullmatch(value):
-                raise InvalidArgumentError(
-                    f"{name} must be 1 to 128 letters, digits, '.', '_' or '-', got {value!r}"
-                )
+        if not DOC_ID.fullmatch(self.doc_id):
+            raise InvalidArgumentError(
+                "doc_id must be 1 to 128 letters, digits, '.', '_' or '-' (and '/' between"
+                f" parts that start with a letter or digit), got {self.doc_id!r}"
+            )
+        if not ID.fullmatch(self.version):
+            raise InvalidArgumentError(
+                f"version must be 1 to 128 letters, digits, '.', '_' or '-', got {self.version!r}"
+            )
         if self.access not in ("public", "staff"):
             raise InvalidArgumentError(f"access must be public or staff, got {self.access!r}")
         if self.language:
@@ -103,6 +111,13 @@ def uploads_dir(kb: KnowledgeBase) -> Path:
     return Path(uploads_folder(kb.store.path))
 
 
+def doc_folder(kb: KnowledgeBase, doc_id: str) -> Path:
+    """The folder of ``doc_id``'s uploads: one folder, its name the id percent-encoded
+    (``guide/parking`` -> ``guide%2Fparking``; an id without ``/`` is its own name), so that
+    no id's folder sits inside another's."""
+    return uploads_dir(kb) / quote(doc_id, safe="")
+
+
 def write_upload(kb: KnowledgeBase, upload: Upload) -> WriteResult:
     """Index ``upload`` as ``doc_id`` version ``version``, replacing that version atomically.
 
@@ -115,7 +130,7 @@ def write_upload(kb: KnowledgeBase, upload: Upload) -> WriteResult:
     name = SAFE_NAME.sub("-", Path(upload.filename).name).strip("-.") or "document"
     if not name.lower().endswith(Path(upload.filename).suffix.lower()):
         name += Path(upload.filename).suffix.lower()
-    home = uploads_dir(kb) / upload.doc_id / f"v{upload.version}"
+    home = doc_folder(kb, upload.doc_id) / f"v{upload.version}"
     created = [d for d in (home.parent.parent, home.parent, home) if not d.exists()]
     home.mkdir(parents=True, exist_ok=True)
     target = home / name
