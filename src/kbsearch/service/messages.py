@@ -1,6 +1,6 @@
 """Error messages as a caller may read them: no server path. The index file is "the index",
 its uploads folder ``uploads``, and an indexed file is named as search hits show its source
-(:func:`kbsearch.sources.shown_source`: relative to the public documents' common folder)."""
+(:func:`kbsearch.present.sources.shown_source`: relative to the public documents' common folder)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 
 from ..errors import StorageError
-from ..sources import UPLOADS_SHOWN, shown_source, uploads_folder
+from ..present.sources import UPLOADS_SHOWN, shown_source, uploads_folder
 from .engine import Engine
 from .present import Catalogue
 
