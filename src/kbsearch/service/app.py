@@ -28,10 +28,11 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from .. import errors
 from ..embedders import Embedder
 from . import access_log
-from .context import HERE, Service
+from .context import HERE, Service, answer_head
 from .docs import declare_keys, install_docs
 from .engine import Engine, SearchTimeout
 from .keys import Caller, KeyRing
+from .messages import shown_error
 from .operations import Limits
 from .statuses import error_status
 from .uploads import MAX_UPLOAD_BYTES, recover_uploads
@@ -61,7 +62,8 @@ def _validation_message(exc: RequestValidationError) -> str:
 def _install_handlers(app: FastAPI) -> None:
     @app.exception_handler(errors.KbsearchError)
     async def library_error(request: Request, exc: errors.KbsearchError) -> JSONResponse:
-        return _error(error_status(exc), str(exc))
+        engine = request.app.state.service.engine
+        return _error(error_status(exc), await shown_error(engine, exc))
 
     @app.exception_handler(SearchTimeout)
     async def timeout(request: Request, exc: SearchTimeout) -> JSONResponse:
@@ -224,6 +226,7 @@ def create_app(
     app.include_router(pages.router)
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
     install_docs(app, "kbsearch")
+    answer_head(app.router)  # its own pages (/docs); the routers' routes have theirs
     if ring is not None:
         declare_keys(app)
     return app

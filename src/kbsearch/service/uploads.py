@@ -2,7 +2,8 @@
 
 The file is kept under ``<db>.uploads/<doc_id>/v<version>/<name>`` (its lasting source) and
 indexed through :meth:`KnowledgeBase.index` with a one-row inventory holding the metadata, so
-it is parsed, split, embedded and written in one transaction like any indexed file. When the
+it is parsed, split, embedded and written in one transaction like any indexed file (a ``/``
+in the id percent-encoded in the folder's name). When the
 file cannot be indexed (or written: a full disk) the stored version and its previous upload
 stay as they were; a crash at any point is finished or undone on the next start
 (:mod:`kbsearch.store.upload_files`, which keeps the files and the index in step).
@@ -28,6 +29,8 @@ from ..store.upload_files import INVENTORY, UploadFiles, file_errors
 SINGLE_DOCUMENT_SUFFIXES = tuple(s for s in SUPPORTED_SUFFIXES if s not in (".jsonl", ".json"))
 SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
 ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+# a doc id as a folder makes them (kbsearch.ingest.metadata.path_doc_id): segments like ID
+DOC_ID = re.compile(r"(?=[^\n]{1,128}$)[A-Za-z0-9][A-Za-z0-9._-]*(?:/[A-Za-z0-9][A-Za-z0-9._-]*)*")
 MAX_UPLOAD_BYTES = 20 * 1024 * 1024
 
 
@@ -70,11 +73,15 @@ class Upload:
             )
         if len(self.content) > MAX_UPLOAD_BYTES:
             raise UploadTooLargeError(f"file over {MAX_UPLOAD_BYTES // 2**20} MiB")
-        for name, value in (("doc_id", self.doc_id), ("version", self.version)):
-            if not ID.fullmatch(value):
-                raise InvalidArgumentError(
-                    f"{name} must be 1 to 128 letters, digits, '.', '_' or '-', got {value!r}"
-                )
+        if not DOC_ID.fullmatch(self.doc_id):
+            raise InvalidArgumentError(
+                "doc_id must be 1 to 128 letters, digits, '.', '_' or '-' (and '/' between"
+                f" parts that start with a letter or digit), got {self.doc_id!r}"
+            )
+        if not ID.fullmatch(self.version):
+            raise InvalidArgumentError(
+                f"version must be 1 to 128 letters, digits, '.', '_' or '-', got {self.version!r}"
+            )
         if self.access not in ("public", "staff"):
             raise InvalidArgumentError(f"access must be public or staff, got {self.access!r}")
         if self.language:

@@ -39,6 +39,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
+from urllib.parse import quote, unquote
 
 from ..errors import StorageError, StorageFullError
 
@@ -136,7 +137,9 @@ class UploadFiles:
         self.journals = self.root / JOURNALS
 
     def home(self, doc_id: str, version: str) -> Path:
-        return self.root / doc_id / f"v{version}"
+        """``doc_id``'s folder of ``version``: the id percent-encoded (``guide/parking`` ->
+        ``guide%2Fparking``), so that no id's folder sits inside another's."""
+        return self.root / quote(doc_id, safe="") / f"v{version}"
 
     @contextlib.contextmanager
     def replacing(
@@ -202,14 +205,15 @@ class UploadFiles:
             keys |= self._unsettled_folders(index)
         settled = []
         for key in sorted(keys):
-            doc_id, _, version = key.partition("@")
+            encoded, _, version = key.rpartition("@")
+            doc_id = unquote(encoded)
             with (
                 contextlib.suppress(OSError, StorageError),
                 self._claim(index, doc_id, version, wait=False) as journal,
             ):
                 if journal is not None:
                     self._settle(index, doc_id, version, journal)
-                    settled.append(key)
+                    settled.append(f"{doc_id}@{version}")
         _remove_if_empty(self.journals)  # a crash between a settle's last two steps
         _remove_if_empty(self.root)
         return settled
@@ -226,10 +230,10 @@ class UploadFiles:
                 if not home.name.startswith("v") or not home.is_dir():
                     _remove(home)
                     continue
-                doc_id, version = home.parent.name, home.name[1:]
+                doc_id, version = unquote(home.parent.name), home.name[1:]
                 state = index.document_state(doc_id, version)
                 if list(home.iterdir()) != ([Path(state[1])] if state else []):
-                    keys.add(f"{doc_id}@{version}")
+                    keys.add(f"{home.parent.name}@{version}")  # as a journal names it
         return keys
 
     @contextlib.contextmanager
@@ -243,7 +247,7 @@ class UploadFiles:
         Raises:
             StorageFullError, StorageError: the journal cannot be created.
         """
-        path = self.journals / f"{doc_id}@{version}"
+        path = self.journals / f"{quote(doc_id, safe='')}@{version}"
         for _ in range(CLAIM_TRIES):
             with file_errors():
                 try:
