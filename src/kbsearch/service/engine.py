@@ -28,6 +28,7 @@ from ..backends.background import BackgroundSnapshots
 from ..backends.sqlite import SqliteBackend
 from ..embedders import Embedder
 from ..filters import AUDIENCES
+from ..ingest.limits import IngestLimits
 from ..knowledge_base import KnowledgeBase, open_kb
 from .present import Catalogue
 
@@ -68,7 +69,9 @@ class Engine:
 
     One :class:`KnowledgeBase` serves every thread: its store opens one SQLite connection
     per thread and its searches share one read-only snapshot per index generation.
-    ``workers`` read threads; ``time_limit`` seconds per read. Opening checks the file and
+    ``workers`` read threads; ``time_limit`` seconds per read; ``ingest_limits``: what every
+    write applies (:mod:`kbsearch.ingest.limits`: among them ``max_seconds``, so one upload
+    holds the single write thread about that long at most). Opening checks the file and
     loads the embedder once (so a broken index fails at start, not on the first request).
 
     Raises:
@@ -84,11 +87,12 @@ class Engine:
         workers: int = 4,
         time_limit: float = 5.0,
         background: bool = True,
+        ingest_limits: IngestLimits | None = None,
     ) -> None:
         self.db = Path(db)
         self.time_limit = time_limit
         self.workers = workers
-        self.kb = open_kb(self.db, embedder=embedder)
+        self.kb = open_kb(self.db, embedder=embedder, ingest_limits=ingest_limits)
         self.snapshots: BackgroundSnapshots | None = None
         try:
             self.embedder = self.kb.embedder()  # loaded once, shared by every thread
