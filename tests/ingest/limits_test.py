@@ -185,3 +185,30 @@ def test_a_pdf_over_its_time_budget_stops_between_pages(
     ):
         parse_file(path, limits=limits, budget=budget)
     assert 0 < len(parsed) < 10
+
+
+def test_a_docx_over_its_time_budget_stops_between_paragraphs(tmp_path: Path) -> None:
+    """python-docx takes minutes over a huge ``document.xml``: the budget is looked at every
+    few hundred paragraphs (a clock that moves one second per reading)."""
+    import docx
+
+    word = docx.Document()
+    for n in range(2000):
+        word.add_paragraph(f"Paragraph {n}: refunds take 30 days.")
+    path = tmp_path / "long.docx"
+    word.save(str(path))
+    now = [0.0]
+
+    def clock() -> float:
+        now[0] += 1
+        return now[0]
+
+    limits = IngestLimits(max_seconds=5, clock=clock)
+    budget = limits.budget(path)
+    with (
+        pytest.raises(LimitExceededError, match=r"long.docx: refused: .*over 5 s to parse"),
+        budget.timing(),
+    ):
+        parse_file(path, limits=limits, budget=budget)
+    assert now[0] < 20  # stopped early: a look per few hundred paragraphs, not per paragraph
+    assert len(parse_file(path)[0].blocks) == 2000

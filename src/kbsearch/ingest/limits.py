@@ -54,7 +54,7 @@ LIMITS: tuple[Limit, ...] = (
     ),
     Limit(
         "max_uncompressed_bytes",
-        256 * MIB,
+        128 * MIB,
         "bytes",
         "The most a file may expand to: a .docx's zip members (declared and actually read),"
         " a PDF's decoded streams together.",
@@ -203,8 +203,8 @@ def over_uncompressed(path: Path | str, what: str, limits: IngestLimits) -> Limi
     """The refusal of a file whose content expands past ``max_uncompressed_bytes``
     (``what``: how it was found, e.g. "its zip members declare 300.0 MiB")."""
     return LimitExceededError(
-        f"{path}: refused: {what}, over the limit of {limits.max_uncompressed_bytes / MIB:.1f}"
-        " MiB uncompressed (max_uncompressed_bytes); nothing of it was indexed"
+        f"{path}: refused: {what}; the limit is {limits.max_uncompressed_bytes / MIB:.1f} MiB"
+        " uncompressed (max_uncompressed_bytes); nothing of it was indexed"
     )
 
 

@@ -36,7 +36,6 @@ from pathlib import Path
 from statistics import median
 from typing import Any
 
-import pdfplumber
 from pdfminer.pdfdocument import PDFEncryptionError, PDFPasswordIncorrect
 from pdfminer.pdfparser import PDFSyntaxError
 from pdfminer.psparser import PSException
@@ -44,7 +43,7 @@ from pdfplumber.utils.exceptions import PdfminerException
 
 from kbsearch.errors import IngestError, LimitExceededError
 from kbsearch.ingest.limits import Budget, IngestLimits
-from kbsearch.ingest.pdf_limits import bounded_streams, declared_pages, over_pages
+from kbsearch.ingest.pdf_limits import bounded_streams, open_pdf
 from kbsearch.ingest.text import normalize
 from kbsearch.records import Block, ParsedDocument, Table
 
@@ -148,20 +147,16 @@ def _page_items(page: Any, number: int) -> Iterator[_Line | _TableItem]:
 
 def _read(path: Path, limits: IngestLimits, budget: Budget | None) -> list[_Line | _TableItem]:
     items: list[_Line | _TableItem] = []
-    loaded = list(range(1, limits.max_pages + 2))  # one over: a tree that lies is caught
     try:
-        with bounded_streams(path, limits) as ceiling, pdfplumber.open(path, pages=loaded) as pdf:
-            declared = declared_pages(pdf.doc)
-            if declared is not None and declared > limits.max_pages:
-                raise over_pages(path, declared, limits)
-            if len(pdf.pages) > limits.max_pages:
-                raise over_pages(path, None, limits)
+        with bounded_streams(path, limits) as ceiling, path.open("rb") as stream:
+            pdf = open_pdf(stream, path, limits)  # not closed on a refusal: see open_pdf
             for number, page in enumerate(pdf.pages, start=1):
                 page_items = list(_page_items(page, number))
                 page_items.sort(key=lambda it: it.top)
                 items.extend(page_items)
                 if budget is not None:
                     budget.check("parse")
+            pdf.close()
     except LimitExceededError:
         raise
     except OSError as exc:

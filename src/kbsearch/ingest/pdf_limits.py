@@ -16,16 +16,19 @@ import threading
 import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
+from io import BufferedReader
 from pathlib import Path
 from typing import Any
 
+import pdfplumber
 from pdfminer import pdftypes
 from pdfminer.pdftypes import resolve1
 
 from kbsearch.errors import LimitExceededError
-from kbsearch.ingest.limits import MIB, IngestLimits, over_uncompressed
+from kbsearch.ingest.limits import IngestLimits, over_uncompressed
 
 _LOCK = threading.Lock()
+_STEP = 1 << 20  # bytes decoded per step
 
 
 class _Ceiling:
@@ -42,11 +45,7 @@ class _Ceiling:
             raise self.refusal()
 
     def refusal(self) -> LimitExceededError:
-        return over_uncompressed(
-            self.path,
-            f"its streams decode to over {self.limits.max_uncompressed_bytes / MIB:.1f} MiB",
-            self.limits,
-        )
+        return over_uncompressed(self.path, "its streams decode past the limit", self.limits)
 
 
 class _Decompressor:
@@ -82,11 +81,16 @@ class _BoundedZlib:
             LimitExceededError: the document's streams decode past the ceiling.
         """
         inner = zlib.decompressobj()
-        out = inner.decompress(data, self._ceiling.left + 1)
-        self._ceiling.take(len(out))
+        parts: list[bytes] = []
+        pending = data
+        while pending and not inner.eof:  # a step at a time: the refusal comes at the limit
+            part = inner.decompress(pending, _STEP)
+            self._ceiling.take(len(part))
+            parts.append(part)
+            pending = inner.unconsumed_tail
         if not inner.eof:
             raise zlib.error("Error -5 while decompressing data: incomplete or truncated stream")
-        return out
+        return b"".join(parts)
 
     def decompressobj(self, *args: Any) -> _Decompressor:
         return _Decompressor(self._ceiling)
@@ -124,3 +128,22 @@ def over_pages(path: Path, pages: int | None, limits: IngestLimits) -> LimitExce
         f"{path}: refused: it has {count}, over the limit of {limits.max_pages} (max_pages);"
         " nothing of it was indexed"
     )
+
+
+def open_pdf(stream: BufferedReader, path: Path, limits: IngestLimits) -> pdfplumber.PDF:
+    """pdfplumber's PDF of ``stream`` (``path``'s bytes), refused before any page is parsed
+    when its page tree declares more than ``max_pages`` pages; pdfplumber is asked to load at
+    most one page more (its own ``pages`` option), so a tree that understates its count is
+    refused there. The caller owns ``stream``: a refused PDF is not closed, since pdfplumber's
+    ``close`` would walk every page of the tree.
+
+    Raises:
+        LimitExceededError: over ``max_pages``.
+    """
+    pdf = pdfplumber.open(stream, pages=list(range(1, limits.max_pages + 2)))
+    declared = declared_pages(pdf.doc)
+    if declared is not None and declared > limits.max_pages:
+        raise over_pages(path, declared, limits)
+    if len(pdf.pages) > limits.max_pages:
+        raise over_pages(path, None, limits)
+    return pdf
