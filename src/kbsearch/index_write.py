@@ -170,8 +170,10 @@ class DocumentWriter:
         except StorageError:  # the embedding cache cannot be written: stop the run
             raise
         except KbsearchError as exc:
+            refused = {source for source, _ in self.report.failed}  # over its budget already
             for item in pending:
-                self.report.failed.append((item.document.source, str(exc)))
+                if item.document.source not in refused:
+                    self.report.failed.append((item.document.source, str(exc)))
             return
         if vectors is None:
             self._advance(sum(len(item.passages) for item in pending))
