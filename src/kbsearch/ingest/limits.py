@@ -80,7 +80,11 @@ _DEFAULTS = {limit.name: limit.default for limit in LIMITS}
 @dataclass(frozen=True)
 class IngestLimits:
     """The limits one indexing run applies (defaults: :data:`LIMITS`). ``clock`` is the time
-    source of ``max_seconds`` in seconds (:func:`time.monotonic`; tests inject one)."""
+    source of ``max_seconds`` in seconds (:func:`time.monotonic`; tests inject one).
+
+    Raises:
+        InvalidArgumentError: a limit that is not a positive integer.
+    """
 
     max_file_bytes: int = _DEFAULTS["max_file_bytes"]
     warn_file_bytes: int = _DEFAULTS["warn_file_bytes"]
