@@ -27,6 +27,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .. import errors
 from ..embedders import Embedder
+from ..ingest.limits import IngestLimits
 from . import access_log
 from .context import HERE, Service, answer_head
 from .docs import declare_keys, install_docs
@@ -183,12 +184,14 @@ def create_app(
     limits: Limits | None = None,
     report: str | Path | None = None,
     log_format: str = "text",
+    ingest_limits: IngestLimits | None = None,
 ) -> FastAPI:
     """The app serving the knowledge base at ``db``.
 
     ``keys``: a keys file (or a loaded :class:`KeyRing`); ``None`` serves public, read-only,
     loopback only. ``workers`` read threads; ``time_limit`` seconds per search (then 503).
     ``report``: an evaluation report (HTML) or a folder of them (the newest is shown).
+    ``ingest_limits``: the limits every upload is held to (:mod:`kbsearch.ingest.limits`).
 
     Raises:
         KnowledgeBaseNotFoundError, SchemaError, EmbedderMismatchError,
@@ -196,7 +199,8 @@ def create_app(
         InvalidArgumentError: a malformed keys file.
     """
     ring = KeyRing.load(keys) if isinstance(keys, str | Path) else keys
-    engine = Engine(db, embedder=embedder, workers=workers, time_limit=time_limit)
+    engine = Engine(db, embedder=embedder, workers=workers, time_limit=time_limit,
+                    ingest_limits=ingest_limits)  # fmt: skip
     recover_uploads(engine.kb)  # a crash mid-upload: finished or undone before serving
     service = Service(engine, ring, limits or Limits(), Path(report) if report else None)
     access_log.configure(log_format)

@@ -31,6 +31,7 @@ from ..backends.sqlite import SqliteBackend
 from ..embedders import Embedder
 from ..errors import StorageError
 from ..filters import AUDIENCES
+from ..ingest.limits import IngestLimits
 from ..knowledge_base import KnowledgeBase, open_kb
 from ..store.schema import storage_error
 from .present import Catalogue
@@ -72,7 +73,9 @@ class Engine:
 
     One :class:`KnowledgeBase` serves every thread: its store opens one SQLite connection
     per thread and its searches share one read-only snapshot per index generation.
-    ``workers`` read threads; ``time_limit`` seconds per read. Opening checks the file and
+    ``workers`` read threads; ``time_limit`` seconds per read; ``ingest_limits``: what every
+    write applies (:mod:`kbsearch.ingest.limits`: among them ``max_seconds``, so one upload
+    holds the single write thread about that long at most). Opening checks the file and
     loads the embedder once (so a broken index fails at start, not on the first request).
 
     Raises:
@@ -88,12 +91,13 @@ class Engine:
         workers: int = 4,
         time_limit: float = 5.0,
         background: bool = True,
+        ingest_limits: IngestLimits | None = None,
     ) -> None:
         self.db = Path(db)
         self.damage: StorageError | None = None  # the first damaged page a read met
         self.time_limit = time_limit
         self.workers = workers
-        self.kb = open_kb(self.db, embedder=embedder)
+        self.kb = open_kb(self.db, embedder=embedder, ingest_limits=ingest_limits)
         self.snapshots: BackgroundSnapshots | None = None
         try:
             self.embedder = self.kb.embedder()  # loaded once, shared by every thread
