@@ -61,3 +61,18 @@ def test_readme_example_runs_as_written(
     result = CliRunner().invoke(cli, args)
     assert result.exit_code == 0, result.output
     assert "no results" not in result.stdout
+
+
+def test_the_documented_ingest_limits_are_the_real_defaults() -> None:
+    """Issue 22: the README's table of ingest limits names every declared limit once, with
+    its real default."""
+    from kbsearch.ingest.limits import LIMITS, IngestLimits
+
+    section = re.search(r"### Limits on huge or hostile files\n(.*?)\n###", README, re.S)
+    assert section is not None, "the README's limits section moved"
+    rows = re.findall(r"^\| `(\w+)` \| (\d+)\b", section.group(1), re.M)
+    assert [name for name, _ in rows] == [limit.name for limit in LIMITS]
+    defaults = IngestLimits()
+    assert {name: int(value) for name, value in rows} == {
+        limit.name: getattr(defaults, limit.name) for limit in LIMITS
+    }

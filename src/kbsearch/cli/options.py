@@ -13,6 +13,7 @@ from kbsearch.errors import InvalidArgumentError
 from kbsearch.filters import AUDIENCES, parse_day
 from kbsearch.fuse.methods import DEFAULT_FUSION, SCORE_FUSIONS, fusion_names, parse_fusion
 from kbsearch.fuse.rrf import DEFAULT_RRF_K
+from kbsearch.ingest.limits import LIMITS, IngestLimits
 from kbsearch.ingest.metadata import known_language
 from kbsearch.knowledge_base import DEFAULT_DEPTH, DEFAULT_K, DEFAULT_WEIGHTS, MAX_K, parse_weights
 from kbsearch.pipeline.run import FUSION_SETTINGS, parse_rrf_k
@@ -272,3 +273,24 @@ def rerank_settings(
         return RerankSettings(rerank, head, budget)
     except InvalidArgumentError as error:
         raise click.UsageError(str(error)) from None
+
+
+def _ingest_limits(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> Any:
+    try:
+        return IngestLimits().with_values(values)
+    except InvalidArgumentError as error:
+        raise click.BadParameter(str(error), ctx, param) from None
+
+
+def ingest_limits_option(func: F) -> F:
+    """``--limit NAME=VALUE`` (repeatable): the ingest limits of :data:`LIMITS`, as an
+    :class:`IngestLimits` (the defaults for the ones not given)."""
+    listed = ", ".join(f"{limit.name} ({limit.default} {limit.unit})" for limit in LIMITS)
+    return click.option(
+        "--limit",
+        "ingest_limits",
+        multiple=True,
+        metavar="NAME=VALUE",
+        callback=_ingest_limits,
+        help=f"An ingest limit; a file over one is refused, nothing of it indexed: {listed}.",
+    )(func)

@@ -5,9 +5,11 @@ settings). Re-indexing skips documents whose hash is unchanged, replaces changed
 transaction each, and with ``prune`` removes the stored documents this run did not see whose
 source file is gone or lies under the paths it indexed (so indexing one file with ``prune``
 does not drop documents indexed from elsewhere). A failing document is reported and leaves its
-stored version untouched. Passage vectors are computed in batches across documents, served from
-the embedding cache when the same text was embedded before, and written in the same transaction
-as their passages (:mod:`kbsearch.index.writer`, the writing half).
+stored version untouched; so does one over an ingest limit (:mod:`kbsearch.ingest.limits`:
+its size, pages, passages, or its time budget, started when its file is parsed). Passage
+vectors are computed in batches across documents, served from the embedding cache when the
+same text was embedded before, and written in the same transaction as their passages
+(:mod:`kbsearch.index.writer`, the writing half).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from ..ingest.conflicts import Candidate, refuse_claims, refuse_overlaps
 from ..ingest.discovery import discover, nothing_indexable
 from ..ingest.discovery import expand_paths as expand_paths
 from ..ingest.inventory import InventoryRow, read_inventory
+from ..ingest.limits import Budget, IngestLimits, large_file_warning
 from ..ingest.metadata import ACCESS_LABELS, known_language, path_doc_id, resolve_document
 from ..records import Document, ParsedDocument
 from ..store import IndexSettings, Store, StoredDocument
@@ -131,8 +134,11 @@ class Indexer(DocumentWriter):
         settings: Settings,
         progress: Callable[[int, int], None] | None = None,
         record: IndexSettings | None = None,
+        limits: IngestLimits | None = None,
     ) -> None:
         self.store = store
+        self.limits = limits or IngestLimits()
+        self._budgets: dict[str, Budget] = {}  # a parsed file's budget, to its first document
         self.record = record  # written with the first document, checked with every other
         self.analyzer = analyzer
         self.embedder = embedder
@@ -232,6 +238,7 @@ class Indexer(DocumentWriter):
                 update=old is not None,
                 defaulted=cand.defaulted,
                 old_access=old_access,
+                budget=self._budgets.pop(str(cand.source), None),
             )
         self._write_all()
         if prune:
@@ -309,8 +316,21 @@ class Indexer(DocumentWriter):
         self, files: list[Path]
     ) -> Iterator[tuple[Path, list[ParsedDocument] | KbsearchError]]:
         for source in files:
+            budget = self.limits.budget(source)
             try:
-                yield source, parse_file(source, section_level=self.settings.section_level)
+                with budget.timing():
+                    parsed = parse_file(
+                        source,
+                        section_level=self.settings.section_level,
+                        limits=self.limits,
+                        budget=budget,
+                    )
+                budget.check("parse")
+                self._budgets[str(source)] = budget
+                warning = large_file_warning(source.stat().st_size, self.limits)
+                if warning:
+                    self.report.warnings.append((str(source), warning))
+                yield source, parsed
             except (IngestError, InventoryError) as exc:
                 yield source, exc
             except (OSError, UnicodeDecodeError) as exc:

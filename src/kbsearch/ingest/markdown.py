@@ -21,6 +21,7 @@ from mdit_py_plugins.front_matter import front_matter_plugin
 
 from kbsearch.errors import IngestError
 from kbsearch.ingest.html import strip_chrome
+from kbsearch.ingest.metadata import check_yaml_tags
 from kbsearch.ingest.outline import DEEPEST_LEVEL, Outline
 from kbsearch.ingest.text import normalize, normalize_lines, read_text
 from kbsearch.records import ParsedDocument, Table
@@ -65,7 +66,8 @@ def _front_matter(content: str, path: Path) -> dict[str, str]:
     numbers and dates are not reinterpreted).
 
     Raises:
-        IngestError: malformed YAML, or not a mapping.
+        IngestError: malformed YAML, not a mapping, or a value with a tag that asks for an
+            object (:func:`~kbsearch.ingest.metadata.check_yaml_tags`).
     """
     try:
         root = yaml.compose(content, Loader=yaml.SafeLoader)
@@ -76,11 +78,10 @@ def _front_matter(content: str, path: Path) -> dict[str, str]:
         return {}
     if not isinstance(root, yaml.MappingNode):
         raise IngestError(f"{path}: front matter must be a YAML mapping of keys to values")
-    return {
-        str(key.value): _node_text(value)
-        for key, value in root.value
-        if isinstance(key, yaml.ScalarNode)
-    }
+    fields = [(key, value) for key, value in root.value if isinstance(key, yaml.ScalarNode)]
+    for key, value in fields:
+        check_yaml_tags(str(key.value), value, path)
+    return {str(key.value): _node_text(value) for key, value in fields}
 
 
 class _Builder(Outline):
