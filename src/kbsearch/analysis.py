@@ -6,6 +6,11 @@ query side mirrors that split so a user's ``PK-2200-07`` becomes the words ``pk 
 every word is double-quoted so ``AND``/``OR``/``NOT``/``NEAR``, ``*``, ``:``, ``^`` and
 parentheses are plain words, never FTS5 operators.
 
+Both sides are cleaned by one function, :func:`clean_text` (NFKC; soft hyphens, zero-width
+characters, word joiners and control characters dropped): the format parsers clean documents
+with it and every route cleans the query with it (the lexical route's words, the dense route's
+query text, the snippet marks), so ``pass\u00adword`` finds ``password``.
+
 Both sides fold the ligatures ``œ``, ``æ`` and ``ß`` (``vœux`` and ``voeux`` are one word).
 
 Two analyzers (chosen when the index is built and recorded in it):
@@ -37,6 +42,21 @@ ANALYZERS = ("plain", "stem")
 STOPWORD_LANGUAGES = ("en", "fr")
 
 
+# Characters that carry no text: soft hyphen, zero-width space / non-joiner / joiner, word
+# joiner, byte-order mark (zero-width no-break space).
+INVISIBLE = "\u00ad\u200b\u200c\u200d\u2060\ufeff"
+_INVISIBLE = dict.fromkeys(map(ord, INVISIBLE))
+_CONTROLS = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f]")
+
+
+def clean_text(text: str) -> str:
+    """``text`` NFKC-normalised (ligatures such as U+FB01 become ``fi``, no-break spaces
+    become spaces) with the invisible characters (:data:`INVISIBLE`) and the control
+    characters other than tab and line breaks removed; nothing else changes (whitespace is
+    kept). The one cleaning of documents (:mod:`kbsearch.ingest.text`) and queries."""
+    return _CONTROLS.sub("", unicodedata.normalize("NFKC", text).translate(_INVISIBLE))
+
+
 # Letters NFKC leaves alone that are spelled as two letters too (``main-d'œuvre`` and
 # ``main-d'oeuvre``, ``ex æquo`` and ``ex aequo``); the ``ﬁ``-style typographic ligatures are
 # already split by NFKC.
@@ -64,9 +84,9 @@ def is_text(text: str) -> bool:
 
 
 def words(text: str) -> list[str]:
-    """Lower-cased words of ``text`` (NFKC, ligatures folded, then runs of letters/digits),
-    in order."""
-    return WORD_RE.findall(fold_ligatures(unicodedata.normalize("NFKC", text)).lower())
+    """Lower-cased words of ``text`` (:func:`clean_text`, ligatures folded, then runs of
+    letters/digits), in order."""
+    return WORD_RE.findall(fold_ligatures(clean_text(text)).lower())
 
 
 def query_words(query: str) -> list[str]:
