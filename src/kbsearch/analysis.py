@@ -108,6 +108,28 @@ def query_words(query: str) -> list[str]:
     return found
 
 
+def acronyms(text: str) -> frozenset[str]:
+    """The lower-cased words that ``text`` writes in capitals, two letters or more (``IT``,
+    ``ON``, ``PK2200``): acronyms, content words even where their lower case is a stop word
+    (RediSearch issue 3080: "IT helpdesk hours" searched for "helpdesk hours"). None when
+    every word with a letter is in capitals: a shouted query is not made of acronyms."""
+    cased = WORD_RE.findall(fold_ligatures(clean_text(text)))
+    lettered = [w for w in cased if any(ch.isalpha() for ch in w)]
+    capitals = [w for w in lettered if w.isupper() and sum(ch.isalpha() for ch in w) >= 2]
+    if all(w.isupper() for w in lettered):
+        return frozenset()
+    return frozenset(w.lower() for w in capitals)
+
+
+def content_query_words(query: str) -> list[str]:
+    """The words of ``query`` the lexical route searches for and snippets mark, in order:
+    French elisions and the English and French stop words dropped
+    (:mod:`kbsearch.stopwords`), the query's :func:`acronyms` kept; all of its words when
+    every one is a stop word."""
+    unelided = strip_elisions(query)
+    return content_words(words(unelided), STOPWORD_LANGUAGES, acronyms(unelided))
+
+
 @lru_cache(maxsize=8)
 def _stemmer(language: str) -> Stemmer.Stemmer | None:
     name = STEMMER_LANGUAGES.get(language)
@@ -147,10 +169,10 @@ class Analyzer:
         """Distinct search terms of ``query``, in order.
 
         With ``stopwords`` (the default), French elisions and the English and French stop
-        words are dropped first (:mod:`kbsearch.stopwords`; a query of stop words only keeps
-        them). With stemming, each word is stemmed with every language in ``languages``
-        (the index's languages, or the one a language filter names; English when there are
-        none); a language without a stemmer adds the words unstemmed, as its passages are
+        words are dropped first, acronyms kept (:func:`content_query_words`; a query of stop
+        words only keeps them). With stemming, each word is stemmed with every language in
+        ``languages`` (the index's languages, or the one a language filter names; English when
+        there are none); a language without a stemmer adds the words unstemmed, as its passages are
         indexed.
 
         Raises:
@@ -185,7 +207,7 @@ def _query_terms(
 ) -> tuple[str, ...]:
     found = query_words(query)
     if stopwords:
-        found = content_words(query_words(strip_elisions(query)), STOPWORD_LANGUAGES)
+        found = content_query_words(query)
     if analyzer == "plain":
         return tuple(dedupe(found))
     langs = list(dict.fromkeys(languages)) or ["en"]
@@ -196,7 +218,8 @@ def _query_terms(
 def _word_terms(
     analyzer: str, query: str, languages: tuple[str, ...]
 ) -> tuple[tuple[str, ...], ...]:
-    found = dedupe(content_words(query_words(strip_elisions(query)), STOPWORD_LANGUAGES))
+    query_words(query)  # raises QueryError
+    found = dedupe(content_query_words(query))
     if analyzer == "plain":
         return tuple((w,) for w in found)
     langs = list(dict.fromkeys(languages)) or ["en"]
