@@ -31,7 +31,7 @@ from .ingest import parse_file
 from .ingest.conflicts import Candidate, refuse_claims, refuse_overlaps
 from .ingest.discovery import discover, nothing_indexable
 from .ingest.discovery import expand_paths as expand_paths
-from .ingest.inventory import InventoryRow, read_inventory
+from .ingest.inventory import InventoryRow, file_key, read_inventory
 from .ingest.metadata import ACCESS_LABELS, known_language, path_doc_id, resolve_document
 from .records import Document, ParsedDocument
 from .store import IndexSettings, Store, StoredDocument
@@ -105,12 +105,13 @@ def _gone(path: Path) -> bool:
 
 
 def load_inventory(path: str | Path | None) -> dict[Path, InventoryRow]:
-    """Inventory rows keyed by the resolved path of their file (relative to the CSV)."""
+    """Inventory rows keyed by the resolved path of their file (relative to the CSV), in NFC
+    (:func:`~kbsearch.ingest.inventory.file_key`: look a found file up by its ``file_key``)."""
     if path is None:
         return {}
     csv_path = Path(path)
     rows = read_inventory(csv_path)
-    return {(csv_path.parent / name).resolve(): row for name, row in rows.items()}
+    return {file_key((csv_path.parent / name).resolve()): row for name, row in rows.items()}
 
 
 def content_hash(document: Document, parsed: ParsedDocument, settings: dict[str, object]) -> str:
@@ -200,7 +201,9 @@ class Indexer(DocumentWriter):
         for folder, reason in found.unlisted:
             self._fail(folder, reason)
         unlisted = [folder.resolve() for folder, _ in found.unlisted]
-        for missing in sorted(p for p in rows if _gone(p) and under_any(p, roots)):
+        found_keys, root_keys = {file_key(f) for f in found.files}, [file_key(r) for r in roots]
+        listed = (p for p in rows if p not in found_keys and _gone(p) and under_any(p, root_keys))
+        for missing in sorted(listed):
             self._fail(missing, "listed in the inventory but not found")
         stored = {(d.document.doc_id, d.document.version): d for d in self.store.documents()}
         candidates, parsed_ok = self._resolve(found.files, rows, label, lang)
@@ -261,7 +264,7 @@ class Indexer(DocumentWriter):
                     document, defaulted = resolve_document(
                         parsed,
                         source,
-                        rows.get(source),
+                        rows.get(file_key(source)),
                         path_id=files.get(source) or path_doc_id(Path(source.name)),
                         default_access=label,
                         lang=lang,
