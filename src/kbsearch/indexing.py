@@ -34,7 +34,9 @@ from .ingest.discovery import expand_paths as expand_paths
 from .ingest.inventory import InventoryRow, file_key, read_inventory
 from .ingest.metadata import ACCESS_LABELS, known_language, path_doc_id, resolve_document
 from .records import Document, ParsedDocument
+from .sources import uploads_folder
 from .store import IndexSettings, Store, StoredDocument
+from .store.staging import STAGING_SUFFIX
 
 DEFAULT_ACCESS = "staff"
 DEFAULT_ACCESS_META = "default_access"  # meta key: the index's remembered default label
@@ -92,6 +94,20 @@ def under_any(path: Path, roots: Sequence[Path]) -> bool:
     return any(path == root or root in path.parents for root in roots)
 
 
+def own_paths(db: Path) -> list[Path]:
+    """The files and folders an index at ``db`` owns beside it: the file, its SQLite journal
+    files, the staging copy of a re-embedding (:mod:`kbsearch.store.staging`) and the upload
+    store (:func:`kbsearch.sources.uploads_folder`); for ``db`` a staging copy, those of the
+    index it copies. A folder walk never indexes them and
+    ``prune`` never removes an upload for lying under a folder indexed."""
+    base = db.absolute()
+    if base.name.endswith(STAGING_SUFFIX):  # a re-embedding writes the copy: the index's own
+        base = base.with_name(base.name.removesuffix(STAGING_SUFFIX))
+    names = [base.name + end for end in ("", STAGING_SUFFIX)]
+    journals = [name + end for name in names for end in ("", "-wal", "-shm", "-journal")]
+    return [base.with_name(n) for n in journals] + [Path(uploads_folder(base))]
+
+
 def _gone(path: Path) -> bool:
     """True when ``path`` does not exist; a path that cannot be looked at (permission denied
     on a folder above it) is not gone."""
@@ -145,6 +161,7 @@ class Indexer(DocumentWriter):
         self.report = IndexReport()
         self._pending = []
         self._empty: set[str] = set()  # sources that parsed to no text this run
+        self._uploads: list[Path] = []  # the upload store of the index written
 
     def _fail(self, source: Path | str, reason: str) -> None:
         self.report.failed.append((str(source), reason))
@@ -188,9 +205,11 @@ class Indexer(DocumentWriter):
         """
         lang = known_language(lang, "--lang") if lang else None
         rows = load_inventory(inventory)
-        found = discover(paths)
+        own = own_paths(Path(self.store.path))
+        found = discover(paths, skip=own)
         if not found.files:
             raise IngestError(nothing_indexable(paths, found))
+        self._uploads = [own[-1].resolve()]
         label = self.default_access(default_access)
         self.report.default_access_label = label
         inventory_file = Path(inventory).resolve() if inventory else None
@@ -301,13 +320,14 @@ class Indexer(DocumentWriter):
         truncated by accident) keeps its documents, and so does every file under a folder that
         could not be listed (its state is unknown)."""
         failed = {source for source, _ in self.report.failed} | self._empty
+        uploads = self._uploads  # an upload is the server's to remove, while its file is there
         for key in sorted(set(stored) - yielded):
             source = Path(stored[key].document.source)
             if str(source) in failed and not _gone(source):
                 continue
             if under_any(source, unlisted):
                 continue
-            if _gone(source) or under_any(source, roots):
+            if _gone(source) or (under_any(source, roots) and not under_any(source, uploads)):
                 self.store.delete_document(*key)
                 self.report.removed += 1
 
