@@ -166,7 +166,8 @@ def depth_option(func: F) -> F:
         default=DEFAULT_DEPTH,
         show_default=True,
         type=HITS,
-        help="Hits each route hands to fusion.",
+        help="Hits each route hands to fusion, whatever --k (a hybrid search returns at most"
+        " their union).",
     )(func)
 
 
