@@ -63,7 +63,7 @@ def test_an_mdx_component_keeps_only_its_text() -> None:
 @pytest.mark.parametrize(
     ("written", "kept"),
     [
-        ("See [the returns page](https://example.com/returns) first.", "See the returns page first."),
+        ("See [the returns](https://example.com/returns) first.", "See the returns first."),
         ("A note[^1] at the end.", "A note[^1] at the end."),
         ("An editor's [sic] and a [Note] stay.", "An editor's [sic] and a [Note] stay."),
         ("- [x] done\n- [ ] to do", None),

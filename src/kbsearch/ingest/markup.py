@@ -31,9 +31,7 @@ _NAME = r"[A-Za-z][\w-]*"
 _NOT_A_LINK = r"(?![(\[:])"
 _CLOSING = re.compile(rf"\[/({_NAME})\]")
 _SELF_CLOSING = re.compile(rf"\[{_NAME}(?:[=\s][^\[\]\n]*)?/\]")
-_WITH_ATTRIBUTES = re.compile(
-    rf"\[{_NAME}(?:=[^\[\]\s]+|\s+[\w-]+=)[^\[\]\n]*\]{_NOT_A_LINK}"
-)
+_WITH_ATTRIBUTES = re.compile(rf"\[{_NAME}(?:=[^\[\]\s]+|\s+[\w-]+=)[^\[\]\n]*\]{_NOT_A_LINK}")
 
 
 def closed_shortcodes(source: str) -> frozenset[str]:
