@@ -279,6 +279,7 @@ class Indexer(DocumentWriter):
             if not parsed_or_error:  # an empty corpus.jsonl or help-card list
                 self.report.warnings.append((str(source), "holds no documents; nothing indexed"))
             for parsed in parsed_or_error:
+                self.report.warnings += [(str(source), w) for w in parsed.warnings]
                 try:
                     document, defaulted = resolve_document(
                         parsed,
