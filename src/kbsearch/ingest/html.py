@@ -101,8 +101,9 @@ def _is_content_button(button: Tag) -> bool:
 
 
 def _words(tag: Tag) -> set[str]:
-    classes = tag.get("class") or []
-    names = [*(classes if isinstance(classes, list) else [classes]), str(tag.get("id") or "")]
+    classes = tag.get("class")
+    names = [str(c) for c in classes] if isinstance(classes, list) else [str(classes or "")]
+    names.append(str(tag.get("id") or ""))
     return {w for name in names for w in _WORD_SPLIT.split(name.lower()) if w}
 
 
