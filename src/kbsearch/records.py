@@ -15,7 +15,7 @@ from .filters import Filters as Filters  # re-exported: the filters have their o
 Access = str  # "public" | "staff"; more labels may come
 PassageKind = Literal["text", "table"]
 Route = Literal["lexical", "dense", "hybrid"]
-ROUTES: tuple[str, ...] = ("lexical", "dense", "hybrid")  # kbsearch.search.routes checks it
+ROUTES: tuple[str, ...] = ("lexical", "dense", "hybrid")  # kbsearch.retrieve.routes checks it
 DEFAULT_AUDIENCE = "public"  # the audience of a search that names none: the restrictive one
 
 

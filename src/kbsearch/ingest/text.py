@@ -5,15 +5,15 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from kbsearch.analysis import clean_text
 from kbsearch.errors import IngestError
+from kbsearch.text.analysis import clean_text
 
 _SPACES = re.compile(r"\s+")
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t\r\f\v]*\n")
 
 
 def normalize(text: str) -> str:
-    """:func:`kbsearch.analysis.clean_text` (NFKC, invisible and control characters dropped:
+    """:func:`kbsearch.text.analysis.clean_text` (NFKC, invisible and control characters dropped:
     the cleaning queries get too), then collapse whitespace runs to one space,
     strip."""
     return _SPACES.sub(" ", clean_text(text)).strip()

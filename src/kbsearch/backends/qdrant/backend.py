@@ -1,6 +1,6 @@
 """The Qdrant backend: the SQLite file stays the system of record, Qdrant ranks the candidates.
 
-:class:`QdrantBackend` implements :class:`kbsearch.search.backend.Backend`. Documents, versions,
+:class:`QdrantBackend` implements :class:`kbsearch.retrieve.backend.Backend`. Documents, versions,
 passages, the FTS5 statistics the query terms are prepared with, explanations and the
 embedding cache stay in SQLite (:class:`kbsearch.backends.sqlite.SqliteBackend`); the lexical
 and dense candidates come from a Qdrant collection (:mod:`.collection`) holding one point per
@@ -23,16 +23,16 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 from qdrant_client import models
 
-from ...analysis import Analyzer
 from ...filters import Audience, Filters
+from ...fuse.methods import TitleCounts
 from ...records import Document, Passage
-from ...search.backend import LexicalStatistics
-from ...search.dense import DenseIndex
-from ...search.fusion_methods import TitleCounts
-from ...search.lexical.bm25 import BM25Explanation
-from ...search.lexical.impact import ImpactIndex
-from ...search.lexical.terms import QueryTerms
+from ...retrieve.backend import LexicalStatistics
+from ...retrieve.dense import DenseIndex
+from ...retrieve.lexical.bm25 import BM25Explanation
+from ...retrieve.lexical.impact import ImpactIndex
+from ...retrieve.lexical.terms import QueryTerms
 from ...store import PassageRow, Store
+from ...text.analysis import Analyzer
 from ..sqlite import SqliteBackend
 from .collection import Collection
 from .filters import to_qdrant
@@ -53,7 +53,7 @@ Ranking = list[tuple[str, float]]
 
 
 class QdrantBackend:
-    """:class:`kbsearch.search.backend.Backend` on SQLite + a Qdrant collection (module
+    """:class:`kbsearch.retrieve.backend.Backend` on SQLite + a Qdrant collection (module
     docstring). ``collection`` is created on first use with the index's dimension."""
 
     def __init__(
