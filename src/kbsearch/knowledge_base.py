@@ -182,12 +182,14 @@ class KnowledgeBase(Indexing, Contents):
     ) -> list[Hit]:
         """The top ``k`` passages for ``query`` in one route, best first (rank from 1).
 
-        ``hybrid`` fuses every route's top ``max(depth, k)`` with ``fusion``
+        ``hybrid`` fuses every route's top ``depth`` (whatever ``k``: at most their union is
+        returned, and a larger ``k`` never reorders the top hits) with ``fusion``
         (:mod:`kbsearch.fuse.methods`): ``"learned"`` (the default, a LambdaRank
         model over the candidates scored in every route), ``"convex"``, or ``"rrf"`` (the only
         one that takes ``rrf_k`` and the lexical and dense ``weights``). With ``explain``
         (always for hybrid), each hit carries its rank and score in each available route
-        (within ``max(depth, k)``). ``rerank``: a reranker (``"cross-encoder:PATH"``, or
+        (within its top ``depth``; a route searched alone: ``max(depth, k)``). ``rerank``: a
+        reranker (``"cross-encoder:PATH"``, or
         :class:`~kbsearch.rerank.rerankers.RerankSettings` for its ``top_n`` and time budget)
         reorders the head of the list before the top ``k`` is cut
         (:mod:`kbsearch.rerank.stage`).
