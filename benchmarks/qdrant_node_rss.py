@@ -1,7 +1,7 @@
 """Resident memory of a ``kbsearch serve`` search node over a Qdrant Edge index, by size.
 
 Builds (unless present) a Qdrant Edge-backed index of ``N`` synthetic passages for each size
-given: documents of ``--per-document`` passages whose texts draw words from a fixed synthetic
+given: documents of ``--per-document`` passages (500) whose texts draw words from a fixed synthetic
 vocabulary and whose vectors are random unit vectors (the index records the default
 embedder, so a query is encoded as usual; its vector is compared with random ones, which is
 what costs memory, not what finds answers). Then for each index starts ``kbsearch serve`` in a
@@ -96,10 +96,11 @@ def free_port() -> int:
 
 
 def memory(pid: int) -> dict[str, int]:
-    """``VmRSS`` and ``VmHWM`` of ``pid`` in kB."""
+    """``VmRSS``, ``VmHWM`` (peak), ``RssAnon`` (the process's own memory) and ``RssFile``
+    (mapped file pages: the model, Qdrant Edge's segment files) of ``pid``, in kB."""
     out = {}
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith(("VmRSS:", "VmHWM:")):
+        if line.startswith(("VmRSS:", "VmHWM:", "RssAnon:", "RssFile:")):
             name, value = line.split(":", 1)
             out[name] = int(value.split()[0])
     return out
@@ -132,7 +133,13 @@ def serve(db: Path, queries: int) -> dict[str, object]:
             get(port, "/search", q=QUERIES[i % len(QUERIES)], k=10)
             get(port, "/ask", q=QUERIES[i % len(QUERIES)])
         after = memory(process.pid)
-        return {"rss_first_kb": first["VmRSS"], "rss_kb": after["VmRSS"], "peak_kb": after["VmHWM"]}
+        return {
+            "rss_first_kb": first["VmRSS"],
+            "rss_kb": after["VmRSS"],
+            "peak_kb": after["VmHWM"],
+            "anon_kb": after["RssAnon"],
+            "file_kb": after["RssFile"],
+        }
     finally:
         process.terminate()
         process.wait(timeout=30)
@@ -142,7 +149,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("sizes", type=int, nargs="+", help="Passages per index.")
     parser.add_argument("--work", type=Path, required=True, help="Folder of the indexes.")
-    parser.add_argument("--per-document", type=int, default=50)
+    parser.add_argument("--per-document", type=int, default=500)
     parser.add_argument("--queries", type=int, default=20, help="Searches and asks each.")
     args = parser.parse_args()
     results = []
@@ -158,8 +165,10 @@ def main() -> None:
         results.append(result)
         print(json.dumps(result), flush=True)
     if len(results) > 1:
-        growth = (results[-1]["rss_kb"] - results[0]["rss_kb"]) / 1024  # type: ignore[operator]
-        print(json.dumps({"rss_growth_mb": round(growth, 1)}))
+        def growth(key: str) -> float:
+            return round((results[-1][key] - results[0][key]) / 1024, 1)  # type: ignore[operator]
+
+        print(json.dumps({f"{k}_growth_mb": growth(f"{k}_kb") for k in ("rss", "anon", "file")}))
 
 
 if __name__ == "__main__":
