@@ -48,10 +48,10 @@ def words(rng: random.Random, n: int) -> str:
 def build(db: Path, edge: Path, passages: int, per_document: int) -> None:
     """An index of ``passages`` synthetic passages at ``db`` with its Qdrant Edge shard."""
     from kbsearch import open_kb
-    from kbsearch.analysis import Analyzer
     from kbsearch.backends.qdrant.backend import QdrantBackend
     from kbsearch.backends.qdrant.target import QdrantTarget
     from kbsearch.records import Document, Passage
+    from kbsearch.text.analysis import Analyzer
 
     seed = db.parent / "seed"
     seed.mkdir(parents=True, exist_ok=True)
@@ -124,9 +124,10 @@ def serve(db: Path, queries: int) -> dict[str, object]:
             try:
                 get(port, "/search", q="refund")
                 break
-            except OSError:
+            except OSError as exc:
                 if process.poll() is not None or time.monotonic() - started > 300:
-                    raise RuntimeError(process.stderr.read().decode() if process.stderr else "")
+                    stderr = process.stderr.read().decode() if process.stderr else ""
+                    raise RuntimeError(stderr) from exc
                 time.sleep(0.5)
         first = memory(process.pid)
         for i in range(queries):
@@ -165,6 +166,7 @@ def main() -> None:
         results.append(result)
         print(json.dumps(result), flush=True)
     if len(results) > 1:
+
         def growth(key: str) -> float:
             return round((results[-1][key] - results[0][key]) / 1024, 1)  # type: ignore[operator]
 

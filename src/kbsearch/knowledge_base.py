@@ -18,30 +18,25 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
-from .analysis import Analyzer, is_text, query_words
 from .backends.factory import close_backend, open_backend
-from .embedder_slot import EmbedderSlot
 from .embedders import Embedder
 from .errors import (
     InvalidArgumentError,
     NoVectorsError,
     PassageNotFoundError,
 )
+from .facade.contents import Contents
+from .facade.indexing import Indexing
 from .filters import Filters, check_language
-from .kb_contents import Contents
-from .kb_indexing import Indexing
-from .records import DEFAULT_AUDIENCE, Hit
-from .search import HYBRID, Pipeline, RouteContext, SearchRequest, SearchResult, make_routes
-from .search.abstain import Decision
-from .search.abstention import AbstentionStage, Assessment
-from .search.answer import Answer, compose
-from .search.dense import DenseIndex
-from .search.encoder import QueryEncoder
-from .search.explain import Explanation, explain_from_trace
-from .search.fusion import DEFAULT_RRF_K
-from .search.fusion_methods import DEFAULT_FUSION
-from .search.lexical.impact import ImpactIndex
-from .search.pipeline import (
+from .fuse.methods import DEFAULT_FUSION
+from .fuse.rrf import DEFAULT_RRF_K
+from .index.embedder_slot import EmbedderSlot
+from .judge.abstention import AbstentionStage, Assessment
+from .judge.answer import Answer, compose
+from .judge.confidence import Decision
+from .pipeline import HYBRID, Pipeline, RouteContext, SearchRequest, SearchResult, make_routes
+from .pipeline.explain import Explanation, explain_from_trace
+from .pipeline.run import (
     DEFAULT_DEPTH,
     DEFAULT_K,
     DEFAULT_ROUTE,
@@ -50,10 +45,15 @@ from .search.pipeline import (
     parse_weights,
     validate_weights,
 )
-from .search.rerankers import RerankSettings
-from .search.routes import LexicalRoute, make_scorers
-from .sources import public_root_of, shown_source, uploads_folder
+from .present.sources import public_root_of, shown_source, uploads_folder
+from .records import DEFAULT_AUDIENCE, Hit
+from .rerank.rerankers import RerankSettings
+from .retrieve.dense import DenseIndex
+from .retrieve.encoder import QueryEncoder
+from .retrieve.lexical.impact import ImpactIndex
+from .retrieve.routes import LexicalRoute, make_scorers
 from .store import PassageRow, Store
+from .text.analysis import Analyzer, is_text, query_words
 
 if TYPE_CHECKING:
     from .backends.qdrant.target import QdrantTarget
@@ -61,8 +61,8 @@ if TYPE_CHECKING:
 
 class KnowledgeBase(Indexing, Contents):
     """One knowledge base file: the facade over its backend and search pipeline. Indexing
-    (:meth:`index`, from :class:`~kbsearch.kb_indexing.Indexing`) and reading what it holds
-    (:meth:`get_passage`, :meth:`stats`..., from :class:`~kbsearch.kb_contents.Contents`)
+    (:meth:`index`, from :class:`~kbsearch.facade.indexing.Indexing`) and reading what it holds
+    (:meth:`get_passage`, :meth:`stats`..., from :class:`~kbsearch.facade.contents.Contents`)
     are inherited.
 
     Use :func:`open_kb` to make one. Searches share one read-only snapshot per index
@@ -123,7 +123,7 @@ class KnowledgeBase(Indexing, Contents):
     # -- search --------------------------------------------------------------------------------
 
     def query_vector(self, query: str) -> np.ndarray:
-        """The query's vector (:meth:`kbsearch.search.encoder.QueryEncoder.vector`)."""
+        """The query's vector (:meth:`kbsearch.retrieve.encoder.QueryEncoder.vector`)."""
         return self.encoder.vector(query)
 
     def clear_query_cache(self) -> None:
@@ -182,14 +182,14 @@ class KnowledgeBase(Indexing, Contents):
         """The top ``k`` passages for ``query`` in one route, best first (rank from 1).
 
         ``hybrid`` fuses every route's top ``max(depth, k)`` with ``fusion``
-        (:mod:`kbsearch.search.fusion_methods`): ``"learned"`` (the default, a LambdaRank
+        (:mod:`kbsearch.fuse.methods`): ``"learned"`` (the default, a LambdaRank
         model over the candidates scored in every route), ``"convex"``, or ``"rrf"`` (the only
         one that takes ``rrf_k`` and the lexical and dense ``weights``). With ``explain``
         (always for hybrid), each hit carries its rank and score in each available route
         (within ``max(depth, k)``). ``rerank``: a reranker (``"cross-encoder:PATH"``, or
-        :class:`~kbsearch.search.rerankers.RerankSettings` for its ``top_n`` and time budget)
+        :class:`~kbsearch.rerank.rerankers.RerankSettings` for its ``top_n`` and time budget)
         reorders the head of the list before the top ``k`` is cut
-        (:mod:`kbsearch.search.rerank`).
+        (:mod:`kbsearch.rerank.stage`).
 
         Raises:
             QueryError, InvalidArgumentError, EmbedderMismatchError, EmbedderUnavailableError,
@@ -228,7 +228,7 @@ class KnowledgeBase(Indexing, Contents):
         rerank: str | RerankSettings | None = None,
     ) -> Assessment:
         """:meth:`search` with ``explain``, run through the abstention stage
-        (:mod:`kbsearch.search.abstention`), whose decision the run's trace records:
+        (:mod:`kbsearch.judge.abstention`), whose decision the run's trace records:
         ``answerable`` when the confidence that a relevant passage is in the top 5 (whatever
         ``k``) reaches ``min_confidence`` (default: the shipped model's threshold). The stage
         never reorders: the hits are exactly ``search(..., explain=True)``'s (``rerank`` as
@@ -260,7 +260,7 @@ class KnowledgeBase(Indexing, Contents):
     ) -> Answer:
         """The cited answer to ``query`` (the best sentence of the top hybrid passage and its
         citation), or "the documents don't say" with the nearest ``k`` passages
-        (:mod:`kbsearch.search.answer`).
+        (:mod:`kbsearch.judge.answer`).
 
         Raises:
             NoVectorsError: the index has no vectors (the confidence reads both routes).
@@ -287,7 +287,7 @@ class KnowledgeBase(Indexing, Contents):
                 key = (top.doc_id, top.version)
                 document = self.backend.documents([key]).get(key)
             if document is not None:  # cited with the source a search hit shows, never the
-                # server's absolute path (kbsearch.sources)
+                # server's absolute path (kbsearch.present.sources)
                 uploads = uploads_folder(self.store.path)
                 common = public_root_of(self.backend.public_folders(), uploads)
                 document = replace(document, source=shown_source(document.source, common, uploads))

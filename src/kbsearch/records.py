@@ -15,7 +15,7 @@ from .filters import Filters as Filters  # re-exported: the filters have their o
 Access = str  # "public" | "staff"; more labels may come
 PassageKind = Literal["text", "table"]
 Route = Literal["lexical", "dense", "hybrid"]
-ROUTES: tuple[str, ...] = ("lexical", "dense", "hybrid")  # kbsearch.search.routes checks it
+ROUTES: tuple[str, ...] = ("lexical", "dense", "hybrid")  # kbsearch.retrieve.routes checks it
 DEFAULT_AUDIENCE = "public"  # the audience of a search that names none: the restrictive one
 
 
@@ -112,7 +112,7 @@ class Passage:
 @dataclass(frozen=True)
 class PassageRow:
     """A stored passage with its row id and the document fields needed to filter and display
-    it (what a backend's :meth:`~kbsearch.search.backend.Backend.passages` returns)."""
+    it (what a backend's :meth:`~kbsearch.retrieve.backend.Backend.passages` returns)."""
 
     row_id: int
     passage: Passage

@@ -13,9 +13,9 @@ from click.testing import CliRunner
 from support import FakeEmbedder
 
 import kbsearch
-import kbsearch.embedder_slot
+import kbsearch.index.embedder_slot
 from kbsearch.cli import cli
-from kbsearch.demo import demo_files, examples_dir
+from kbsearch.tasks.demo import demo_files, examples_dir
 
 README = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
 RUNNABLE = ("search", "ask", "explain", "show", "inventory", "stats", "backup")
@@ -50,8 +50,12 @@ def demo_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_readme_example_runs_as_written(
     command: str, demo_db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(kbsearch.embedder_slot, "load_embedder", lambda spec: FakeEmbedder(64))
-    monkeypatch.setattr(kbsearch.embedder_slot, "resolve_spec", lambda spec: "fake:bow")
+    monkeypatch.setattr(
+        kbsearch.index.embedder_slot,
+        "load_embedder",
+        lambda spec: FakeEmbedder(64),
+    )
+    monkeypatch.setattr(kbsearch.index.embedder_slot, "resolve_spec", lambda spec: "fake:bow")
     monkeypatch.chdir(tmp_path)
     args = [str(demo_db) if word == "kb.db" else word for word in shlex.split(command)[1:]]
     result = CliRunner().invoke(cli, args)

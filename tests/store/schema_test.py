@@ -11,7 +11,6 @@ import numpy as np
 import pytest
 from support import SEED, seed_store
 
-from kbsearch.analysis import Analyzer
 from kbsearch.errors import (
     DatabaseLockedError,
     KnowledgeBaseNotFoundError,
@@ -21,6 +20,7 @@ from kbsearch.errors import (
     StorageFullError,
 )
 from kbsearch.store import Store
+from kbsearch.text.analysis import Analyzer
 
 
 def test_other_schema_version_is_refused(tmp_path: Path) -> None:

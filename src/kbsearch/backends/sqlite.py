@@ -2,8 +2,8 @@
 read-only snapshots for the routes.
 
 A :class:`Snapshot` belongs to one index generation and holds what the in-memory routes read:
-the impact index of each audience's FTS5 table (:mod:`kbsearch.search.lexical.impact`) and the
-dense matrix (:mod:`kbsearch.search.dense`), each with its filter columns. Each part is built
+the impact index of each audience's FTS5 table (:mod:`kbsearch.retrieve.lexical.impact`) and the
+dense matrix (:mod:`kbsearch.retrieve.dense`), each with its filter columns. Each part is built
 once, under the snapshot's lock, from reads inside one read transaction that also checks the
 generation, so a part can never mix two states of the file; threads share the parts read-only.
 A write bumps the generation, and the next search builds a new snapshot, unless a server
@@ -21,17 +21,17 @@ import numpy as np
 
 from ..errors import StorageError
 from ..filters import Audience, Filters
+from ..fuse.methods import TitleCounts
+from ..index.headings import HeadingIndex, title_counts
+from ..judge.evidence import BackgroundCache, row_of, terms_in_row
 from ..records import Document, Passage
-from ..search.backend import Background
-from ..search.dense import DenseIndex
-from ..search.evidence import BackgroundCache, row_of, terms_in_row
-from ..search.fusion_methods import TitleCounts
-from ..search.lexical.bm25 import BM25Explanation, explain_bm25
-from ..search.lexical.impact import ImpactIndex
-from ..search.lexical.sql import search_sql
-from ..search.lexical.terms import QueryTerms
+from ..retrieve.backend import Background
+from ..retrieve.dense import DenseIndex
+from ..retrieve.lexical.bm25 import BM25Explanation, explain_bm25
+from ..retrieve.lexical.impact import ImpactIndex
+from ..retrieve.lexical.sql import search_sql
+from ..retrieve.lexical.terms import QueryTerms
 from ..store import PassageRow, Store, fts_table
-from ..titles import HeadingIndex, title_counts
 
 T = TypeVar("T")
 _RETRIES = 5
@@ -61,7 +61,7 @@ class Snapshot:
 
 
 class SqliteBackend:
-    """:class:`kbsearch.search.backend.Backend` over a :class:`~kbsearch.store.Store`."""
+    """:class:`kbsearch.retrieve.backend.Backend` over a :class:`~kbsearch.store.Store`."""
 
     def __init__(self, store: Store) -> None:
         self.store = store
@@ -239,7 +239,7 @@ class SqliteBackend:
         return dict(zip(known, cosines.tolist(), strict=True))
 
     def heading_index(self, dim: int) -> HeadingIndex:
-        """The heading vectors of the index's embedder (:mod:`kbsearch.titles`), per
+        """The heading vectors of the index's embedder (:mod:`kbsearch.index.headings`), per
         generation; empty for an index built before heading vectors."""
 
         def load() -> HeadingIndex:

@@ -1,4 +1,4 @@
-"""``kbsearch ask``: a cited answer, or "the documents don't say" (kbsearch.search.answer);
+"""``kbsearch ask``: a cited answer, or "the documents don't say" (kbsearch.judge.answer);
 and the ``--min-confidence`` option and decision fields ``search`` shares with it."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ from typing import Any, TypeVar
 
 import click
 
+from kbsearch.judge.answer import NO_ANSWER, render
+from kbsearch.judge.confidence import Decision
 from kbsearch.knowledge_base import DEFAULT_K, open_kb
-from kbsearch.search.abstain import Decision
-from kbsearch.search.answer import NO_ANSWER, render
 
 from .options import color_option, db_option, filter_options, json_option, make_filters
 

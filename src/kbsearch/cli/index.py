@@ -1,4 +1,4 @@
-"""``kbsearch index``: a thin wrapper over :func:`kbsearch.workflows.index_files`."""
+"""``kbsearch index``: a thin wrapper over :func:`kbsearch.tasks.workflows.index_files`."""
 
 from __future__ import annotations
 
@@ -7,11 +7,11 @@ import sys
 
 import click
 
+from kbsearch.cli.progress import progress_bar
 from kbsearch.errors import IndexingInterrupted
-from kbsearch.indexing import DEFAULT_ACCESS, IndexReport
+from kbsearch.index.indexer import DEFAULT_ACCESS, IndexReport
 from kbsearch.ingest.metadata import ACCESS_LABELS, known_language
-from kbsearch.progress import progress_bar
-from kbsearch.workflows import index_files
+from kbsearch.tasks.workflows import index_files
 
 from .errors import ParsedValue
 from .ingest import print_index_report

@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from kbsearch.errors import InvalidArgumentError, StorageError
-from kbsearch.indexing import IndexReport
+from kbsearch.index.indexer import IndexReport
 from kbsearch.knowledge_base import MAX_K, KnowledgeBase
 from kbsearch.records import Filters
 

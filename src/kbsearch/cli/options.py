@@ -11,15 +11,15 @@ from click.core import ParameterSource
 
 from kbsearch.errors import InvalidArgumentError
 from kbsearch.filters import AUDIENCES, parse_day
+from kbsearch.fuse.methods import DEFAULT_FUSION, SCORE_FUSIONS, fusion_names, parse_fusion
+from kbsearch.fuse.rrf import DEFAULT_RRF_K
 from kbsearch.ingest.metadata import known_language
 from kbsearch.knowledge_base import DEFAULT_DEPTH, DEFAULT_K, DEFAULT_WEIGHTS, MAX_K, parse_weights
+from kbsearch.pipeline.run import FUSION_SETTINGS, parse_rrf_k
 from kbsearch.records import DEFAULT_AUDIENCE, ROUTES, Filters
-from kbsearch.search.fusion import DEFAULT_RRF_K
-from kbsearch.search.fusion_methods import DEFAULT_FUSION, SCORE_FUSIONS, fusion_names, parse_fusion
-from kbsearch.search.pipeline import FUSION_SETTINGS, parse_rrf_k
-from kbsearch.search.rerank import DEFAULT_BUDGET_MS, DEFAULT_TOP_N, check_settings
-from kbsearch.search.rerankers import RERANKERS, RerankSettings, parse_reranker
-from kbsearch.workflows import RERANKED, base_route
+from kbsearch.rerank.rerankers import RERANKERS, RerankSettings, parse_reranker
+from kbsearch.rerank.stage import DEFAULT_BUDGET_MS, DEFAULT_TOP_N, check_settings
+from kbsearch.tasks.workflows import RERANKED, base_route
 
 from .errors import ParsedValue
 
@@ -180,9 +180,9 @@ def weights_option(func: F) -> F:
 
 
 def given_fusion_settings() -> frozenset[str]:
-    """The fusion options (of :data:`~kbsearch.search.pipeline.FUSION_SETTINGS`) the command
+    """The fusion options (of :data:`~kbsearch.pipeline.run.FUSION_SETTINGS`) the command
     line gives, even at their default value: given at all, they are refused where they do not
-    apply (:func:`~kbsearch.search.pipeline.check_fusion_settings`)."""
+    apply (:func:`~kbsearch.pipeline.run.check_fusion_settings`)."""
     ctx = click.get_current_context()
     defaults = (None, ParameterSource.DEFAULT, ParameterSource.DEFAULT_MAP)
     return frozenset(
@@ -251,7 +251,7 @@ def rerank_settings(
 
     Raises:
         click.UsageError: ``--rerank-top-n`` or ``--rerank-budget-ms`` without ``--rerank``,
-            or settings :class:`kbsearch.search.rerankers.RerankSettings` refuses (naming
+            or settings :class:`kbsearch.rerank.rerankers.RerankSettings` refuses (naming
             the option).
     """
     if rerank is None:

@@ -99,7 +99,7 @@ def serve_command(db: str, host: str, port: int, keys: str | None, workers: int,
         from kbsearch.service import access_log
         from kbsearch.service.app import create_app
         from kbsearch.service.pages import latest_report, missing_report
-    from kbsearch.embedders.convert import outdated_embedder
+    from kbsearch.embedders.convert.export import outdated_embedder
 
     if keys is None and not is_loopback(host):
         raise InvalidArgumentError(

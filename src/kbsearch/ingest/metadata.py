@@ -19,8 +19,8 @@ from langdetect import detector_factory
 from kbsearch.errors import IngestError, InvalidArgumentError
 from kbsearch.filters import parse_day
 from kbsearch.ingest.inventory import InventoryRow, period_text
-from kbsearch.language import detect_language
 from kbsearch.records import Document, ParsedDocument
+from kbsearch.text.language import detect_language
 
 ACCESS_LABELS = ("public", "staff")
 RESERVED_ID_CHARS = "@#"  # passage ids are doc_id@vVERSION#slug

@@ -12,13 +12,13 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
-from ..analysis import MAX_QUERY_CHARS
 from ..errors import InvalidArgumentError, KbsearchError, QueryError
 from ..filters import parse_day
 from ..ingest.metadata import known_language
+from ..judge.confidence import decision_fields
 from ..knowledge_base import DEFAULT_K, KnowledgeBase
 from ..records import ROUTES, Filters
-from ..search.abstain import decision_fields
+from ..text.analysis import MAX_QUERY_CHARS
 from .present import Catalogue, document_summary, hit_dict, passage_dict, visible_documents
 
 

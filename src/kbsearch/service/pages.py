@@ -15,8 +15,8 @@ from fastapi.templating import Jinja2Templates
 from markupsafe import Markup, escape
 
 from ..errors import KbsearchError
-from ..search import HYBRID
-from ..search.answer import NO_ANSWER
+from ..judge.answer import NO_ANSWER
+from ..pipeline import HYBRID
 from . import operations as ops
 from .context import COOKIE, HERE, Service, caller_of, service_of
 from .engine import SearchTimeout

@@ -17,11 +17,11 @@ from pathlib import Path
 
 from ..errors import IngestError, InvalidArgumentError, KbsearchError
 from ..filters import parse_day
-from ..indexing import IndexReport
+from ..index.indexer import IndexReport
 from ..ingest import FORMAT_MODULES, SUPPORTED_SUFFIXES
 from ..ingest.metadata import known_language
 from ..knowledge_base import KnowledgeBase
-from ..sources import UPLOADS_SHOWN, uploads_folder
+from ..present.sources import UPLOADS_SHOWN, uploads_folder
 
 # one file, one document: the BEIR corpus (.jsonl) and card (.json) formats hold many
 SINGLE_DOCUMENT_SUFFIXES = tuple(s for s in SUPPORTED_SUFFIXES if s not in (".jsonl", ".json"))
@@ -172,7 +172,7 @@ def _replace(kb: KnowledgeBase, upload: Upload, target: Path) -> IndexReport:
 def _scrub(reason: str, target: Path) -> str:
     """``reason`` without the server's folders (nobody's business): ``target`` (an upload's
     file) named by its file name, and another upload's path as readers see it
-    (``uploads/DOC/vN/NAME``: :func:`~kbsearch.sources.shown_source`).
+    (``uploads/DOC/vN/NAME``: :func:`~kbsearch.present.sources.shown_source`).
     Whatever form the message gives a path in (as given, e.g. relative to the server's
     working directory, absolute or resolved), the longest forms are replaced first, so that
     no folder above a relative path is left behind."""

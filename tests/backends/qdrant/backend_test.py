@@ -15,17 +15,17 @@ import numpy as np
 import pytest
 from support import FakeEmbedder
 
-from kbsearch.analysis import Analyzer
 from kbsearch.backends.qdrant.backend import QdrantBackend
 from kbsearch.backends.qdrant.collection import Collection
 from kbsearch.backends.qdrant.sparse import qdrant_idf
 from kbsearch.backends.sqlite import SqliteBackend
 from kbsearch.errors import PartialWriteError
 from kbsearch.filters import Filters
+from kbsearch.pipeline import Pipeline, RouteContext, SearchRequest, make_routes
 from kbsearch.records import Document, Passage
-from kbsearch.search import Pipeline, RouteContext, SearchRequest, make_routes
-from kbsearch.search.backend import Backend
+from kbsearch.retrieve.backend import Backend
 from kbsearch.store import Store
+from kbsearch.text.analysis import Analyzer
 
 QUERIES = ["refund parcel", "garantie retour", "late delivery week", "carte cadeau prix", "staff"]
 

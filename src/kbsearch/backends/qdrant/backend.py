@@ -5,7 +5,7 @@ term's FTS5 statistics at a time, and the collection statistics recorded at the 
 (:mod:`.statistics`), never a whole table (the embedded backend's in-memory indexes are built
 only for tools that ask for them: :meth:`QdrantBackend.dense_index`, ``impact_index``).
 
-:class:`QdrantBackend` implements :class:`kbsearch.search.backend.Backend`. Documents, versions,
+:class:`QdrantBackend` implements :class:`kbsearch.retrieve.backend.Backend`. Documents, versions,
 passages, the FTS5 statistics the query terms are prepared with, explanations and the
 embedding cache stay in SQLite (:class:`kbsearch.backends.sqlite.SqliteBackend`); the lexical
 and dense candidates come from a Qdrant collection (:mod:`.collection`) holding one point per
@@ -30,17 +30,17 @@ from dataclasses import dataclass
 import numpy as np
 from qdrant_client import models
 
-from ...analysis import Analyzer
 from ...filters import Audience, Filters
+from ...fuse.methods import TitleCounts
+from ...index.headings import heading_scores_of
 from ...records import Document, Passage, PassageRow
-from ...search.backend import Background, LexicalStatistics
-from ...search.dense import DenseIndex
-from ...search.fusion_methods import TitleCounts
-from ...search.lexical.bm25 import BM25Explanation
-from ...search.lexical.impact import ImpactIndex
-from ...search.lexical.terms import QueryTerms
+from ...retrieve.backend import Background, LexicalStatistics
+from ...retrieve.dense import DenseIndex
+from ...retrieve.lexical.bm25 import BM25Explanation
+from ...retrieve.lexical.impact import ImpactIndex
+from ...retrieve.lexical.terms import QueryTerms
 from ...store import Store
-from ...titles import heading_scores_of
+from ...text.analysis import Analyzer
 from ..sqlite import SqliteBackend
 from .collection import Collection
 from .filters import to_qdrant
@@ -63,7 +63,7 @@ Ranking = list[tuple[str, float]]
 
 @dataclass(frozen=True)
 class FtsStatistics:
-    """:class:`~kbsearch.search.backend.LexicalStatistics` of one audience's FTS5 table, read
+    """:class:`~kbsearch.retrieve.backend.LexicalStatistics` of one audience's FTS5 table, read
     from SQLite a term at a time (``%_vocab``; cached per generation by the store) instead of
     from an in-memory copy of its postings."""
 
@@ -77,7 +77,7 @@ class FtsStatistics:
 
 
 class QdrantBackend:
-    """:class:`kbsearch.search.backend.Backend` on SQLite + a Qdrant collection (module
+    """:class:`kbsearch.retrieve.backend.Backend` on SQLite + a Qdrant collection (module
     docstring). ``collection`` is created on first use with the index's dimension."""
 
     def __init__(

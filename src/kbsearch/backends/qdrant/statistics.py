@@ -7,11 +7,11 @@ computed once, by the process that brings the Qdrant copy level with SQLite
 ``meta`` table under :data:`STATISTICS_KEY` with the generation it describes:
 
 - per audience: the languages of its passages and of its documents, its
-  :class:`~kbsearch.search.fusion_methods.TitleCounts`, and the cosine
-  :class:`~kbsearch.search.backend.Background` of its vectors (mean and covariance,
+  :class:`~kbsearch.fuse.methods.TitleCounts`, and the cosine
+  :class:`~kbsearch.retrieve.backend.Background` of its vectors (mean and covariance,
   ``dim + dim^2`` float64: 1.2 MB at 384 dimensions, stored as base64);
 - the folders of the public documents' files (their common folder is what a source is shown
-  relative to, :mod:`kbsearch.sources`).
+  relative to, :mod:`kbsearch.present.sources`).
 
 O(vocabulary)-sized statistics (document frequencies, N, average length) are not copied:
 FTS5 keeps them (``%_vocab``, ``%_data``), read one term at a time. A file written since (by a
@@ -29,10 +29,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...filters import AUDIENCES
-from ...search.backend import Background
-from ...search.fusion_methods import TitleCounts
+from ...fuse.methods import TitleCounts
+from ...index.headings import title_counts
+from ...retrieve.backend import Background
 from ...store import Store
-from ...titles import title_counts
 
 STATISTICS_KEY = "qdrant_statistics"
 

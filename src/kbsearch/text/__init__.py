@@ -1,0 +1,1 @@
+"""Text analysis: words, stems and stop words per language, language detection."""
