@@ -112,6 +112,17 @@ class Passage:
 
 
 @dataclass(frozen=True)
+class PassageRow:
+    """A stored passage with its row id and the document fields needed to filter and display
+    it (what a backend's :meth:`~kbsearch.retrieve.backend.Backend.passages` returns)."""
+
+    row_id: int
+    passage: Passage
+    access: str
+    language: str
+
+
+@dataclass(frozen=True)
 class RouteHit:
     """Rank (from 1) and score a passage had in one route."""
 

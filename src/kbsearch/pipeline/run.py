@@ -22,7 +22,7 @@ from ..fuse.rrf import DEFAULT_RRF_K, Fused, reciprocal_rank_fusion
 from ..judge.confidence import check_threshold
 from ..ranking.stages import JudgingStage, ReportingStage, Run, Stage
 from ..ranking.trace import StageTrace, Trace
-from ..records import Hit, RouteHit
+from ..records import Hit, PassageRow, RouteHit
 from ..rerank.rerankers import RerankSettings, load_reranker
 from ..rerank.stage import RerankStage
 from ..retrieve.backend import Backend
@@ -42,6 +42,33 @@ ATTEMPTS = 5  # runs of one search when another writer removes a hit's passage m
 
 class _IndexChanged(Exception):
     """A ranked passage was removed by another writer before its row was read."""
+
+
+class RunRows:
+    """The stored passages one run reads, by id (unfiltered), each read once: the first read
+    also takes the passages :meth:`expect` named (the hits to be), so a run that judges its
+    list reads the judge's passages and its hits' rows in one statement."""
+
+    def __init__(self, backend: Backend) -> None:
+        self.backend = backend
+        self._rows: dict[str, PassageRow] = {}
+        self._read: set[str] = set()
+        self._expected: list[str] = []
+
+    def expect(self, passage_ids: Sequence[str]) -> None:
+        """Read ``passage_ids`` too with the next read."""
+        self._expected = [p for p in passage_ids if p not in self._read]
+
+    def __call__(self, passage_ids: Sequence[str]) -> dict[str, PassageRow]:
+        """``{passage_id: row}`` of the stored passages among ``passage_ids``."""
+        wanted = list(dict.fromkeys(passage_ids))
+        missing = [p for p in wanted if p not in self._read]
+        if missing:
+            missing = list(dict.fromkeys([*missing, *self._expected]))
+            self._expected = []
+            self._rows.update(self.backend.passages(missing))
+            self._read.update(missing)
+        return {p: self._rows[p] for p in wanted if p in self._rows}
 
 
 def _whole(value: object, name: str) -> int:
@@ -319,10 +346,12 @@ class Pipeline:
         start = tuple(ranked)
         stages = []
         routes = {name: tuple(ranking) for name, ranking in lists.items()}
+        rows = RunRows(self.backend)
         for stage in self.stages_for(request):
             before = tuple(ranked)
             if isinstance(stage, JudgingStage):
-                run = Run(query, filters, request.k, routes, before, request.min_confidence)
+                rows.expect([pid for pid, _ in before[: request.k]])
+                run = Run(query, filters, request.k, routes, before, request.min_confidence, rows)
                 stages.append(StageTrace(stage.name, before, before, stage.judge(run)))
                 continue
             report = None
@@ -348,7 +377,7 @@ class Pipeline:
             scored=None if scored is None else tuple(scored),
             query_language=language,
         )
-        return SearchResult(self._hits(trace), trace)
+        return SearchResult(self._hits(trace, rows), trace)
 
     def stages_for(self, request: SearchRequest) -> tuple[Stage | JudgingStage, ...]:
         """The request's reranking stage (its reranker loaded once per process), when it
@@ -423,7 +452,7 @@ class Pipeline:
         out = inapplicable or {}
         return [Candidate(pid, scores[pid], ranks[pid], out.get(pid, frozenset())) for pid in ids]
 
-    def _hits(self, trace: Trace) -> list[Hit]:
+    def _hits(self, trace: Trace, read: RunRows) -> list[Hit]:
         top = trace.final[: trace.k]
         fusing = trace.fused is not None or trace.scored is not None
         per_route: dict[str, dict[str, RouteHit]] = {pid: {} for pid, _ in top}
@@ -432,7 +461,7 @@ class Pipeline:
                 for i, (pid, s) in enumerate(ranking, start=1):
                     if pid in per_route:
                         per_route[pid][route] = RouteHit(i, s)
-        rows = self.backend.passages(pid for pid, _ in top)
+        rows = read([pid for pid, _ in top])
         if len(rows) < len(top):
             raise _IndexChanged
         hits = []
