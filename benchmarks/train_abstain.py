@@ -350,7 +350,7 @@ def demo_command(args) -> None:
     against a demo index built in ``--work`` (with the default embedder) if absent."""
     from kbsearch.evaluation.judging import matches
     from kbsearch.evaluation.runner import question_filters
-    from kbsearch.judge.evidence import BackgroundCache, collect
+    from kbsearch.judge.evidence import collect
     from kbsearch.tasks.demo import demo_files, examples_dir
 
     model = ConfidenceModel.load(args.model)
@@ -358,7 +358,6 @@ def demo_command(args) -> None:
     path = Path(args.work) / "demo.db"
     path.parent.mkdir(parents=True, exist_ok=True)
     qset = load_questions(examples_dir() / "questions.jsonl")
-    cache = BackgroundCache()
     items = []
     with open_kb(path, create=not path.exists()) as kb:
         if not kb.settings:
@@ -369,7 +368,16 @@ def demo_command(args) -> None:
             dense = kb.ranking("dense", q.text, filters, DEPTH)
             hits = kb.search(q.text, k=K, filters=filters)
             hit = any(matches(r, h) for r in q.relevant for h in hits)
-            evidence = collect(kb, q.text, filters, lexical, dense, cache)
+            evidence = collect(
+                kb.backend,
+                kb.analyzer,
+                q.text,
+                filters,
+                lexical,
+                dense,
+                kb.query_vector(q.text),
+                kb.passage_rows_of,
+            )
             confidence = model.decide(evidence, threshold).confidence
             items.append(
                 {

@@ -46,7 +46,7 @@ from .pipeline.run import (
     parse_weights,
     validate_weights,
 )
-from .present.sources import public_root, shown_source, uploads_folder
+from .present.sources import public_root_of, shown_source, uploads_folder
 from .records import DEFAULT_AUDIENCE, Hit
 from .rerank.rerankers import RerankSettings
 from .retrieve.dense import DenseIndex
@@ -88,7 +88,9 @@ class KnowledgeBase(Indexing, Contents):
         self.routes = make_routes(context)
         self.pipeline = Pipeline(self.backend, self.routes, scorers=make_scorers(context))
         # the same routes with the abstention stage: assess and ask run this one
-        self.abstention = AbstentionStage(self, self.routes["dense"].available)
+        self.abstention = AbstentionStage(
+            self.backend, lambda: self.analyzer, self.encoder, self.routes["dense"].available
+        )
         self.assessing = Pipeline(
             self.backend, self.routes, [self.abstention], scorers=make_scorers(context)
         )
@@ -182,12 +184,14 @@ class KnowledgeBase(Indexing, Contents):
     ) -> list[Hit]:
         """The top ``k`` passages for ``query`` in one route, best first (rank from 1).
 
-        ``hybrid`` fuses every route's top ``max(depth, k)`` with ``fusion``
+        ``hybrid`` fuses every route's top ``depth`` (whatever ``k``: at most their union is
+        returned, and a larger ``k`` never reorders the top hits) with ``fusion``
         (:mod:`kbsearch.fuse.methods`): ``"learned"`` (the default, a LambdaRank
         model over the candidates scored in every route), ``"convex"``, or ``"rrf"`` (the only
         one that takes ``rrf_k`` and the lexical and dense ``weights``). With ``explain``
         (always for hybrid), each hit carries its rank and score in each available route
-        (within ``max(depth, k)``). ``rerank``: a reranker (``"cross-encoder:PATH"``, or
+        (within its top ``depth``; a route searched alone: ``max(depth, k)``). ``rerank``: a
+        reranker (``"cross-encoder:PATH"``, or
         :class:`~kbsearch.rerank.rerankers.RerankSettings` for its ``top_n`` and time budget)
         reorders the head of the list before the top ``k`` is cut
         (:mod:`kbsearch.rerank.stage`).
@@ -274,27 +278,26 @@ class KnowledgeBase(Indexing, Contents):
             cli="this index has no vectors: answering needs both routes; re-embed it with"
             " --reembed --embedder SPEC",
         )
-        if not self.routes["dense"].available():
-            raise no_vectors
-        assessed = self.assess(query, k=k, filters=filters, min_confidence=min_confidence)
-        if assessed.decision is None:  # the index lost its vectors meanwhile
-            raise no_vectors
-        document = None
-        if assessed.hits:
-            top = assessed.hits[0]
-            stored = [d.document for d in self.store.documents()]
-            document = next(
-                (d for d in stored if (d.doc_id, d.version) == (top.doc_id, top.version)), None
-            )
+        language = filters.language if filters is not None else None
+        audience = str(filters.audience) if filters is not None else DEFAULT_AUDIENCE
+        with self.store.read_transaction():  # the search and the cited document: one state
+            if not self.routes["dense"].available():
+                raise no_vectors
+            assessed = self.assess(query, k=k, filters=filters, min_confidence=min_confidence)
+            if assessed.decision is None:  # the index lost its vectors meanwhile
+                raise no_vectors
+            document = None
+            if assessed.hits:
+                top = assessed.hits[0]
+                key = (top.doc_id, top.version)
+                document = self.backend.documents([key]).get(key)
             if document is not None:  # cited with the source a search hit shows, never the
                 # server's absolute path (kbsearch.present.sources)
                 uploads = uploads_folder(self.store.path)
-                shown = shown_source(document.source, public_root(stored, uploads), uploads)
-                document = replace(document, source=shown)
-        language = filters.language if filters is not None else None
-        audience = str(filters.audience) if filters is not None else DEFAULT_AUDIENCE
-        # the languages this audience may see: staff documents never shape a public answer
-        languages = [str(language)] if language else self.store.languages(audience)
+                common = public_root_of(self.backend.public_folders(), uploads)
+                document = replace(document, source=shown_source(document.source, common, uploads))
+            # the languages this audience may see: staff documents never shape a public answer
+            languages = [str(language)] if language else self.backend.languages(audience)
         return compose(query, assessed.decision, assessed.hits, document, languages)
 
     def passage_rows_of(self, passage_ids: Sequence[str]) -> dict[str, PassageRow]:

@@ -13,7 +13,7 @@ import kbsearch
 from kbsearch.errors import InvalidArgumentError
 from kbsearch.filters import Filters
 from kbsearch.judge.answer import NO_ANSWER
-from kbsearch.judge.evidence import BackgroundCache, collect
+from kbsearch.judge.evidence import collect
 from kbsearch.knowledge_base import KnowledgeBase
 
 DAY = date(2026, 6, 1)
@@ -172,14 +172,22 @@ def test_a_top_passage_in_another_language_marks_the_lexical_side_missing(tmp_pa
         "Ein verlorenes Paket wird voll erstattet.\n"
     }
     docs = write_files(tmp_path / "docs", files)
-    cache = BackgroundCache()
     with kbsearch.open_kb(tmp_path / "kb.db", create=True, embedder=FakeEmbedder()) as kb:
         kb.index([docs], inventory=docs / "inventory.csv")
 
         def missing(filters: Filters) -> bool:
             lexical = kb.ranking("lexical", QUERY, filters, 100)
             dense = kb.ranking("dense", QUERY, filters, 100)
-            return collect(kb, QUERY, filters, lexical, dense, cache).lexical_missing
+            return collect(
+                kb.backend,
+                kb.analyzer,
+                QUERY,
+                filters,
+                lexical,
+                dense,
+                kb.query_vector(QUERY),
+                kb.passage_rows_of,
+            ).lexical_missing
 
         assert not missing(Filters(audience="staff", as_of=DAY))
         # only the German note left: the English question's answer would be German

@@ -23,7 +23,7 @@ from kbsearch.judge.confidence import (
     check_threshold,
     features,
 )
-from kbsearch.judge.evidence import BackgroundCache, collect
+from kbsearch.judge.evidence import collect
 
 DAY = date(2026, 6, 1)
 
@@ -128,13 +128,25 @@ def test_same_question_answer_present_vs_removed_in_an_index(tmp_path: Path) -> 
     kb = kbsearch.open_kb(tmp_path / "kb.db", create=True, embedder=FakeEmbedder())
     kb.index([docs], inventory=docs / "inventory.csv")
     model = ConfidenceModel.load()
-    cache = BackgroundCache()
     query = "is a lost parcel refunded in full"
 
     def confidence(filters: Filters) -> float:
         lexical = kb.ranking("lexical", query, filters, 100)
         dense = kb.ranking("dense", query, filters, 100)
-        return model.confidence(features(collect(kb, query, filters, lexical, dense, cache)))
+        return model.confidence(
+            features(
+                collect(
+                    kb.backend,
+                    kb.analyzer,
+                    query,
+                    filters,
+                    lexical,
+                    dense,
+                    kb.query_vector(query),
+                    kb.passage_rows_of,
+                )
+            )
+        )
 
     everything = Filters(audience="staff", as_of=DAY)
     without_answer = Filters(audience="staff", as_of=DAY, doc_ids=("returns", "goodwill"))

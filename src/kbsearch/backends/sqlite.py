@@ -23,7 +23,9 @@ from ..errors import StorageError
 from ..filters import Audience, Filters
 from ..fuse.methods import TitleCounts
 from ..index.headings import HeadingIndex, title_counts
+from ..judge.evidence import BackgroundCache, row_of, terms_in_row
 from ..records import Document, Passage
+from ..retrieve.backend import Background
 from ..retrieve.dense import DenseIndex
 from ..retrieve.lexical.bm25 import BM25Explanation, explain_bm25
 from ..retrieve.lexical.impact import ImpactIndex
@@ -66,6 +68,7 @@ class SqliteBackend:
         self._snapshot: Snapshot | None = None
         self._lock = threading.Lock()
         self._local = threading.local()
+        self._backgrounds = BackgroundCache()
 
     # -- writes ---------------------------------------------------------------------------
 
@@ -252,3 +255,32 @@ class SqliteBackend:
     def title_counts(self, audience: str) -> TitleCounts:
         key = ("title_counts", fts_table(audience))
         return self._part(key, lambda: title_counts(self.store, audience))
+
+    # -- what the judge and the presenter read ----------------------------------------------
+
+    def term_presence(
+        self, words: Sequence[Sequence[str]], row: PassageRow, audience: str
+    ) -> tuple[bool, ...]:
+        """From the audience's impact index (its postings, in memory)."""
+        index = self.impact_index(audience)
+        position = row_of(index, row.passage.passage_id)
+        if position is None:
+            return (False,) * len(words)
+        return terms_in_row(index, words, position)
+
+    def background(self, audience: str) -> Background:
+        """From the dense matrix of the index's dimension (computed once per generation)."""
+        settings = self.store.index_settings()
+        index = self.dense_index(settings.dim if settings is not None else 0)
+        staff = audience == Audience.STAFF
+        return self._backgrounds.get(
+            index.generation,
+            staff,
+            lambda: index.table.vectors if staff else index.table.vectors[index.columns.public],
+        )
+
+    def documents(self, keys: Iterable[tuple[str, str]]) -> dict[tuple[str, str], Document]:
+        return self.store.documents_of(keys)
+
+    def public_folders(self) -> list[str]:
+        return self._part("public_folders", self.store.public_folders)

@@ -11,10 +11,17 @@ import click
 
 from kbsearch.judge.answer import NO_ANSWER, render
 from kbsearch.judge.confidence import Decision
-from kbsearch.knowledge_base import DEFAULT_K, open_kb
+from kbsearch.knowledge_base import open_kb
 
 from .ingest import MAKE_PUBLIC
-from .options import color_option, db_option, filter_options, json_option, make_filters
+from .options import (
+    color_option,
+    db_option,
+    filter_options,
+    json_option,
+    k_option,
+    make_filters,
+)
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -43,9 +50,7 @@ def decision_line(decision: Decision) -> str:
 @click.command("ask")
 @click.argument("question")
 @db_option
-@click.option("--k", "k", default=DEFAULT_K, show_default=True, type=click.IntRange(min=1),
-              help="Passages shown when abstaining (the confidence is about the top 5, "
-              "whatever --k).")  # fmt: skip
+@k_option("Passages shown when abstaining (the confidence is about the top 5, whatever --k).")
 @filter_options
 @min_confidence_option
 @json_option

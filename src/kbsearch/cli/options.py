@@ -145,8 +145,10 @@ HITS = click.IntRange(1, MAX_K)  # --k and --depth: the library's bounds, a usag
 
 
 def k_option(help_text: str, default: int = DEFAULT_K) -> Callable[[F], F]:
-    """``--k N``: hits, 1 to ``MAX_K``."""
-    return click.option("--k", "k", default=default, show_default=True, type=HITS, help=help_text)
+    """``--k N`` (or ``-k N``): hits, 1 to ``MAX_K``."""
+    return click.option(
+        "-k", "--k", "k", default=default, show_default=True, type=HITS, help=help_text
+    )
 
 
 def rrf_k_option(func: F) -> F:
@@ -165,7 +167,8 @@ def depth_option(func: F) -> F:
         default=DEFAULT_DEPTH,
         show_default=True,
         type=HITS,
-        help="Hits each route hands to fusion.",
+        help="Hits each route hands to fusion, whatever --k (a hybrid search returns at most"
+        " their union).",
     )(func)
 
 

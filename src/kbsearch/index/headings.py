@@ -146,3 +146,25 @@ class HeadingIndex:
         values = self.scores(query, [self._position[pid] for pid in known])
         # plain floats (.tolist()): np.isnan on each numpy scalar cost ~0.1 ms a search
         return {pid: v for pid, v in zip(known, values.tolist(), strict=True) if v == v}
+
+
+def heading_scores_of(
+    store: Store, embedder_name: str, query: np.ndarray, passage_ids: Sequence[str]
+) -> dict[str, float]:
+    """``{passage_id: cosine}`` of ``query`` with the heading vectors of the given passages
+    that have one, read for those passages only (as :meth:`HeadingIndex.scores_of` scores
+    them, without loading every passage's heading)."""
+    fields = store.heading_fields(passage_ids)
+    hashes = {
+        pid: text_hash(heading)
+        for pid, (title, section, doc_id) in fields.items()
+        if (heading := heading_text(title, section, doc_id))
+    }
+    cached = store.cached_vectors(embedder_name, HEADING_ROLE, list(hashes.values()))
+    known = [pid for pid in passage_ids if pid in hashes and hashes[pid] in cached]
+    if not known:
+        return {}
+    blob = b"".join(cached[hashes[pid]] for pid in known)
+    vectors = np.frombuffer(blob, dtype=np.float32).reshape(len(known), -1)
+    values = vectors @ np.asarray(query, dtype=np.float32)
+    return dict(zip(known, values.tolist(), strict=True))

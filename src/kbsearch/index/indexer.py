@@ -26,12 +26,14 @@ from ..ingest import parse_file
 from ..ingest.conflicts import Candidate, refuse_claims, refuse_overlaps
 from ..ingest.discovery import discover, nothing_indexable
 from ..ingest.discovery import expand_paths as expand_paths
-from ..ingest.inventory import InventoryRow, read_inventory
+from ..ingest.inventory import InventoryRow, file_key, read_inventory
 from ..ingest.limits import Budget, IngestLimits, large_file_warning
 from ..ingest.metadata import ACCESS_LABELS, known_language, path_doc_id, resolve_document
+from ..present.sources import uploads_folder
 from ..records import Document, ParsedDocument
 from ..store import IndexSettings, Store, StoredDocument
 from ..store.settings import DEFAULT_SECTION_LEVEL, PASSAGE_RULE
+from ..store.staging import STAGING_SUFFIX
 from ..text.analysis import Analyzer
 from .writer import DocumentWriter
 
@@ -92,6 +94,20 @@ def under_any(path: Path, roots: Sequence[Path]) -> bool:
     return any(path == root or root in path.parents for root in roots)
 
 
+def own_paths(db: Path) -> list[Path]:
+    """The files and folders an index at ``db`` owns beside it: the file, its SQLite journal
+    files, the staging copy of a re-embedding (:mod:`kbsearch.store.staging`) and the upload
+    store (:func:`kbsearch.present.sources.uploads_folder`); for ``db`` a staging copy, those of the
+    index it copies. A folder walk never indexes them and
+    ``prune`` never removes an upload for lying under a folder indexed."""
+    base = db.absolute()
+    if base.name.endswith(STAGING_SUFFIX):  # a re-embedding writes the copy: the index's own
+        base = base.with_name(base.name.removesuffix(STAGING_SUFFIX))
+    names = [base.name + end for end in ("", STAGING_SUFFIX)]
+    journals = [name + end for name in names for end in ("", "-wal", "-shm", "-journal")]
+    return [base.with_name(n) for n in journals] + [Path(uploads_folder(base))]
+
+
 def _gone(path: Path) -> bool:
     """True when ``path`` does not exist; a path that cannot be looked at (permission denied
     on a folder above it) is not gone."""
@@ -105,12 +121,13 @@ def _gone(path: Path) -> bool:
 
 
 def load_inventory(path: str | Path | None) -> dict[Path, InventoryRow]:
-    """Inventory rows keyed by the resolved path of their file (relative to the CSV)."""
+    """Inventory rows keyed by the resolved path of their file (relative to the CSV), in NFC
+    (:func:`~kbsearch.ingest.inventory.file_key`: look a found file up by its ``file_key``)."""
     if path is None:
         return {}
     csv_path = Path(path)
     rows = read_inventory(csv_path)
-    return {(csv_path.parent / name).resolve(): row for name, row in rows.items()}
+    return {file_key((csv_path.parent / name).resolve()): row for name, row in rows.items()}
 
 
 def content_hash(document: Document, parsed: ParsedDocument, settings: dict[str, object]) -> str:
@@ -147,6 +164,7 @@ class Indexer(DocumentWriter):
         self.report = IndexReport()
         self._pending = []
         self._empty: set[str] = set()  # sources that parsed to no text this run
+        self._uploads: list[Path] = []  # the upload store of the index written
 
     def _fail(self, source: Path | str, reason: str) -> None:
         self.report.failed.append((str(source), reason))
@@ -190,9 +208,11 @@ class Indexer(DocumentWriter):
         """
         lang = known_language(lang, "--lang") if lang else None
         rows = load_inventory(inventory)
-        found = discover(paths)
+        own = own_paths(Path(self.store.path))
+        found = discover(paths, skip=own)
         if not found.files:
             raise IngestError(nothing_indexable(paths, found))
+        self._uploads = [own[-1].resolve()]
         label = self.default_access(default_access)
         self.report.default_access_label = label
         inventory_file = Path(inventory).resolve() if inventory else None
@@ -203,7 +223,9 @@ class Indexer(DocumentWriter):
         for folder, reason in found.unlisted:
             self._fail(folder, reason)
         unlisted = [folder.resolve() for folder, _ in found.unlisted]
-        for missing in sorted(p for p in rows if _gone(p) and under_any(p, roots)):
+        found_keys, root_keys = {file_key(f) for f in found.files}, [file_key(r) for r in roots]
+        listed = (p for p in rows if p not in found_keys and _gone(p) and under_any(p, root_keys))
+        for missing in sorted(listed):
             self._fail(missing, "listed in the inventory but not found")
         stored = {(d.document.doc_id, d.document.version): d for d in self.store.documents()}
         candidates, parsed_ok = self._resolve(found.files, rows, label, lang)
@@ -261,11 +283,12 @@ class Indexer(DocumentWriter):
             if not parsed_or_error:  # an empty corpus.jsonl or help-card list
                 self.report.warnings.append((str(source), "holds no documents; nothing indexed"))
             for parsed in parsed_or_error:
+                self.report.warnings += [(str(source), w) for w in parsed.warnings]
                 try:
                     document, defaulted = resolve_document(
                         parsed,
                         source,
-                        rows.get(source),
+                        rows.get(file_key(source)),
                         path_id=files.get(source) or path_doc_id(Path(source.name)),
                         default_access=label,
                         lang=lang,
@@ -302,13 +325,14 @@ class Indexer(DocumentWriter):
         truncated by accident) keeps its documents, and so does every file under a folder that
         could not be listed (its state is unknown)."""
         failed = {source for source, _ in self.report.failed} | self._empty
+        uploads = self._uploads  # an upload is the server's to remove, while its file is there
         for key in sorted(set(stored) - yielded):
             source = Path(stored[key].document.source)
             if str(source) in failed and not _gone(source):
                 continue
             if under_any(source, unlisted):
                 continue
-            if _gone(source) or under_any(source, roots):
+            if _gone(source) or (under_any(source, roots) and not under_any(source, uploads)):
                 self.store.delete_document(*key)
                 self.report.removed += 1
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import unicodedata
 from dataclasses import asdict
 from datetime import date
 from pathlib import Path, PurePath
@@ -86,8 +87,10 @@ def language_from_name(path: PurePath) -> str | None:
 
 def path_doc_id(relative: PurePath) -> str:
     """The doc id a path gives: the path relative to the indexed folder, POSIX separators,
-    without its last suffix (``guide/docs.md`` -> ``guide/docs``). Whitespace and control
+    without its last suffix (``guide/docs.md`` -> ``guide/docs``), in Unicode NFC (a name
+    written in NFD, as macOS does, gives the id a user types). Whitespace and control
     characters (a newline in a file name) become one space."""
+    relative = PurePath(unicodedata.normalize("NFC", str(relative)))
     parts = [*relative.parts[:-1], relative.stem]
     cleaned = (_CONTROL_OR_SPACE.sub(" ", part).strip() for part in parts)
     return "/".join(part for part in cleaned if part)

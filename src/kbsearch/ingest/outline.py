@@ -69,6 +69,14 @@ class Outline:
         else:
             self.add(text, start=start, end=end)
 
+    def open_top(self, text: str) -> None:
+        """Open a top-level section whatever the heading's level (an HTML ``<article>``'s own
+        heading): every open section closes, and the page's headings below nest under it."""
+        self.close(1)
+        if text:
+            self._headings += 1
+            self._open.append((1, text, self._headings))
+
     def close(self, level: int) -> None:
         """Close the open sections of ``level`` or deeper (a format whose sections end
         explicitly, as reST's do)."""

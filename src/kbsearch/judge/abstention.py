@@ -14,12 +14,15 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
+from ..filters import AUDIENCES
 from ..ranking.stages import Run
 from ..ranking.trace import Trace
 from ..records import Hit
-from ..retrieve.dense import DenseIndex
+from ..retrieve.backend import Backend
+from ..retrieve.routes import QueryEncoder
+from ..text.analysis import Analyzer
 from .confidence import ConfidenceModel, Decision
-from .evidence import BackgroundCache, Searcher, collect
+from .evidence import collect
 
 
 @dataclass(frozen=True)
@@ -37,8 +40,9 @@ class Assessment:
 class AbstentionStage:
     """Answer-or-abstain over a run's route lists (module docstring).
 
-    ``searcher``: the indexes the evidence is read from; ``available``: whether the dense
-    route can run (checked on every run; default: always); ``model``: the shipped model
+    ``backend``: what the evidence is read from (the protocol only); ``analyzer``: the
+    index's; ``encoder``: the query's vector (cached per process); ``available``: whether the
+    dense route can run (checked on every run; default: always); ``model``: the shipped model
     unless given.
     """
 
@@ -46,14 +50,17 @@ class AbstentionStage:
 
     def __init__(
         self,
-        searcher: Searcher,
+        backend: Backend,
+        analyzer: Callable[[], Analyzer],
+        encoder: QueryEncoder,
         available: Callable[[], bool] = lambda: True,
         model: ConfidenceModel | None = None,
     ) -> None:
-        self._searcher = searcher
+        self._backend = backend
+        self._analyzer = analyzer
+        self._encoder = encoder
         self._available = available
         self._model = model
-        self._cache = BackgroundCache()
 
     @property
     def model(self) -> ConfidenceModel:
@@ -62,11 +69,11 @@ class AbstentionStage:
             self._model = ConfidenceModel.load()
         return self._model
 
-    def prepare(self, index: DenseIndex) -> None:
-        """Compute ``index``'s cosine backgrounds (both audiences) ahead of the first decision
-        on its generation (a server's snapshot builder calls it)."""
-        for staff in (False, True):
-            self._cache.get(index, staff)
+    def prepare(self) -> None:
+        """Compute the backend's cosine backgrounds (both audiences) ahead of the first
+        decision on its generation (a server's snapshot builder calls it)."""
+        for audience in AUDIENCES:
+            self._backend.background(audience)
 
     def judge(self, run: Run) -> Decision | None:
         """The decision from ``run.routes["lexical"]`` and ``["dense"]`` at
@@ -79,11 +86,13 @@ class AbstentionStage:
         if "lexical" not in run.routes or "dense" not in run.routes or not self._available():
             return None
         evidence = collect(
-            self._searcher,
+            self._backend,
+            self._analyzer(),
             run.query,
             run.filters,
             run.routes["lexical"],
             run.routes["dense"],
-            self._cache,
+            self._encoder.vector(run.query),
+            run.rows,
         )
         return self.model.decide(evidence, run.min_confidence)

@@ -1,9 +1,14 @@
-"""Collecting the abstention stage's :class:`~kbsearch.judge.confidence.Evidence` from the indexes.
+"""Collecting the abstention stage's :class:`~kbsearch.judge.confidence.Evidence` through the
+backend protocol.
 
 The route lists come from the search itself; this module adds what they do not carry: the query
-terms' IDF and presence in the lexical top passage (from the in-memory impact index, so the
-statistics are those of the audience's FTS5 table) and the query's cosine background over the
-collection (from the passage vectors' mean and covariance, computed once per index generation).
+terms' IDF and presence in each route's top passage (the audience's lexical statistics and
+:meth:`~kbsearch.retrieve.backend.Backend.term_presence`, so the statistics are those of the
+audience's FTS5 table) and the query's cosine background over the collection
+(:meth:`~kbsearch.retrieve.backend.Backend.background`: the passage vectors' mean and covariance,
+once per index generation). It asks the backend only, never for a whole table: each backend
+answers in its own way (the embedded one from its in-memory indexes, Qdrant's from collection
+statistics and the rows of the passages named).
 """
 
 from __future__ import annotations
@@ -12,63 +17,20 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Protocol
 
 import numpy as np
 
 from ..filters import Filters
 from ..present.snippets import sentence_spans
+from ..records import PassageRow
+from ..retrieve.backend import Backend, Background, LexicalStatistics
 from ..retrieve.crosslang import is_cross_language, query_language, query_language_among
-from ..retrieve.dense import DenseIndex
 from ..retrieve.lexical.bm25 import fts5_idf
 from ..retrieve.lexical.impact import ImpactIndex
-from ..store import PassageRow
 from ..text.analysis import Analyzer, fold_diacritics, stem_words, words
 from .confidence import SENTENCE_DEPTH, Evidence
 
-
-class Searcher(Protocol):
-    """What evidence is collected from: the knowledge base's indexes (kept as a protocol so
-    the search layer does not import the facade)."""
-
-    @property
-    def analyzer(self) -> Analyzer: ...
-
-    def impact_index(self, audience: str) -> ImpactIndex: ...
-
-    def dense_index(self) -> DenseIndex: ...
-
-    def query_vector(self, query: str) -> np.ndarray: ...
-
-    def passage_rows_of(self, passage_ids: Sequence[str]) -> Mapping[str, PassageRow]: ...
-
-
-@dataclass(frozen=True)
-class Background:
-    """Mean vector ``m`` (shape ``(dim,)``) and covariance ``C`` (``(dim, dim)``, float64) of
-    a collection's passage vectors, so a query's cosine over every passage has mean ``q . m``
-    and variance ``q' C q`` without scanning them (population covariance, ``1/n``)."""
-
-    generation: int
-    mean: np.ndarray
-    covariance: np.ndarray
-
-    @classmethod
-    def of(cls, vectors: np.ndarray, generation: int = 0) -> Background:
-        """From a ``(n, dim)`` matrix; an empty one gives zeros."""
-        x = np.asarray(vectors, dtype=np.float64)
-        if len(x) == 0:
-            dim = x.shape[1] if x.ndim == 2 else 0
-            return cls(generation, np.zeros(dim), np.zeros((dim, dim)))
-        mean = x.mean(axis=0)
-        centred = x - mean
-        return cls(generation, mean, centred.T @ centred / len(x))
-
-    def of_query(self, query: np.ndarray) -> tuple[float, float]:
-        """``(mean, std)`` of the query's cosine over the collection (``query`` normalised)."""
-        q = np.asarray(query, dtype=np.float64)
-        variance = float(q @ self.covariance @ q)
-        return float(q @ self.mean), float(np.sqrt(max(variance, 0.0)))
+__all__ = ["Background", "TermStatistics", "collect", "gather", "term_statistics"]
 
 
 @dataclass(frozen=True)
@@ -95,7 +57,7 @@ class TermStatistics:
 
 
 def term_statistics(
-    index: ImpactIndex, analyzer: Analyzer, query: str, languages: Sequence[str]
+    index: LexicalStatistics, analyzer: Analyzer, query: str, languages: Sequence[str]
 ) -> TermStatistics:
     """The query's content words (:meth:`kbsearch.text.analysis.Analyzer.word_terms`, accents
     folded as the lexical route folds them) with their IDF in ``index`` (class docstring).
@@ -189,7 +151,7 @@ def first_passages(
 
 
 def gather(
-    index: ImpactIndex,
+    index: LexicalStatistics,
     statistics: TermStatistics,
     lexical: Sequence[tuple[str, float]],
     dense: Sequence[tuple[str, float]],
@@ -199,29 +161,38 @@ def gather(
     analyzer: Analyzer,
     languages: Sequence[str],
     lexical_missing: bool = False,
+    presence: Callable[[str], tuple[bool, ...] | None] | None = None,
 ) -> Evidence:
     """The evidence of one search from its two route lists (best first); ``texts`` gives the
-    text of passages by id (those of :func:`first_passages` are read); ``lexical_missing``:
+    text of passages by id (those of :func:`first_passages` are read); ``presence`` whether a
+    passage holds each word of ``statistics`` (``None``: the passage is not in the audience's
+    index; default, for an :class:`ImpactIndex` ``index``: its postings); ``lexical_missing``:
     whether the search's lexical side says nothing (``Evidence.lexical_missing``)."""
     firsts = first_passages(lexical, dense)
     found = texts(firsts)
     coverage = sentence_coverage(
         [found[p] for p in firsts if p in found], statistics, analyzer, languages
     )
+    if presence is None:
+        impact = index
+        if not isinstance(impact, ImpactIndex):
+            raise TypeError("gather: give presence, or an ImpactIndex to read it from")
 
-    def presence(ranking: Sequence[tuple[str, float]]) -> tuple[bool, ...]:
-        row = row_of(index, ranking[0][0]) if ranking else None
-        if row is None:
-            return (False,) * len(statistics.words)
-        return terms_in_row(index, statistics.words, row)
+        def presence(passage_id: str) -> tuple[bool, ...] | None:
+            row = row_of(impact, passage_id)
+            return None if row is None else terms_in_row(impact, statistics.words, row)
+
+    def top(ranking: Sequence[tuple[str, float]]) -> tuple[bool, ...]:
+        held = presence(ranking[0][0]) if ranking else None
+        return (False,) * len(statistics.words) if held is None else held
 
     return Evidence(
         lexical=tuple((str(p), float(s)) for p, s in lexical),
         dense=tuple((str(p), float(s)) for p, s in dense),
         term_idf=statistics.idf,
         term_known=statistics.known,
-        term_in_top=presence(lexical),
-        term_in_dense_top=presence(dense),
+        term_in_top=top(lexical),
+        term_in_dense_top=top(dense),
         passages=index.passages,
         sentence_coverage=coverage,
         background_mean=background[0],
@@ -233,8 +204,9 @@ def gather(
 
 class BackgroundCache:
     """The :class:`Background` of an index's vectors per audience, recomputed when the index
-    generation changes. A public search's background is computed over public passages only,
-    as its BM25 statistics are, so staff-only text cannot move a public confidence."""
+    generation changes (a backend's own cache: the embedded one computes it from its dense
+    matrix). A public search's background is computed over public passages only, as its BM25
+    statistics are, so staff-only text cannot move a public confidence."""
 
     GENERATIONS = 2  # kept: the one served and the one a server builds in the background
 
@@ -242,15 +214,15 @@ class BackgroundCache:
         self._backgrounds: dict[tuple[int, bool], Background] = {}
         self._lock = threading.Lock()
 
-    def get(self, index: DenseIndex, staff: bool) -> Background:
-        """The background of ``index``'s passages a staff (``staff``) or public audience may
-        see (O(passages x dim^2) the first time for a generation; a server computes it while
+    def get(self, generation: int, staff: bool, vectors: Callable[[], np.ndarray]) -> Background:
+        """The background of generation ``generation`` for a staff (``staff``) or public
+        audience, computed from ``vectors()`` (shape ``(n, dim)``: the passages it may see;
+        O(passages x dim^2) the first time for a generation; a server computes it while
         building the generation's snapshot)."""
-        key = (index.generation, staff)
+        key = (generation, staff)
         found = self._backgrounds.get(key)
         if found is None:
-            vectors = index.table.vectors if staff else index.table.vectors[index.columns.public]
-            found = Background.of(vectors, index.generation)
+            found = Background.of(vectors(), generation)
             with self._lock:
                 self._backgrounds[key] = found
                 newest = sorted({g for g, _ in self._backgrounds}, reverse=True)
@@ -261,14 +233,17 @@ class BackgroundCache:
 
 
 def collect(
-    kb: Searcher,
+    backend: Backend,
+    analyzer: Analyzer,
     query: str,
     filters: Filters,
     lexical: Sequence[tuple[str, float]],
     dense: Sequence[tuple[str, float]],
-    cache: BackgroundCache,
+    vector: np.ndarray,
+    rows: Callable[[Sequence[str]], Mapping[str, PassageRow]],
 ) -> Evidence:
-    """The evidence of one search of ``kb`` from its two route lists (best first), with the
+    """The evidence of one search from its two route lists (best first), ``vector`` (the
+    query's, shape ``(dim,)``) and ``rows`` (the run's reader of passages by id), with the
     audience's lexical statistics, the query's cosine background over the audience's
     passages, and whether its lexical side says nothing: the dense top passage is
     cross-language (:func:`kbsearch.retrieve.crosslang.is_cross_language`, the query's language
@@ -276,19 +251,23 @@ def collect(
     expected in its answer.
 
     Raises:
-        QueryError: the query cannot be analysed; the errors of ``kb.query_vector``.
+        QueryError: the query cannot be analysed.
     """
-    index = kb.impact_index(filters.audience)
+    audience = str(filters.audience)
+    index = backend.lexical_statistics(audience)
     languages = [filters.language] if filters.language else index.languages
-    statistics = term_statistics(index, kb.analyzer, query, languages)
-    dense_index = kb.dense_index()
-    background = cache.get(dense_index, filters.staff)
-    spread = background.of_query(kb.query_vector(query))
-    rows = kb.passage_rows_of(first_passages(lexical, dense))
-    top = rows.get(dense[0][0]) if dense else None
+    statistics = term_statistics(index, analyzer, query, languages)
+    spread = backend.background(audience).of_query(vector)
+    found = rows(first_passages(lexical, dense))
+    top = found.get(dense[0][0]) if dense else None
     cross = top is not None and is_cross_language(
         query_language_among(query, languages), top.language
     )
+
+    def presence(passage_id: str) -> tuple[bool, ...] | None:
+        row = found.get(passage_id)
+        return None if row is None else backend.term_presence(statistics.words, row, audience)
+
     return gather(
         index,
         statistics,
@@ -296,8 +275,9 @@ def collect(
         dense,
         spread,
         query_language(query),
-        lambda ids: {p: rows[p].passage.text for p in ids if p in rows},
-        kb.analyzer,
+        lambda ids: {p: found[p].passage.text for p in ids if p in found},
+        analyzer,
         languages,
         cross,
+        presence,
     )

@@ -22,7 +22,7 @@ from ..fuse.rrf import DEFAULT_RRF_K, Fused, reciprocal_rank_fusion
 from ..judge.confidence import check_threshold
 from ..ranking.stages import JudgingStage, ReportingStage, Run, Stage
 from ..ranking.trace import StageTrace, Trace
-from ..records import Hit, RouteHit
+from ..records import Hit, PassageRow, RouteHit
 from ..rerank.rerankers import RerankSettings, load_reranker
 from ..rerank.stage import RerankStage
 from ..retrieve.backend import Backend
@@ -44,6 +44,33 @@ class _IndexChanged(Exception):
     """A ranked passage was removed by another writer before its row was read."""
 
 
+class RunRows:
+    """The stored passages one run reads, by id (unfiltered), each read once: the first read
+    also takes the passages :meth:`expect` named (the hits to be), so a run that judges its
+    list reads the judge's passages and its hits' rows in one statement."""
+
+    def __init__(self, backend: Backend) -> None:
+        self.backend = backend
+        self._rows: dict[str, PassageRow] = {}
+        self._read: set[str] = set()
+        self._expected: list[str] = []
+
+    def expect(self, passage_ids: Sequence[str]) -> None:
+        """Read ``passage_ids`` too with the next read."""
+        self._expected = [p for p in passage_ids if p not in self._read]
+
+    def __call__(self, passage_ids: Sequence[str]) -> dict[str, PassageRow]:
+        """``{passage_id: row}`` of the stored passages among ``passage_ids``."""
+        wanted = list(dict.fromkeys(passage_ids))
+        missing = [p for p in wanted if p not in self._read]
+        if missing:
+            missing = list(dict.fromkeys([*missing, *self._expected]))
+            self._expected = []
+            self._rows.update(self.backend.passages(missing))
+            self._read.update(missing)
+        return {p: self._rows[p] for p in wanted if p in self._rows}
+
+
 def _whole(value: object, name: str) -> int:
     if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= MAX_K:
         raise InvalidArgumentError(
@@ -57,13 +84,16 @@ class SearchRequest:
     """One search, validated when built.
 
     ``route``: a registered route or ``hybrid``; ``depth``: how many candidates each route
-    gives fusion (``max(depth, k)`` are taken); ``weights``: one per registered route, in
+    gives fusion, whatever ``k`` (so a hybrid search returns at most the union of the routes'
+    top ``depth``, and the order of its top hits does not change with ``k``; a route searched
+    alone lists ``max(depth, k)``); ``weights``: one per registered route, in
     registry order (RRF's); ``explain``: fuse every available route too, so each hit carries
     its rank in each; ``fusion``: the hybrid route's method, ``rrf`` or a score fusion with
     optional parameters (:func:`kbsearch.fuse.methods.parse_fusion`; kept in its full
     form, defaults filled in); ``rerank``: a reranker spec or
     :class:`~kbsearch.rerank.rerankers.RerankSettings` (kept as settings), run on the ranked
-    list before the pipeline's own stages (each route then gives ``max(depth, k)``).
+    list before the pipeline's own stages (a route searched alone then gives
+    ``max(depth, k)``).
 
     Raises:
         InvalidArgumentError: k or depth not in 1..MAX_K, unknown route, RRF k not a finite
@@ -283,23 +313,32 @@ class Pipeline:
         # hybrid: an index without vectors has one route and nothing to fuse
         fusing = request.route == HYBRID or (request.explain and len(names) > 1)
         deep = fusing or request.explain or request.rerank is not None
-        depth = max(request.depth, request.k) if deep else request.k
-        lists = {name: self.routes[name].candidates(query, filters, depth) for name in names}
+        # fusion reads each route's top `depth`, whatever k (so a search and the explain of one
+        # of its hits agree for any k); a route searched alone lists its own top max(depth, k)
+        own = max(request.depth, request.k) if deep else request.k
+        depth = request.depth if request.route == HYBRID else own
+        lists = {
+            name: self.routes[name].candidates(
+                query, filters, own if name == request.route else request.depth
+            )
+            for name in names
+        }
+        fusable = {name: ranking[: request.depth] for name, ranking in lists.items()}
         weights = dict(zip(self.routes, request.weights, strict=True))
         spec = parse_fusion(request.fusion)
         fused: list[Fused] | None = None
         candidates: list[Candidate] | None = None
         scored: list[ConvexFused] | None = None
-        language, missing = self.not_applicable(query, filters, lists) if fusing else (None, {})
+        language, missing = self.not_applicable(query, filters, fusable) if fusing else (None, {})
         if request.route == HYBRID and spec.scored:
-            candidates = self.candidates(query, filters, lists, missing)
+            candidates = self.candidates(query, filters, fusable, missing)
             audience = str(filters.audience)
             scored = score_fusion(spec, candidates, lambda: self.backend.title_counts(audience))
             ranked = [(f.passage_id, f.score) for f in scored]
         else:
             if fusing:
                 chosen = {name: weights[name] for name in names}
-                fused = reciprocal_rank_fusion(lists, request.rrf_k, chosen, missing)
+                fused = reciprocal_rank_fusion(fusable, request.rrf_k, chosen, missing)
             if fused is not None and request.route == HYBRID:
                 ranked = [(f.passage_id, f.score) for f in fused]
             else:
@@ -307,10 +346,12 @@ class Pipeline:
         start = tuple(ranked)
         stages = []
         routes = {name: tuple(ranking) for name, ranking in lists.items()}
+        rows = RunRows(self.backend)
         for stage in self.stages_for(request):
             before = tuple(ranked)
             if isinstance(stage, JudgingStage):
-                run = Run(query, filters, request.k, routes, before, request.min_confidence)
+                rows.expect([pid for pid, _ in before[: request.k]])
+                run = Run(query, filters, request.k, routes, before, request.min_confidence, rows)
                 stages.append(StageTrace(stage.name, before, before, stage.judge(run)))
                 continue
             report = None
@@ -336,7 +377,7 @@ class Pipeline:
             scored=None if scored is None else tuple(scored),
             query_language=language,
         )
-        return SearchResult(self._hits(trace), trace)
+        return SearchResult(self._hits(trace, rows), trace)
 
     def stages_for(self, request: SearchRequest) -> tuple[Stage | JudgingStage, ...]:
         """The request's reranking stage (its reranker loaded once per process), when it
@@ -411,7 +452,7 @@ class Pipeline:
         out = inapplicable or {}
         return [Candidate(pid, scores[pid], ranks[pid], out.get(pid, frozenset())) for pid in ids]
 
-    def _hits(self, trace: Trace) -> list[Hit]:
+    def _hits(self, trace: Trace, read: RunRows) -> list[Hit]:
         top = trace.final[: trace.k]
         fusing = trace.fused is not None or trace.scored is not None
         per_route: dict[str, dict[str, RouteHit]] = {pid: {} for pid, _ in top}
@@ -420,7 +461,7 @@ class Pipeline:
                 for i, (pid, s) in enumerate(ranking, start=1):
                     if pid in per_route:
                         per_route[pid][route] = RouteHit(i, s)
-        rows = self.backend.passages(pid for pid, _ in top)
+        rows = read([pid for pid, _ in top])
         if len(rows) < len(top):
             raise _IndexChanged
         hits = []

@@ -51,18 +51,27 @@ def public_roots(documents: Iterable[Document], uploads: str | None = None) -> l
     folders = {
         os.path.dirname(d.source)
         for d in documents
-        if d.access == "public"
-        and d.source
-        and not d.source.startswith(URL_PREFIXES)
-        and not _under(d.source, uploads)
+        if d.access == "public" and d.source and not d.source.startswith(URL_PREFIXES)
     }
-    return sorted(folders)
+    return outside_uploads(sorted(folders), uploads)
+
+
+def outside_uploads(folders: Iterable[str], uploads: str | None = None) -> list[str]:
+    """``folders`` (of files) without those of files under ``uploads`` (the folder itself
+    and those under it), in order."""
+    return [f for f in folders if f != uploads and not _under(f, uploads)]
 
 
 def public_root(documents: Iterable[Document], uploads: str | None = None) -> str | None:
     """The deepest folder holding every public document's indexed file (see
     :func:`shown_source`; uploads left out)."""
     return common_root(public_roots(documents, uploads))
+
+
+def public_root_of(folders: Iterable[str], uploads: str | None = None) -> str | None:
+    """:func:`public_root` from the public documents' file folders (a backend's
+    ``public_folders()``), uploads left out."""
+    return common_root(outside_uploads(folders, uploads))
 
 
 @lru_cache(maxsize=4096)

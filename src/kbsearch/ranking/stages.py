@@ -14,12 +14,17 @@ Two kinds:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 from ..filters import Filters
+from ..records import PassageRow
 from .trace import Ranking
+
+
+def _no_rows(passage_ids: Sequence[str]) -> Mapping[str, PassageRow]:
+    return {}
 
 
 class Stage(Protocol):
@@ -53,7 +58,9 @@ class ReportingStage(Protocol):
 class Run:
     """What a judging stage reads: the request's query, filters, ``k`` and minimum confidence
     (``None``: the stage's default), each route's ranked list (``{route: ((passage_id,
-    score), ...)}``, best first, as the routes scored them) and the ranked list so far."""
+    score), ...)}``, best first, as the routes scored them), the ranked list so far, and
+    ``rows``: the run's reader of stored passages by id (unfiltered; the pipeline reads them
+    with the hits' rows, so a search reads its passages once)."""
 
     query: str
     filters: Filters
@@ -61,6 +68,7 @@ class Run:
     routes: Mapping[str, Ranking]
     ranked: Ranking
     min_confidence: float | None = None
+    rows: Callable[[Sequence[str]], Mapping[str, PassageRow]] = _no_rows
 
 
 @runtime_checkable

@@ -14,20 +14,48 @@ the lexical candidates, cosine for the dense ones. Ties are broken by passage id
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
 from ..filters import Filters
-from ..records import Document, Passage
+from ..records import Document, Passage, PassageRow
 
 if TYPE_CHECKING:
     from ..fuse.methods import TitleCounts
-    from ..store import PassageRow
     from .lexical.bm25 import BM25Explanation
     from .lexical.terms import QueryTerms
 
 Ranking = list[tuple[str, float]]  # (passage_id, score), best first
+
+
+@dataclass(frozen=True)
+class Background:
+    """Mean vector ``m`` (shape ``(dim,)``) and covariance ``C`` (``(dim, dim)``, float64) of
+    a collection's passage vectors, so a query's cosine over every passage has mean ``q . m``
+    and variance ``q' C q`` without scanning them (population covariance, ``1/n``)."""
+
+    generation: int
+    mean: np.ndarray
+    covariance: np.ndarray
+
+    @classmethod
+    def of(cls, vectors: np.ndarray, generation: int = 0) -> Background:
+        """From a ``(n, dim)`` matrix; an empty one gives zeros."""
+        x = np.asarray(vectors, dtype=np.float64)
+        if len(x) == 0:
+            dim = x.shape[1] if x.ndim == 2 else 0
+            return cls(generation, np.zeros(dim), np.zeros((dim, dim)))
+        mean = x.mean(axis=0)
+        centred = x - mean
+        return cls(generation, mean, centred.T @ centred / len(x))
+
+    def of_query(self, query: np.ndarray) -> tuple[float, float]:
+        """``(mean, std)`` of the query's cosine over the collection (``query`` normalised)."""
+        q = np.asarray(query, dtype=np.float64)
+        variance = float(q @ self.covariance @ q)
+        return float(q @ self.mean), float(np.sqrt(max(variance, 0.0)))
 
 
 class LexicalStatistics(Protocol):
@@ -141,4 +169,32 @@ class Backend(Protocol):
     def title_counts(self, audience: str) -> TitleCounts:
         """How the passages ``audience`` may see share document titles (once per
         generation)."""
+        ...
+
+    # What the judge and the presenter read (kbsearch.judge.evidence, kbsearch.present.sources):
+    # collection statistics and given passages or documents, never a whole table per search.
+
+    def term_presence(
+        self, words: Sequence[Sequence[str]], row: PassageRow, audience: str
+    ) -> tuple[bool, ...]:
+        """Whether the passage's row in ``audience``'s lexical index holds each word (any of
+        its terms, as the index spells them); all ``False`` for a passage outside it."""
+        ...
+
+    def background(self, audience: str) -> Background:
+        """The cosine background of the vectors of the passages ``audience`` may see (the
+        public's: public passages only), once per generation.
+
+        Raises:
+            NoVectorsError: the index has no vectors.
+        """
+        ...
+
+    def documents(self, keys: Iterable[tuple[str, str]]) -> dict[tuple[str, str], Document]:
+        """``{(doc_id, version): document}`` of the stored documents among ``keys``."""
+        ...
+
+    def public_folders(self) -> list[str]:
+        """The folders of the public documents read from files (URLs left out), sorted, once
+        each (:func:`kbsearch.present.sources.public_root` finds their common folder)."""
         ...

@@ -121,7 +121,7 @@ class Engine:
             backend.languages(audience)
             backend.title_counts(audience)
         if self.embedder is not None:
-            self.kb.abstention.prepare(self.kb.dense_index())
+            self.kb.abstention.prepare()
             backend.heading_index(self.embedder.dim)
         Catalogue.of(self.kb)
 

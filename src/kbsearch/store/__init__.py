@@ -19,8 +19,6 @@ settings the index was built with. The package is split by job:
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from .columns import PassageColumns
 from .documents import PassageRow, StoredDocument
 from .fts import FTS_TABLES, FtsPostings, fts_table
@@ -39,10 +37,6 @@ class Store(SnapshotStore, PinnedReads):
         StorageError: the path is a folder or its folder does not exist.
         SchemaError: the file is not a kbsearch index of this schema version.
     """
-
-    def __init__(self, path: str | Path, *, create: bool = False) -> None:
-        self._df = (-1, {})
-        super().__init__(path, create=create)
 
 
 __all__ = [
