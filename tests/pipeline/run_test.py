@@ -260,3 +260,59 @@ def test_a_passage_in_another_language_has_lexical_evidence_not_applicable(
         # filtered to English, the search returns one language: nothing is marked
         english = Filters(as_of=DAY, language="en")
         assert trace_of(kb, ENGLISH, fusion, english).query_language is None
+
+
+# issue 22: on a 24-passage index, `search --k 25 --depth 10` (learned fusion) ranked a passage
+# 7th with 1.8908 while `explain --depth 10` (its own k) said rank 10, -1.6055: a hybrid run's
+# route lists must not depend on k, so explain reads the search's trace whatever k it is given
+TOPICS = ["refund", "parcels", "returns", "delivery", "courier", "gift", "card", "points"]
+
+
+@pytest.fixture(scope="module")
+def wide_kb(tmp_path_factory: pytest.TempPathFactory) -> KnowledgeBase:
+    root = tmp_path_factory.mktemp("wide")
+    files = {"inventory.csv": pages_inventory(24)}
+    for i in range(24):
+        a, b, c = TOPICS[i % 8], TOPICS[(i * 3 + 1) % 8], TOPICS[(i * 5 + 2) % 8]
+        files[f"p{i}.md"] = f"# Page {i}\n\n## Part {i}\n\nOur {a} rules cover {b} and {c}.\n"
+    docs = write_files(root / "docs", files)
+    kb = kbsearch.open_kb(root / "kb.db", create=True, embedder=FakeEmbedder())
+    assert kb.index([docs], inventory=docs / "inventory.csv").ok
+    return kb
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    query=st.sampled_from(["refund parcels returns", "gift card points", "courier delivery"]),
+    k=st.integers(1, 30),
+    explained_k=st.integers(1, 30),
+    depth=st.integers(1, 12),
+    fusion=st.sampled_from(["learned", "rrf", "convex"]),
+)
+def test_explain_reads_the_hybrid_search_trace_whatever_its_k(
+    wide_kb: KnowledgeBase, query: str, k: int, explained_k: int, depth: int, fusion: str
+) -> None:
+    hits = wide_kb.search(query, k=k, depth=depth, fusion=fusion)
+    assert len(hits) <= 2 * depth  # the union of two routes' top depth
+    longer = wide_kb.search(query, k=30, depth=depth, fusion=fusion)
+    assert [(h.passage_id, h.score) for h in longer[:k]] == [(h.passage_id, h.score) for h in hits]
+    for hit in hits:
+        e = wide_kb.explain(query, hit.passage_id, k=explained_k, depth=depth, fusion=fusion)
+        assert (e.fused.rank, e.fused.score) == (hit.rank, hit.score)
+        total = e.rrf_total if fusion == "rrf" else e.parts_total
+        assert math.isclose(total, hit.score, abs_tol=1e-9)
+        for name, position in (("lexical", e.lexical), ("dense", e.dense)):
+            found = hit.routes.get(name)
+            assert position is not None
+            assert position.rank == (found.rank if found else None)
+
+
+def test_the_issue_case_explain_without_the_search_k(wide_kb: KnowledgeBase) -> None:
+    query = "refund parcels returns"
+    for hit in wide_kb.search(query, k=25, depth=10):
+        e = wide_kb.explain(query, hit.passage_id, depth=10)  # default fusion, default k
+        assert (e.fused.rank, e.fused.score) == (hit.rank, hit.score)
+        found = hit.routes.get("dense")
+        assert e.dense is not None and e.dense.rank == (found.rank if found else None)

@@ -154,3 +154,14 @@ def test_match_spans_equal_the_reference_on_any_text(text: str, query: str) -> N
     for languages in (("en",), ("fr", "en")):
         expected = per_token_matches(text, query, languages)
         assert match_spans(text, query_keys(query, languages), languages) == expected
+
+
+@pytest.mark.parametrize("mark", ["\u00ad", "\u200b", "\u2060"])
+def test_an_invisible_character_in_the_query_still_marks_the_word(mark: str) -> None:
+    snip = make_snippet("Change your password here.", f"pass{mark}word")
+    assert [snip.text[s:e] for s, e in snip.marks] == ["password"]
+
+
+def test_an_acronym_of_the_query_is_marked() -> None:
+    snip = make_snippet("The IT helpdesk resets passwords; it opens at 8.", "IT helpdesk hours")
+    assert [snip.text[s:e] for s, e in snip.marks] == ["IT", "helpdesk", "it"]

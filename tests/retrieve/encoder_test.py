@@ -66,3 +66,23 @@ def test_only_a_thread_safe_embedder_encodes_two_queries_at_once(thread_safe: bo
     for t in threads:
         t.join(60)
     assert embedder.most == (2 if thread_safe else 1)
+
+
+class Recording(FakeEmbedder):
+    """Keeps the texts it was asked to encode."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.texts: list[str] = []
+
+    def encode_queries(self, texts: Sequence[str]) -> np.ndarray:
+        self.texts.extend(texts)
+        return super().encode_queries(texts)
+
+
+@pytest.mark.parametrize("mark", ["\u00ad", "\u200b", "\u2060"])
+def test_the_dense_route_encodes_the_query_cleaned_as_documents_are(mark: str) -> None:
+    embedder = Recording()
+    encoder = _encoder(embedder)
+    assert np.array_equal(encoder.vector(f"pass{mark}word"), encoder.vector("password"))
+    assert embedder.texts == ["password"]  # one encoding: the cleaned query, cached

@@ -76,3 +76,44 @@ def test_a_document_in_a_language_without_a_stemmer_is_found(tmp_path: Path) -> 
             )
             assert [h.passage_id for h in hits] == ["b@v1#gerate"]
         assert kb.search("Wasserkocher", route="lexical", filters=Filters()) == []
+
+
+# issue 22 (basic-memory#1269): soft hyphen, zero-width space, word joiner and the other
+# invisible characters split a query word, although documents are cleaned of them
+INVISIBLE = ["\u00ad", "\u200b", "\u200c", "\u200d", "\u2060", "\ufeff"]
+
+
+@pytest.mark.parametrize("mark", INVISIBLE)
+def test_queries_and_documents_are_cleaned_by_one_function(mark: str) -> None:
+    from kbsearch.ingest.text import normalize
+    from kbsearch.text.analysis import clean_text
+
+    written = f"pass{mark}word re{mark}set"
+    assert clean_text(written) == "password reset" == normalize(written)
+    assert words(written) == ["password", "reset"]
+    for name in ("plain", "stem"):
+        assert Analyzer(name).query_terms(f"pass{mark}word", ["en"]) == (
+            Analyzer(name).query_terms("password", ["en"])
+        )
+
+
+@pytest.mark.parametrize("route", ["lexical", "hybrid"])
+@pytest.mark.parametrize("mark", INVISIBLE)
+def test_an_invisible_character_inside_a_query_word_still_finds_it(
+    tmp_path: Path, mark: str, route: str
+) -> None:
+    from support import FakeEmbedder
+
+    docs = write_files(
+        tmp_path / "docs",
+        {
+            "login.md": "---\naccess: public\n---\n# Login\n\nChange your password here.\n",
+            "other.md": "---\naccess: public\n---\n# Parcels\n\nParcels travel by courier.\n",
+        },
+    )
+    kb = kbsearch.open_kb(tmp_path / "kb.db", create=True, embedder=FakeEmbedder())
+    assert kb.index([docs]).ok
+    hits = kb.search(f"pass{mark}word", route=route, filters=Filters())
+    assert hits and hits[0].doc_id == "login"
+    plain = kb.search("password", route=route, filters=Filters())
+    assert [(h.passage_id, h.score) for h in hits] == [(h.passage_id, h.score) for h in plain]

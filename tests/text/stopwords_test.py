@@ -39,3 +39,19 @@ def test_accents_and_case_ignored() -> None:
 def test_all_stopwords_query_is_kept_whole() -> None:
     assert content_words(["what", "is", "it"], ["en"]) == ["what", "is", "it"]
     assert content_words([], ["en"]) == []
+
+
+# issue 22 (RediSearch#3080): an acronym was lower-cased before the stop-word list
+def test_an_all_capitals_word_of_two_letters_or_more_is_a_content_word() -> None:
+    from kbsearch.text.analysis import Analyzer, content_query_words
+
+    assert content_query_words("IT helpdesk hours") == ["it", "helpdesk", "hours"]
+    assert content_query_words("contact IT") == ["contact", "it"]
+    assert content_query_words("is it open") == ["open"]  # lower case: a stop word
+    assert content_query_words("It is open") == ["open"]  # capitalised: still one
+    assert content_query_words("How do I return an item") == ["return", "item"]  # "I": 1 letter
+    assert content_query_words("ON or OFF AT night") == ["on", "off", "at", "night"]
+    # a query written all in capitals is shouted, not made of acronyms
+    assert content_query_words("HOW DO I RETURN AN ITEM") == ["return", "item"]
+    assert Analyzer("plain").query_terms("IT helpdesk hours", ["en"]) == ["it", "helpdesk", "hours"]
+    assert Analyzer("stem").word_terms("contact IT", ["en"]) == [("contact",), ("it",)]

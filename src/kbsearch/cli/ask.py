@@ -11,9 +11,17 @@ import click
 
 from kbsearch.judge.answer import NO_ANSWER, render
 from kbsearch.judge.confidence import Decision
-from kbsearch.knowledge_base import DEFAULT_K, open_kb
+from kbsearch.knowledge_base import open_kb
 
-from .options import color_option, db_option, filter_options, json_option, make_filters
+from .ingest import MAKE_PUBLIC
+from .options import (
+    color_option,
+    db_option,
+    filter_options,
+    json_option,
+    k_option,
+    make_filters,
+)
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -42,9 +50,7 @@ def decision_line(decision: Decision) -> str:
 @click.command("ask")
 @click.argument("question")
 @db_option
-@click.option("--k", "k", default=DEFAULT_K, show_default=True, type=click.IntRange(min=1),
-              help="Passages shown when abstaining (the confidence is about the top 5, "
-              "whatever --k).")  # fmt: skip
+@k_option("Passages shown when abstaining (the confidence is about the top 5, whatever --k).")
 @filter_options
 @min_confidence_option
 @json_option
@@ -59,5 +65,14 @@ def ask_command(question: str, db: str, k: int, audience: str, as_of: str | None
         answer = kb.ask(question, k=k, filters=filters, min_confidence=min_confidence)
     if as_json:
         click.echo(json.dumps(answer.to_dict(), indent=2, ensure_ascii=False))
-    else:  # the answer's matched words in bold, as search's snippets
-        click.echo(render(answer, mark=lambda words: click.style(words, bold=True)), color=color)
+        return
+    # the answer's matched words in bold, as search's snippets
+    click.echo(render(answer, mark=lambda words: click.style(words, bold=True)), color=color)
+    if not answer.nearest and filters.audience == "public":
+        # nothing at all under these filters (dense search always has a nearest passage
+        # otherwise): why, as search says it, counting nothing the public may not see
+        click.echo(
+            "no passage is visible to the public audience (with these filters). Ask with"
+            f" --audience staff to see staff-only ones. {MAKE_PUBLIC}",
+            err=True,
+        )

@@ -200,7 +200,9 @@ def _common(func: Callable[..., None]) -> Callable[..., None]:
         click.option(
             "--run-dir",
             type=click.Path(file_okay=False, path_type=Path),
-            help="Write each route's TREC run and the qrels into this folder.",
+            help="Write each route's TREC run and the qrels into this folder (ids with"
+            " whitespace or % written percent-encoded, 'return%20policy@v1#refunds', as"
+            " compare reads them back).",
         ),  # fmt: skip
         click.option(
             "--report",

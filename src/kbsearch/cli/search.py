@@ -195,7 +195,7 @@ def search_command(query: str, db: str, k: int, route: str | None, audience: str
 @filter_options
 @fusion_options
 @rerank_options
-@k_option("Hits of the search.")
+@k_option("Hits of the search (a hybrid search's lists do not depend on it; --depth does).")
 @click.option(
     "--route",
     type=click.Choice(ROUTES),

@@ -13,7 +13,10 @@ from ..filters import AUDIENCES
 from ..index.embedder_slot import EmbedderSlot
 from ..index.indexer import IndexReport, expand_paths, load_inventory
 from ..index.run import plan_settings, reembed_into_copy, run_index
+from ..ingest.limits import IngestLimits
+from ..present.sources import uploads_folder
 from ..store import Store
+from ..store.upload_files import UploadFiles
 
 
 class Indexing:
@@ -22,6 +25,7 @@ class Indexing:
     store: Store
     backend: LocalIndexes
     _embedders: EmbedderSlot
+    ingest_limits: IngestLimits  # what index() applies unless told otherwise
 
     def index(
         self,
@@ -37,6 +41,7 @@ class Indexing:
         section_level: int | None = None,
         progress: Callable[[int, int], None] | None = None,
         takeover: bool = False,
+        ingest_limits: IngestLimits | None = None,
     ) -> IndexReport:
         """Index files and folders (see :mod:`kbsearch.index.indexer`).
 
@@ -51,7 +56,9 @@ class Indexing:
         is set in the report and the old index is unchanged). The settings are recorded with
         the first document, in its transaction. ``default_access`` labels documents that
         have no label; the index remembers it, and ``None`` uses the remembered one (``staff``
-        for a new index).
+        for a new index). ``ingest_limits`` (default: this knowledge base's ``ingest_limits``,
+        :mod:`kbsearch.ingest.limits`): a file over one is refused (in the report's
+        ``failed``) and what is indexed of it stays as it was.
 
         Raises:
             InvalidArgumentError: unknown access label or analyzer, budget too small.
@@ -70,6 +77,8 @@ class Indexing:
                 f"{self.store.path} is read-only; it can be searched, but indexing needs write"
                 f" access (chmod u+w {self.store.path})"
             )
+        # an upload a crash cut short is finished or undone before anything else is written
+        UploadFiles(uploads_folder(self.store.path)).recover(self.store)
         current = self.store.index_settings()
         embedder = self._embedders.for_indexing(current is None or reembed, reembed)
         spec = self._embedders.recorded_spec(embedder) if embedder is not None else None
@@ -85,9 +94,10 @@ class Indexing:
             "lang": lang,
             "takeover": takeover,
         }
+        limits = ingest_limits or self.ingest_limits
         with mirrored(self.backend):  # SQLite first; a Qdrant copy is synced after
             if reembed:  # the search snapshot follows the generation the staged copy bumps
                 return reembed_into_copy(self.store, paths, settings, record, embedder,
-                                         progress, options)  # fmt: skip
+                                         progress, options, limits)  # fmt: skip
             return run_index(self.store, paths, settings, record, embedder, progress,
-                             prune=prune, **options)  # fmt: skip
+                             limits, prune=prune, **options)  # fmt: skip

@@ -5,9 +5,11 @@ settings). Re-indexing skips documents whose hash is unchanged, replaces changed
 transaction each, and with ``prune`` removes the stored documents this run did not see whose
 source file is gone or lies under the paths it indexed (so indexing one file with ``prune``
 does not drop documents indexed from elsewhere). A failing document is reported and leaves its
-stored version untouched. Passage vectors are computed in batches across documents, served from
-the embedding cache when the same text was embedded before, and written in the same transaction
-as their passages (:mod:`kbsearch.index.writer`, the writing half).
+stored version untouched; so does one over an ingest limit (:mod:`kbsearch.ingest.limits`:
+its size, pages, passages, or its time budget, started when its file is parsed). Passage
+vectors are computed in batches across documents, served from the embedding cache when the
+same text was embedded before, and written in the same transaction as their passages
+(:mod:`kbsearch.index.writer`, the writing half).
 """
 
 from __future__ import annotations
@@ -24,10 +26,13 @@ from ..ingest import parse_file
 from ..ingest.conflicts import Candidate, refuse_claims, refuse_overlaps
 from ..ingest.discovery import discover, nothing_indexable
 from ..ingest.discovery import expand_paths as expand_paths
-from ..ingest.inventory import InventoryRow, read_inventory
+from ..ingest.inventory import InventoryRow, file_key, read_inventory
+from ..ingest.limits import Budget, IngestLimits, large_file_warning
 from ..ingest.metadata import ACCESS_LABELS, known_language, path_doc_id, resolve_document
+from ..present.sources import uploads_folder
 from ..records import Document, ParsedDocument
 from ..store import IndexSettings, Store, StoredDocument
+from ..store.staging import STAGING_SUFFIX
 from ..text.analysis import Analyzer
 from .writer import DocumentWriter
 
@@ -87,6 +92,20 @@ def under_any(path: Path, roots: Sequence[Path]) -> bool:
     return any(path == root or root in path.parents for root in roots)
 
 
+def own_paths(db: Path) -> list[Path]:
+    """The files and folders an index at ``db`` owns beside it: the file, its SQLite journal
+    files, the staging copy of a re-embedding (:mod:`kbsearch.store.staging`) and the upload
+    store (:func:`kbsearch.present.sources.uploads_folder`); for ``db`` a staging copy, those of the
+    index it copies. A folder walk never indexes them and
+    ``prune`` never removes an upload for lying under a folder indexed."""
+    base = db.absolute()
+    if base.name.endswith(STAGING_SUFFIX):  # a re-embedding writes the copy: the index's own
+        base = base.with_name(base.name.removesuffix(STAGING_SUFFIX))
+    names = [base.name + end for end in ("", STAGING_SUFFIX)]
+    journals = [name + end for name in names for end in ("", "-wal", "-shm", "-journal")]
+    return [base.with_name(n) for n in journals] + [Path(uploads_folder(base))]
+
+
 def _gone(path: Path) -> bool:
     """True when ``path`` does not exist; a path that cannot be looked at (permission denied
     on a folder above it) is not gone."""
@@ -100,12 +119,13 @@ def _gone(path: Path) -> bool:
 
 
 def load_inventory(path: str | Path | None) -> dict[Path, InventoryRow]:
-    """Inventory rows keyed by the resolved path of their file (relative to the CSV)."""
+    """Inventory rows keyed by the resolved path of their file (relative to the CSV), in NFC
+    (:func:`~kbsearch.ingest.inventory.file_key`: look a found file up by its ``file_key``)."""
     if path is None:
         return {}
     csv_path = Path(path)
     rows = read_inventory(csv_path)
-    return {(csv_path.parent / name).resolve(): row for name, row in rows.items()}
+    return {file_key((csv_path.parent / name).resolve()): row for name, row in rows.items()}
 
 
 def content_hash(document: Document, parsed: ParsedDocument, settings: dict[str, object]) -> str:
@@ -129,8 +149,11 @@ class Indexer(DocumentWriter):
         settings: Settings,
         progress: Callable[[int, int], None] | None = None,
         record: IndexSettings | None = None,
+        limits: IngestLimits | None = None,
     ) -> None:
         self.store = store
+        self.limits = limits or IngestLimits()
+        self._budgets: dict[str, Budget] = {}  # a parsed file's budget, to its first document
         self.record = record  # written with the first document, checked with every other
         self.analyzer = analyzer
         self.embedder = embedder
@@ -139,6 +162,7 @@ class Indexer(DocumentWriter):
         self.report = IndexReport()
         self._pending = []
         self._empty: set[str] = set()  # sources that parsed to no text this run
+        self._uploads: list[Path] = []  # the upload store of the index written
 
     def _fail(self, source: Path | str, reason: str) -> None:
         self.report.failed.append((str(source), reason))
@@ -182,9 +206,11 @@ class Indexer(DocumentWriter):
         """
         lang = known_language(lang, "--lang") if lang else None
         rows = load_inventory(inventory)
-        found = discover(paths)
+        own = own_paths(Path(self.store.path))
+        found = discover(paths, skip=own)
         if not found.files:
             raise IngestError(nothing_indexable(paths, found))
+        self._uploads = [own[-1].resolve()]
         label = self.default_access(default_access)
         self.report.default_access_label = label
         inventory_file = Path(inventory).resolve() if inventory else None
@@ -195,7 +221,9 @@ class Indexer(DocumentWriter):
         for folder, reason in found.unlisted:
             self._fail(folder, reason)
         unlisted = [folder.resolve() for folder, _ in found.unlisted]
-        for missing in sorted(p for p in rows if _gone(p) and under_any(p, roots)):
+        found_keys, root_keys = {file_key(f) for f in found.files}, [file_key(r) for r in roots]
+        listed = (p for p in rows if p not in found_keys and _gone(p) and under_any(p, root_keys))
+        for missing in sorted(listed):
             self._fail(missing, "listed in the inventory but not found")
         stored = {(d.document.doc_id, d.document.version): d for d in self.store.documents()}
         candidates, parsed_ok = self._resolve(found.files, rows, label, lang)
@@ -230,6 +258,7 @@ class Indexer(DocumentWriter):
                 update=old is not None,
                 defaulted=cand.defaulted,
                 old_access=old_access,
+                budget=self._budgets.pop(str(cand.source), None),
             )
         self._write_all()
         if prune:
@@ -252,11 +281,12 @@ class Indexer(DocumentWriter):
             if not parsed_or_error:  # an empty corpus.jsonl or help-card list
                 self.report.warnings.append((str(source), "holds no documents; nothing indexed"))
             for parsed in parsed_or_error:
+                self.report.warnings += [(str(source), w) for w in parsed.warnings]
                 try:
                     document, defaulted = resolve_document(
                         parsed,
                         source,
-                        rows.get(source),
+                        rows.get(file_key(source)),
                         path_id=files.get(source) or path_doc_id(Path(source.name)),
                         default_access=label,
                         lang=lang,
@@ -293,13 +323,14 @@ class Indexer(DocumentWriter):
         truncated by accident) keeps its documents, and so does every file under a folder that
         could not be listed (its state is unknown)."""
         failed = {source for source, _ in self.report.failed} | self._empty
+        uploads = self._uploads  # an upload is the server's to remove, while its file is there
         for key in sorted(set(stored) - yielded):
             source = Path(stored[key].document.source)
             if str(source) in failed and not _gone(source):
                 continue
             if under_any(source, unlisted):
                 continue
-            if _gone(source) or under_any(source, roots):
+            if _gone(source) or (under_any(source, roots) and not under_any(source, uploads)):
                 self.store.delete_document(*key)
                 self.report.removed += 1
 
@@ -307,8 +338,21 @@ class Indexer(DocumentWriter):
         self, files: list[Path]
     ) -> Iterator[tuple[Path, list[ParsedDocument] | KbsearchError]]:
         for source in files:
+            budget = self.limits.budget(source)
             try:
-                yield source, parse_file(source, section_level=self.settings.section_level)
+                with budget.timing():
+                    parsed = parse_file(
+                        source,
+                        section_level=self.settings.section_level,
+                        limits=self.limits,
+                        budget=budget,
+                    )
+                budget.check("parse")
+                self._budgets[str(source)] = budget
+                warning = large_file_warning(source.stat().st_size, self.limits)
+                if warning:
+                    self.report.warnings.append((str(source), warning))
+                yield source, parsed
             except (IngestError, InventoryError) as exc:
                 yield source, exc
             except (OSError, UnicodeDecodeError) as exc:

@@ -14,6 +14,7 @@ from typing import Any
 
 from ..embedders import Embedder
 from ..errors import EmbeddingError, IndexingInterrupted, InvalidArgumentError
+from ..ingest.limits import IngestLimits
 from ..store import IndexSettings, Store
 from ..store.staging import staged_copy
 from ..text.analysis import Analyzer
@@ -104,14 +105,17 @@ def run_index(
     record: IndexSettings,
     embedder: Embedder | None,
     progress: Progress | None,
+    limits: IngestLimits | None = None,
     **options: Any,
 ) -> IndexReport:
-    """Index ``paths`` into ``store`` in place (see :class:`kbsearch.index.indexer.Indexer`).
+    """Index ``paths`` into ``store`` in place (see :class:`kbsearch.index.indexer.Indexer`;
+    ``limits``: the ingest limits, default :class:`IngestLimits`).
 
     Raises:
         IndexingInterrupted: Ctrl-C; its ``report`` counts what was written (kept).
     """
-    indexer = Indexer(store, Analyzer(settings.analyzer), embedder, settings, progress, record)
+    analyzer = Analyzer(settings.analyzer)
+    indexer = Indexer(store, analyzer, embedder, settings, progress, record, limits)
     try:
         report = indexer.run(paths, **options)
         add_heading_vectors(store, embedder, report)
@@ -128,6 +132,7 @@ def reembed_into_copy(
     embedder: Embedder | None,
     progress: Progress | None,
     options: dict[str, Any],
+    limits: IngestLimits | None = None,
 ) -> IndexReport:
     """Rebuild into a copy of the index (:mod:`kbsearch.store.staging`); the copy replaces
     the index only when every file was indexed, so a failing file or an interruption keeps
@@ -138,7 +143,7 @@ def reembed_into_copy(
     """
     with staged_copy(store) as staging:
         indexer = Indexer(
-            staging.copy, Analyzer(settings.analyzer), embedder, settings, progress, record
+            staging.copy, Analyzer(settings.analyzer), embedder, settings, progress, record, limits
         )
         try:
             report = indexer.run(paths, prune=False, **options)

@@ -84,13 +84,16 @@ class SearchRequest:
     """One search, validated when built.
 
     ``route``: a registered route or ``hybrid``; ``depth``: how many candidates each route
-    gives fusion (``max(depth, k)`` are taken); ``weights``: one per registered route, in
+    gives fusion, whatever ``k`` (so a hybrid search returns at most the union of the routes'
+    top ``depth``, and the order of its top hits does not change with ``k``; a route searched
+    alone lists ``max(depth, k)``); ``weights``: one per registered route, in
     registry order (RRF's); ``explain``: fuse every available route too, so each hit carries
     its rank in each; ``fusion``: the hybrid route's method, ``rrf`` or a score fusion with
     optional parameters (:func:`kbsearch.fuse.methods.parse_fusion`; kept in its full
     form, defaults filled in); ``rerank``: a reranker spec or
     :class:`~kbsearch.rerank.rerankers.RerankSettings` (kept as settings), run on the ranked
-    list before the pipeline's own stages (each route then gives ``max(depth, k)``).
+    list before the pipeline's own stages (a route searched alone then gives
+    ``max(depth, k)``).
 
     Raises:
         InvalidArgumentError: k or depth not in 1..MAX_K, unknown route, RRF k not a finite
@@ -310,23 +313,32 @@ class Pipeline:
         # hybrid: an index without vectors has one route and nothing to fuse
         fusing = request.route == HYBRID or (request.explain and len(names) > 1)
         deep = fusing or request.explain or request.rerank is not None
-        depth = max(request.depth, request.k) if deep else request.k
-        lists = {name: self.routes[name].candidates(query, filters, depth) for name in names}
+        # fusion reads each route's top `depth`, whatever k (so a search and the explain of one
+        # of its hits agree for any k); a route searched alone lists its own top max(depth, k)
+        own = max(request.depth, request.k) if deep else request.k
+        depth = request.depth if request.route == HYBRID else own
+        lists = {
+            name: self.routes[name].candidates(
+                query, filters, own if name == request.route else request.depth
+            )
+            for name in names
+        }
+        fusable = {name: ranking[: request.depth] for name, ranking in lists.items()}
         weights = dict(zip(self.routes, request.weights, strict=True))
         spec = parse_fusion(request.fusion)
         fused: list[Fused] | None = None
         candidates: list[Candidate] | None = None
         scored: list[ConvexFused] | None = None
-        language, missing = self.not_applicable(query, filters, lists) if fusing else (None, {})
+        language, missing = self.not_applicable(query, filters, fusable) if fusing else (None, {})
         if request.route == HYBRID and spec.scored:
-            candidates = self.candidates(query, filters, lists, missing)
+            candidates = self.candidates(query, filters, fusable, missing)
             audience = str(filters.audience)
             scored = score_fusion(spec, candidates, lambda: self.backend.title_counts(audience))
             ranked = [(f.passage_id, f.score) for f in scored]
         else:
             if fusing:
                 chosen = {name: weights[name] for name in names}
-                fused = reciprocal_rank_fusion(lists, request.rrf_k, chosen, missing)
+                fused = reciprocal_rank_fusion(fusable, request.rrf_k, chosen, missing)
             if fused is not None and request.route == HYBRID:
                 ranked = [(f.passage_id, f.score) for f in fused]
             else:

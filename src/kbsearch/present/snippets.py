@@ -5,9 +5,9 @@ A passage is cut into sentences; each sentence is scored by the query terms it c
 and the best sentence is the snippet, widened with its neighbours up to ``width`` characters
 or narrowed to the densest ``width``-character window when it is longer. Words are matched
 the way the lexical route matches them: the query's French elisions and stop words are
-dropped first, as the lexical route drops them (``how do I return an item`` marks "return"
-and "item" only; a query of stop words only keeps them all), and a passage word matches a
-query word when its lower-cased, accent-folded form or its Snowball stem (in any of
+dropped first (acronyms kept), as the lexical route drops them (``how do I return an item``
+marks "return" and "item" only; a query of stop words only keeps them all), and a passage
+word matches a query word when its lower-cased, accent-folded form or its Snowball stem (in any of
 ``languages``) equals the query word's (see :mod:`kbsearch.text.analysis`). A hit that the dense
 route alone found may share no content word with the query: then ``sentence_scores`` (for
 example each sentence's cosine to the query) pick the sentence, and without them the first
@@ -28,13 +28,11 @@ from functools import lru_cache
 
 from ..text.analysis import (
     STEMMER_LANGUAGES,
-    STOPWORD_LANGUAGES,
+    content_query_words,
     fold_diacritics,
     fold_ligatures,
     stem_words,
-    words,
 )
-from ..text.stopwords import content_words, strip_elisions
 
 DEFAULT_WIDTH = 240
 SENTENCE_END = re.compile(r"(?<=[.!?;:])\s+|\n+")
@@ -100,20 +98,14 @@ def _keys(token: str, languages: tuple[str, ...]) -> tuple[str, ...]:
 
 
 def query_keys(query: str, languages: Sequence[str]) -> dict[str, str]:
-    """Match keys of ``query``'s content words (:func:`content_query_words`): key -> the
+    """Match keys of ``query``'s content words (the words the lexical route searches for,
+    :func:`kbsearch.text.analysis.content_query_words`): key -> the
     query word it came from.
 
     ``languages``: the stemming languages to try (unknown ones are ignored; English when none).
     """
     langs = tuple(lang for lang in languages if lang in STEMMER_LANGUAGES) or ("en",)
     return dict(_query_keys(query, langs))
-
-
-def content_query_words(query: str) -> list[str]:
-    """The words of ``query`` the lexical route searches for, in order: French elisions and
-    the English and French stop words dropped (all of its words when every one is a stop
-    word), as :meth:`kbsearch.text.analysis.Analyzer.query_terms` does before stemming."""
-    return content_words(words(strip_elisions(query)), STOPWORD_LANGUAGES)
 
 
 @lru_cache(maxsize=4096)

@@ -8,17 +8,16 @@ after a write (the store's generation counter changes); the masks of recent filt
 from __future__ import annotations
 
 import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import cached_property
 
 import numpy as np
-from threadpoolctl import ThreadpoolController
 
 from ..filters import FilterColumns, Filters
 from ..store import Store, VectorTable
 from .topk import top_k
 
-_CONTROLLER: ThreadpoolController | None = None
 PARALLEL_ROWS = 50_000
 
 
@@ -26,13 +25,6 @@ def scan_threads() -> int:
     """``$KBSEARCH_THREADS`` (a positive integer), else 2."""
     value = os.environ.get("KBSEARCH_THREADS", "2")
     return int(value) if value.isdigit() and int(value) > 0 else 2
-
-
-def _blas_controller() -> ThreadpoolController:
-    global _CONTROLLER
-    if _CONTROLLER is None:
-        _CONTROLLER = ThreadpoolController()
-    return _CONTROLLER
 
 
 @dataclass
@@ -68,14 +60,24 @@ class DenseIndex:
     def scores(self, query: np.ndarray) -> np.ndarray:
         """Cosine of ``query`` (shape ``(dim,)``, normalised) with every row, shape ``(n,)``.
 
-        The thread count is set on purpose: BLAS's own default pool fights the embedder's
-        threads over the cores. A small matrix is scanned on one thread; from
-        ``PARALLEL_ROWS`` rows on, the scan (memory-bound) uses ``$KBSEARCH_THREADS``
-        (default 2) threads, which halves it here; the embedder is idle by then.
+        Each score is a function of its own row and the query only, bit for bit: numpy's
+        ``einsum`` loop sums each row alike, wherever the row sits and however many rows the
+        matrix has, whereas a BLAS product's float32 rounding moves with both (a public
+        score changed in the last bits when a staff document was added). A small matrix is
+        scanned on one thread; from ``PARALLEL_ROWS`` rows on, the scan (memory-bound) is
+        cut into ``$KBSEARCH_THREADS`` (default 2) slices scanned at once (``einsum``
+        releases the GIL), which halves it here; the embedder is idle by then.
         """
-        threads = 1 if len(self.table.row_ids) < PARALLEL_ROWS else scan_threads()
-        with _blas_controller().limit(limits=threads, user_api="blas"):
-            return self.table.vectors @ np.asarray(query, dtype=np.float32)
+        vectors, q = self.table.vectors, np.asarray(query, dtype=np.float32)
+        threads = 1 if len(vectors) < PARALLEL_ROWS else scan_threads()
+        if threads == 1:
+            return _row_dots(vectors, q)
+        out = np.empty(len(vectors), dtype=np.float32)
+        cuts = np.linspace(0, len(vectors), threads + 1).astype(int)
+        slices = [slice(a, b) for a, b in zip(cuts[:-1], cuts[1:], strict=True)]
+        with ThreadPoolExecutor(threads) as pool:
+            list(pool.map(lambda part: _row_dots(vectors[part], q, out[part]), slices))
+        return out
 
     def search(self, query: np.ndarray, filters: Filters, k: int) -> list[tuple[str, float]]:
         """Top ``k`` ``(passage_id, cosine)`` among rows passing ``filters``, best first,
@@ -93,4 +95,10 @@ class DenseIndex:
         at = np.flatnonzero(self.table.row_ids == row_id)
         if not len(at):
             return None
-        return float(self.table.vectors[at[0]] @ np.asarray(query, dtype=np.float32))
+        row = self.table.vectors[at[0] : at[0] + 1]
+        return float(_row_dots(row, np.asarray(query, dtype=np.float32))[0])  # as scores()
+
+
+def _row_dots(rows: np.ndarray, q: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """``rows @ q`` (shapes ``(n, dim)``, ``(dim,)``), each row summed alike (no BLAS)."""
+    return np.einsum("ij,j->i", rows, q, out=out)

@@ -19,7 +19,7 @@ import numpy as np
 
 from ..embedders import Embedder
 from ..errors import NoVectorsError, QueryError
-from ..text.analysis import query_words
+from ..text.analysis import clean_text, query_words
 
 CACHE_SIZE = 1024
 
@@ -45,7 +45,8 @@ class QueryEncoder:
         return self.embedder() is not None
 
     def vector(self, query: str) -> np.ndarray:
-        """The query's vector, shape ``(dim,)``, L2-normalised (cached per process).
+        """The query's vector, shape ``(dim,)``, L2-normalised (cached per process), of the
+        query cleaned as documents are (:func:`kbsearch.text.analysis.clean_text`).
 
         Raises:
             QueryError: the query is empty or over the embedder's token limit.
@@ -59,6 +60,7 @@ class QueryEncoder:
                 " lexical, or re-embed it with --reembed --embedder SPEC",
             )
         query_words(query)
+        query = clean_text(query)
         key = f"{embedder.name}\x00{query}"
         with self._cache_lock:
             found = self._cache.get(key)

@@ -6,6 +6,11 @@ query side mirrors that split so a user's ``PK-2200-07`` becomes the words ``pk 
 every word is double-quoted so ``AND``/``OR``/``NOT``/``NEAR``, ``*``, ``:``, ``^`` and
 parentheses are plain words, never FTS5 operators.
 
+Both sides are cleaned by one function, :func:`clean_text` (NFKC; soft hyphens, zero-width
+characters, word joiners and control characters dropped): the format parsers clean documents
+with it and every route cleans the query with it (the lexical route's words, the dense route's
+query text, the snippet marks), so ``pass\u00adword`` finds ``password``.
+
 Both sides fold the ligatures ``œ``, ``æ`` and ``ß`` (``vœux`` and ``voeux`` are one word).
 
 Two analyzers (chosen when the index is built and recorded in it):
@@ -37,6 +42,21 @@ ANALYZERS = ("plain", "stem")
 STOPWORD_LANGUAGES = ("en", "fr")
 
 
+# Characters that carry no text: soft hyphen, zero-width space / non-joiner / joiner, word
+# joiner, byte-order mark (zero-width no-break space).
+INVISIBLE = "\u00ad\u200b\u200c\u200d\u2060\ufeff"
+_INVISIBLE = dict.fromkeys(map(ord, INVISIBLE))
+_CONTROLS = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f]")
+
+
+def clean_text(text: str) -> str:
+    """``text`` NFKC-normalised (ligatures such as U+FB01 become ``fi``, no-break spaces
+    become spaces) with the invisible characters (:data:`INVISIBLE`) and the control
+    characters other than tab and line breaks removed; nothing else changes (whitespace is
+    kept). The one cleaning of documents (:mod:`kbsearch.ingest.text`) and queries."""
+    return _CONTROLS.sub("", unicodedata.normalize("NFKC", text).translate(_INVISIBLE))
+
+
 # Letters NFKC leaves alone that are spelled as two letters too (``main-d'œuvre`` and
 # ``main-d'oeuvre``, ``ex æquo`` and ``ex aequo``); the ``ﬁ``-style typographic ligatures are
 # already split by NFKC.
@@ -64,9 +84,9 @@ def is_text(text: str) -> bool:
 
 
 def words(text: str) -> list[str]:
-    """Lower-cased words of ``text`` (NFKC, ligatures folded, then runs of letters/digits),
-    in order."""
-    return WORD_RE.findall(fold_ligatures(unicodedata.normalize("NFKC", text)).lower())
+    """Lower-cased words of ``text`` (:func:`clean_text`, ligatures folded, then runs of
+    letters/digits), in order."""
+    return WORD_RE.findall(fold_ligatures(clean_text(text)).lower())
 
 
 def query_words(query: str) -> list[str]:
@@ -86,6 +106,28 @@ def query_words(query: str) -> list[str]:
     if not found:
         raise QueryError("query is empty or has no letter or digit to search for")
     return found
+
+
+def acronyms(text: str) -> frozenset[str]:
+    """The lower-cased words that ``text`` writes in capitals, two letters or more (``IT``,
+    ``ON``, ``PK2200``): acronyms, content words even where their lower case is a stop word
+    (RediSearch issue 3080: "IT helpdesk hours" searched for "helpdesk hours"). None when
+    every word with a letter is in capitals: a shouted query is not made of acronyms."""
+    cased = WORD_RE.findall(fold_ligatures(clean_text(text)))
+    lettered = [w for w in cased if any(ch.isalpha() for ch in w)]
+    capitals = [w for w in lettered if w.isupper() and sum(ch.isalpha() for ch in w) >= 2]
+    if all(w.isupper() for w in lettered):
+        return frozenset()
+    return frozenset(w.lower() for w in capitals)
+
+
+def content_query_words(query: str) -> list[str]:
+    """The words of ``query`` the lexical route searches for and snippets mark, in order:
+    French elisions and the English and French stop words dropped
+    (:mod:`kbsearch.text.stopwords`), the query's :func:`acronyms` kept; all of its words when
+    every one is a stop word."""
+    unelided = strip_elisions(query)
+    return content_words(words(unelided), STOPWORD_LANGUAGES, acronyms(unelided))
 
 
 @lru_cache(maxsize=8)
@@ -127,10 +169,10 @@ class Analyzer:
         """Distinct search terms of ``query``, in order.
 
         With ``stopwords`` (the default), French elisions and the English and French stop
-        words are dropped first (:mod:`kbsearch.text.stopwords`; a query of stop words only keeps
-        them). With stemming, each word is stemmed with every language in ``languages``
-        (the index's languages, or the one a language filter names; English when there are
-        none); a language without a stemmer adds the words unstemmed, as its passages are
+        words are dropped first, acronyms kept (:func:`content_query_words`; a query of stop
+        words only keeps them). With stemming, each word is stemmed with every language in
+        ``languages`` (the index's languages, or the one a language filter names; English when
+        there are none); a language without a stemmer adds the words unstemmed, as its passages are
         indexed.
 
         Raises:
@@ -165,7 +207,7 @@ def _query_terms(
 ) -> tuple[str, ...]:
     found = query_words(query)
     if stopwords:
-        found = content_words(query_words(strip_elisions(query)), STOPWORD_LANGUAGES)
+        found = content_query_words(query)
     if analyzer == "plain":
         return tuple(dedupe(found))
     langs = list(dict.fromkeys(languages)) or ["en"]
@@ -176,7 +218,8 @@ def _query_terms(
 def _word_terms(
     analyzer: str, query: str, languages: tuple[str, ...]
 ) -> tuple[tuple[str, ...], ...]:
-    found = dedupe(content_words(query_words(strip_elisions(query)), STOPWORD_LANGUAGES))
+    query_words(query)  # raises QueryError
+    found = dedupe(content_query_words(query))
     if analyzer == "plain":
         return tuple((w,) for w in found)
     langs = list(dict.fromkeys(languages)) or ["en"]

@@ -11,14 +11,16 @@ The stop word lists are Snowball's (https://snowballstem.org/algorithms/english/
 french/stop.txt, BSD licence), with the words that English contractions leave once split at the
 apostrophe ("don", "isn", ...) and the interrogative words of each language, which questions
 carry and answers rarely do ("how", "comment", "quel", ...). Matching ignores case and accents.
-A query made only of stop words keeps them all (never an empty search).
+A query made only of stop words keeps them all (never an empty search). A word the query writes
+in capitals (``IT``, ``ON``; two letters or more) is an acronym, never a stop word, unless the
+whole query is written in capitals (see :func:`kbsearch.text.analysis.acronyms`).
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 
 ELIDED = ("l", "d", "n", "qu", "j", "s", "c", "m", "t", "jusqu", "lorsqu", "puisqu", "quoiqu")
 ELISION_RE = re.compile(r"\b(?:" + "|".join(ELIDED) + r")['’ʼ](?=\w)", re.IGNORECASE)
@@ -74,9 +76,11 @@ def is_stopword(word: str, languages: Iterable[str]) -> bool:
     return any(folded in STOPWORDS.get(lang, frozenset()) for lang in languages)
 
 
-def content_words(words: Sequence[str], languages: Iterable[str]) -> list[str]:
+def content_words(
+    words: Sequence[str], languages: Iterable[str], keep: Collection[str] = ()
+) -> list[str]:
     """``words`` without the stop words of ``languages``, in order; all of ``words`` when every
-    one of them is a stop word."""
+    one of them is a stop word. A word in ``keep`` (the query's acronyms) is never dropped."""
     langs = list(languages)
-    kept = [w for w in words if not is_stopword(w, langs)]
+    kept = [w for w in words if w in keep or not is_stopword(w, langs)]
     return kept or list(words)
