@@ -1,8 +1,8 @@
 """Resident memory of a ``kbsearch serve`` search node over a Qdrant Edge index, by size.
 
 Builds (unless present) a Qdrant Edge-backed index of ``N`` synthetic passages for each size
-given: documents of ``--per-document`` passages (1,000) whose texts draw words from a fixed synthetic
-vocabulary and whose vectors are random unit vectors (the index records the default
+given: documents of ``--per-document`` passages (1,000) whose texts draw words from a fixed
+synthetic vocabulary and whose vectors are random unit vectors (the index records the default
 embedder, so a query is encoded as usual; its vector is compared with random ones, which is
 what costs memory, not what finds answers). Then for each index starts ``kbsearch serve`` in a
 fresh process, sends ``--queries`` searches and asks, and reads the server's resident set

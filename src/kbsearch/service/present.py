@@ -42,6 +42,7 @@ class Catalogue:
 
     def __init__(self, kb: KnowledgeBase) -> None:
         self.backend = kb.backend
+        self._sources = kb.store.document_sources  # the store's, not kb's: no cycle to kb
         self.by_key: dict[tuple[str, str], Document | None] = {}
         self._lock = threading.Lock()
         # the folders of public documents only, uploads left out (kbsearch.present.sources)
@@ -76,6 +77,11 @@ class Catalogue:
             for old in sorted(kept)[:-_GENERATIONS]:
                 del kept[old]
         return catalogue
+
+    def sources(self) -> list[str]:
+        """Every stored document's source (O(documents): for scrubbing an error message of
+        server paths, not for a search; call it inside a read transaction)."""
+        return list(self._sources().values())
 
     def document(self, doc_id: str, version: str) -> Document | None:
         key = (doc_id, version)
