@@ -1,8 +1,8 @@
 """Resident memory of a ``kbsearch serve`` search node over a Qdrant Edge index, by size.
 
 Builds (unless present) a Qdrant Edge-backed index of ``N`` synthetic passages for each size
-given: documents of ``--per-document`` passages (500) whose texts draw words from a fixed synthetic
-vocabulary and whose vectors are random unit vectors (the index records the default
+given: documents of ``--per-document`` passages (1,000) whose texts draw words from a fixed
+synthetic vocabulary and whose vectors are random unit vectors (the index records the default
 embedder, so a query is encoded as usual; its vector is compared with random ones, which is
 what costs memory, not what finds answers). Then for each index starts ``kbsearch serve`` in a
 fresh process, sends ``--queries`` searches and asks, and reads the server's resident set
@@ -51,7 +51,6 @@ def build(db: Path, edge: Path, passages: int, per_document: int) -> None:
     from kbsearch.backends.qdrant.backend import QdrantBackend
     from kbsearch.backends.qdrant.target import QdrantTarget
     from kbsearch.records import Document, Passage
-    from kbsearch.text.analysis import Analyzer
 
     seed = db.parent / "seed"
     seed.mkdir(parents=True, exist_ok=True)
@@ -65,7 +64,6 @@ def build(db: Path, edge: Path, passages: int, per_document: int) -> None:
         assert kb.index([seed], default_access="public").ok
         backend = kb.backend
         assert isinstance(backend, QdrantBackend)
-        analyzer = Analyzer("stem")
         written = 0
         for d in range(0, (passages + per_document - 1) // per_document):
             count = min(per_document, passages - written)
@@ -77,14 +75,15 @@ def build(db: Path, edge: Path, passages: int, per_document: int) -> None:
                 access="public" if d % 4 else "staff",
                 source=str(seed / f"doc{d:06d}.md"),
             )
-            texts = [f"Document {d}\nSection {i}\n{words(rng, 60)}" for i in range(count)]
+            texts = [f"Document {d}\nSection {i}\n{words(rng, 30)}" for i in range(count)]
             rows = [
                 Passage(f"{doc.doc_id}@v1#s{i}", doc.doc_id, "1", f"Section {i}", "text", t, i)
                 for i, t in enumerate(texts)
             ]
             x = vectors_rng.standard_normal((count, DIM)).astype(np.float32)
             x /= np.linalg.norm(x, axis=1, keepdims=True)
-            backend.write_document(doc, rows, [analyzer.body(t, "en") for t in texts], x)
+            # the synthetic words are their own stems: the lowercased text is the analysed body
+            backend.write_document(doc, rows, [t.lower() for t in texts], x)
             written += count
         backend.save_statistics()
 
@@ -150,7 +149,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("sizes", type=int, nargs="+", help="Passages per index.")
     parser.add_argument("--work", type=Path, required=True, help="Folder of the indexes.")
-    parser.add_argument("--per-document", type=int, default=500)
+    parser.add_argument("--per-document", type=int, default=1000)
     parser.add_argument("--queries", type=int, default=20, help="Searches and asks each.")
     args = parser.parse_args()
     results = []

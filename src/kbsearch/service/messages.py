@@ -27,8 +27,7 @@ def path_replacements(db: str | Path, catalogue: Catalogue | None) -> dict[str, 
     shown = {form: INDEX_SHOWN for form in _forms(db)}
     shown |= {form: UPLOADS_SHOWN for form in _forms(uploads_folder(db))}
     if catalogue is not None:
-        for stored in catalogue.stored:
-            source = stored.document.source
+        for source in catalogue.sources():
             if source and os.path.isabs(source):
                 visible = shown_source(source, catalogue.common, catalogue.uploads)
                 shown |= {form: visible for form in _forms(source)}

@@ -136,6 +136,7 @@ def search(kb: KnowledgeBase, audience: str, args: SearchArgs, limits: Limits) -
     hits = assessed.hits
     page = hits[args.offset : args.offset + args.k]
     catalogue = Catalogue.of(kb)
+    catalogue.load((h.doc_id, h.version) for h in page)
     more = len(hits) > args.offset + args.k
     return {
         "query": args.q,
@@ -211,7 +212,9 @@ def passage(kb: KnowledgeBase, audience: str, passage_id: str) -> dict[str, Any]
 def documents(kb: KnowledgeBase, audience: str) -> dict[str, Any]:
     """Every document version this audience may see, and their count."""
     catalogue = Catalogue.of(kb)
-    rows = [document_summary(d, catalogue) for d in visible_documents(kb, audience)]
+    visible = visible_documents(kb, audience)
+    catalogue.load((d.document.doc_id, d.document.version) for d in visible)
+    rows = [document_summary(d, catalogue) for d in visible]
     return {"count": len(rows), "documents": rows}
 
 
@@ -224,6 +227,7 @@ def document(kb: KnowledgeBase, audience: str, doc_id: str) -> dict[str, Any]:
     """
     catalogue = Catalogue.of(kb)
     versions = [d for d in visible_documents(kb, audience) if d.document.doc_id == doc_id]
+    catalogue.load((d.document.doc_id, d.document.version) for d in versions)
     if not versions:
         raise DocumentNotFoundError(f"no document {doc_id!r} for this audience")
     return {

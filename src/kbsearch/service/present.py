@@ -11,6 +11,7 @@ from __future__ import annotations
 import threading
 import weakref
 from collections import OrderedDict
+from collections.abc import Iterable
 from dataclasses import asdict
 from typing import Any
 
@@ -18,7 +19,7 @@ import numpy as np
 
 from ..knowledge_base import KnowledgeBase
 from ..present.snippets import make_snippet, match_spans, query_keys, sentence_spans
-from ..present.sources import public_root, shown_source, uploads_folder
+from ..present.sources import public_root_of, shown_source, uploads_folder
 from ..records import Document, Hit, Passage
 from ..store import StoredDocument
 
@@ -35,15 +36,27 @@ def visible_documents(kb: KnowledgeBase, audience: str) -> list[StoredDocument]:
 
 
 class Catalogue:
-    """The documents of one generation, keyed by ``(doc_id, version)``, for labelling hits.
-    Read-only once built: :meth:`of` shares one per knowledge base and generation."""
+    """The documents of one generation, keyed by ``(doc_id, version)``, for labelling hits:
+    read through the backend protocol as hits name them (:meth:`load`), never the whole
+    documents table, and kept; :meth:`of` shares one per knowledge base and generation."""
 
     def __init__(self, kb: KnowledgeBase) -> None:
-        self.stored = kb.documents()
-        self.by_key = {(d.document.doc_id, d.document.version): d.document for d in self.stored}
+        self.backend = kb.backend
+        self._sources = kb.store.document_sources  # the store's, not kb's: no cycle to kb
+        self.by_key: dict[tuple[str, str], Document | None] = {}
+        self._lock = threading.Lock()
         # the folders of public documents only, uploads left out (kbsearch.present.sources)
         self.uploads = uploads_folder(kb.store.path)
-        self.common = public_root((d.document for d in self.stored), self.uploads)
+        self.common = public_root_of(kb.backend.public_folders(), self.uploads)
+
+    def load(self, keys: Iterable[tuple[str, str]]) -> None:
+        """Read the documents among ``keys`` not read yet, in one call (call it inside the
+        read transaction of the generation this catalogue belongs to)."""
+        missing = [k for k in dict.fromkeys(keys) if k not in self.by_key]
+        if missing:
+            found = self.backend.documents(missing)
+            with self._lock:
+                self.by_key.update({k: found.get(k) for k in missing})
 
     @classmethod
     def of(cls, kb: KnowledgeBase) -> Catalogue:
@@ -65,8 +78,16 @@ class Catalogue:
                 del kept[old]
         return catalogue
 
+    def sources(self) -> list[str]:
+        """Every stored document's source (O(documents): for scrubbing an error message of
+        server paths, not for a search; call it inside a read transaction)."""
+        return list(self._sources().values())
+
     def document(self, doc_id: str, version: str) -> Document | None:
-        return self.by_key.get((doc_id, version))
+        key = (doc_id, version)
+        if key not in self.by_key:
+            self.load([key])
+        return self.by_key.get(key)
 
     def labels(self, doc_id: str, version: str) -> dict[str, Any]:
         """Title, language, access, effective dates (ISO or ``None``) and source."""
