@@ -1,5 +1,6 @@
-"""The facade's indexing side: :meth:`KnowledgeBase.index <kbsearch.knowledge_base.
-KnowledgeBase.index>` (:class:`~kbsearch.knowledge_base.KnowledgeBase` inherits it)."""
+"""The facade's indexing part: :meth:`KnowledgeBase.index <kbsearch.knowledge_base.
+KnowledgeBase.index>` (:class:`~kbsearch.knowledge_base.KnowledgeBase` holds one and hands
+the call to it)."""
 
 from __future__ import annotations
 
@@ -17,11 +18,13 @@ from ..store import Store
 
 
 class Indexing:
-    """:meth:`index` (the attributes are the knowledge base's)."""
+    """Indexes into one knowledge base: its store, its backend (a Qdrant copy is synced after
+    the SQLite write) and its embedder."""
 
-    store: Store
-    backend: LocalIndexes
-    _embedders: EmbedderSlot
+    def __init__(self, store: Store, backend: LocalIndexes, embedders: EmbedderSlot) -> None:
+        self.store = store
+        self.backend = backend
+        self._embedders = embedders
 
     def index(
         self,

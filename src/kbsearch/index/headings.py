@@ -24,7 +24,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..embedders import Embedder
-from ..fuse.methods import TitleCounts
+from ..retrieve.backend import TitleCounts
 from ..store import Store
 from .writer import text_hash
 

@@ -18,7 +18,8 @@ from ..store import IndexSettings, Store
 from ..store.staging import staged_copy
 from ..text.analysis import Analyzer
 from .headings import embed_headings
-from .indexer import Indexer, IndexReport, Settings
+from .indexer import Indexer
+from .report import IndexReport, Settings
 
 Progress = Callable[[int, int], None]
 

@@ -1,4 +1,4 @@
-"""The writing half of an indexing run (:class:`kbsearch.index.indexer.Indexer` inherits it):
+"""The writer of an indexing run (:class:`kbsearch.index.indexer.Indexer` holds one):
 each queued document is split into passages, their vectors are computed in batches of about
 ``EMBED_BATCH`` passages across documents (from the embedding cache when the same text was
 embedded before), and each document is written with its passages, FTS5 rows and vectors in one
@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -20,9 +19,7 @@ from ..records import Document, ParsedDocument, Passage
 from ..store import IndexSettings, Store
 from ..text.analysis import Analyzer, words
 from .chunking import make_passages
-
-if TYPE_CHECKING:
-    from .indexer import IndexReport, Settings
+from .report import IndexReport, Settings
 
 EMBED_BATCH = 64
 
@@ -46,18 +43,29 @@ class _Pending:
 
 
 class DocumentWriter:
-    """Queues documents, then embeds and writes them (the attributes are the
-    :class:`~kbsearch.index.indexer.Indexer`'s)."""
+    """Queues documents, then embeds and writes them into ``store``, counting what it wrote
+    and what failed in ``report`` (the run's); ``record``: the index settings, written with
+    the first document and checked with every other."""
 
-    store: Store
-    analyzer: Analyzer
-    embedder: Embedder | None
-    settings: Settings
-    progress: Callable[[int, int], None] | None
-    record: IndexSettings | None
-    report: IndexReport
-    _pending: list[_Pending]
-    _empty: set[str]
+    def __init__(
+        self,
+        store: Store,
+        analyzer: Analyzer,
+        embedder: Embedder | None,
+        settings: Settings,
+        report: IndexReport,
+        progress: Callable[[int, int], None] | None = None,
+        record: IndexSettings | None = None,
+    ) -> None:
+        self.store = store
+        self.analyzer = analyzer
+        self.embedder = embedder
+        self.settings = settings
+        self.report = report
+        self.progress = progress
+        self.record = record
+        self._pending: list[_Pending] = []
+        self.empty: set[str] = set()  # sources that parsed to no text this run
 
     def token_counter(self) -> Callable[[str], int]:
         if self.embedder is None:
@@ -65,7 +73,7 @@ class DocumentWriter:
         embedder = self.embedder
         return lambda text: embedder.token_count(text, "passage")
 
-    def _queue(
+    def queue(
         self,
         document: Document,
         parsed: ParsedDocument,
@@ -88,11 +96,11 @@ class DocumentWriter:
         if not passages or not parsed.blocks:
             reason = "has only a title" if parsed.title else "has no text"
             self.report.warnings.append((document.source, f"{reason}; nothing indexed"))
-            self._empty.add(document.source)
+            self.empty.add(document.source)
             return
         self._pending.append(_Pending(document, passages, update, defaulted, old_access))
 
-    def _write_all(self) -> None:
+    def write_all(self) -> None:
         """Embed and write the queued documents in batches of about ``EMBED_BATCH`` passages,
         reporting ``(done, total)`` passages to the progress callback."""
         total = sum(len(item.passages) for item in self._pending)

@@ -14,6 +14,7 @@ the lexical candidates, cosine for the dense ones. Ties are broken by passage id
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
@@ -22,12 +23,28 @@ from ..filters import Filters
 from ..records import Document, Passage
 
 if TYPE_CHECKING:
-    from ..fuse.methods import TitleCounts
     from ..store import PassageRow
     from .lexical.bm25 import BM25Explanation
-    from .lexical.terms import QueryTerms
+    from .lexical.query_terms import QueryTerms
 
 Ranking = list[tuple[str, float]]  # (passage_id, score), best first
+
+
+@dataclass(frozen=True)
+class TitleCounts:
+    """How the passages an audience may see share document titles (computed by
+    :func:`kbsearch.index.headings.title_counts`; the fields of learned fusion's
+    ``CollectionStats``).
+
+    ``passages``: passages; ``titled``: those whose document has a title of its own (not the
+    one the indexer makes from the document id); ``unique_titled``: titled passages whose title
+    heads no other passage; ``titles``: distinct titles among the titled passages.
+    """
+
+    passages: int
+    titled: int
+    unique_titled: int
+    titles: int
 
 
 class LexicalStatistics(Protocol):

@@ -27,10 +27,11 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .. import errors
 from ..embedders import Embedder
+from ..errors import SearchTimeout
 from . import access_log
 from .context import HERE, Service
 from .docs import declare_keys, install_docs
-from .engine import Engine, SearchTimeout
+from .engine import Engine
 from .keys import Caller, KeyRing
 from .operations import Limits
 from .statuses import error_status

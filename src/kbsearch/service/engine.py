@@ -27,6 +27,7 @@ from typing import TypeVar
 from ..backends.background import BackgroundSnapshots
 from ..backends.sqlite import SqliteBackend
 from ..embedders import Embedder
+from ..errors import SearchTimeout
 from ..filters import AUDIENCES
 from ..knowledge_base import KnowledgeBase, open_kb
 from .present import Catalogue
@@ -57,10 +58,6 @@ def release_free_memory() -> None:
     its deletion)."""
     if _MALLOC_TRIM is not None:
         _MALLOC_TRIM(0)
-
-
-class SearchTimeout(Exception):
-    """A read ran over the configured time limit."""
 
 
 class Engine:

@@ -15,10 +15,10 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
 from .. import __version__
-from ..errors import KbsearchError
+from ..errors import KbsearchError, SearchTimeout
 from ..knowledge_base import KnowledgeBase
 from . import operations as ops
-from .engine import Engine, SearchTimeout
+from .engine import Engine
 
 
 def build_server(engine: Engine, audience: str, limits: ops.Limits | None = None) -> MCPServer:

@@ -15,7 +15,12 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import IngestError, InvalidArgumentError, KbsearchError
+from ..errors import (
+    IngestError,
+    InvalidArgumentError,
+    UnsupportedFormatError,
+    UploadTooLargeError,
+)
 from ..filters import parse_day
 from ..index.indexer import IndexReport
 from ..ingest import FORMAT_MODULES, SUPPORTED_SUFFIXES
@@ -28,14 +33,6 @@ SINGLE_DOCUMENT_SUFFIXES = tuple(s for s in SUPPORTED_SUFFIXES if s not in (".js
 SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
 ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 MAX_UPLOAD_BYTES = 20 * 1024 * 1024
-
-
-class UnsupportedFormatError(KbsearchError):
-    """The uploaded file's format is not one kbsearch indexes as a single document."""
-
-
-class UploadTooLargeError(KbsearchError):
-    """The uploaded file is larger than the server accepts."""
 
 
 @dataclass(frozen=True)

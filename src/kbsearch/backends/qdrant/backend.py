@@ -24,13 +24,12 @@ import numpy as np
 from qdrant_client import models
 
 from ...filters import Audience, Filters
-from ...fuse.methods import TitleCounts
 from ...records import Document, Passage
-from ...retrieve.backend import LexicalStatistics
+from ...retrieve.backend import LexicalStatistics, TitleCounts
 from ...retrieve.dense import DenseIndex
 from ...retrieve.lexical.bm25 import BM25Explanation
 from ...retrieve.lexical.impact import ImpactIndex
-from ...retrieve.lexical.terms import QueryTerms
+from ...retrieve.lexical.query_terms import QueryTerms
 from ...store import PassageRow, Store
 from ...text.analysis import Analyzer
 from ..sqlite import SqliteBackend
