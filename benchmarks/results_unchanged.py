@@ -4,7 +4,9 @@ Writes the TREC run of every route (lexical, dense, hybrid; ``--depth`` hits eac
 as returned by ``KnowledgeBase.search``) for the queries of one qrels split of a BEIR folder,
 with the current code, and compares it with reference runs: the same queries, the same passage
 ids in the same order, and scores equal within ``--tolerance`` (1e-9). Prints a summary per
-route and exits 1 on any difference (2 on a usage error).
+route and exits 1 on any difference (2 on a usage error). On a commit whose knowledge base has
+``assess``, each query's abstention decision (``answerable``, ``confidence``; k 10, hybrid) is
+compared too: the same verdict, confidences within ``--tolerance``.
 
 The reference is either a directory of TREC runs (``--ref-runs``: ``lexical.trec``,
 ``dense.trec``, ``hybrid.trec``, e.g. written earlier with ``--write-runs``) or a git commit
@@ -98,6 +100,53 @@ def write_runs(dataset: Path, db: Path, split: str, depth: int, out: Path) -> No
                         for h in hits
                     )
                 (out / f"{route}.trec").write_text("".join(lines), encoding="utf-8")
+            if hasattr(kb, "assess"):
+                (out / "assess.tsv").write_text(assessments(kb, queries, Filters()), "utf-8")
+
+
+def assessments(kb: object, queries: dict[str, str], filters: object) -> str:
+    """``qid TAB answerable TAB confidence`` per query (``none`` without a decision, or the
+    error), in query order."""
+    lines = []
+    for qid, text in queries.items():
+        try:
+            decision = kb.assess(text, k=10, filters=filters).decision  # type: ignore[attr-defined]
+        except Exception as err:  # recorded and compared, not hidden
+            lines.append(f"{qid}\terror: {type(err).__name__}: {err}\n")
+            continue
+        if decision is None:
+            lines.append(f"{qid}\tnone\n")
+        else:
+            lines.append(f"{qid}\t{decision.answerable}\t{decision.confidence!r}\n")
+    return "".join(lines)
+
+
+def compare_assessments(current: Path, reference: Path, tolerance: float) -> str | None:
+    """``None`` when both sides wrote no decisions; else a one-line verdict (``DIFFERENT``
+    with the first difference, or ``identical``)."""
+    now, ref = current / "assess.tsv", reference / "assess.tsv"
+    if not now.exists() and not ref.exists():
+        return None
+    if not (now.exists() and ref.exists()):
+        return "DIFFERENT: only one side wrote decisions"
+    a = dict(line.split("\t", 1) for line in ref.read_text("utf-8").splitlines())
+    b = dict(line.split("\t", 1) for line in now.read_text("utf-8").splitlines())
+    gap, first = 0.0, ""
+    for qid in sorted(set(a) | set(b)):
+        x, y = a.get(qid, "missing"), b.get(qid, "missing")
+        xs, ys = x.split("\t"), y.split("\t")
+        if len(xs) == len(ys) == 2 and xs[0] == ys[0]:
+            gap = max(gap, abs(float(xs[1]) - float(ys[1])))
+            if abs(float(xs[1]) - float(ys[1])) <= tolerance:
+                continue
+        elif x == y:
+            continue
+        first = first or f"{qid}: {x!r} -> {y!r}"
+    answerable = sum(v.startswith("True") for v in b.values())
+    verdict = "DIFFERENT" if first else "identical"
+    text = (f"assess   {verdict:9} queries {len(b)}, answerable {answerable}, "
+            f"max |confidence difference| {gap:.3g}")  # fmt: skip
+    return text + (f"\n           first difference: {first}" if first else "")
 
 
 def read_run(path: Path) -> tuple[dict[str, Ranked], dict[str, str]]:
@@ -215,6 +264,7 @@ def main(argv: list[str] | None = None) -> int:
             )
         write_runs(args.dataset, args.db, args.split, args.depth, current)
         diffs = [compare_route(r, current, ref_dir, args.tolerance) for r in ROUTES]
+        assessed = compare_assessments(current, ref_dir, args.tolerance)
     label = args.ref_commit or str(args.ref_runs)
     print(f"{args.dataset.name} ({args.split}, depth {args.depth}) against {label}:")
     for d in diffs:
@@ -227,7 +277,12 @@ def main(argv: list[str] | None = None) -> int:
         )
         if d.first:
             print(f"           first difference: {d.first}")
-    return 0 if all(d.same for d in diffs) else 1
+    if assessed is not None:
+        print(f"  {assessed}")
+    same = all(d.same for d in diffs) and (
+        assessed is None or assessed.startswith("assess   identical")
+    )
+    return 0 if same else 1
 
 
 if __name__ == "__main__":

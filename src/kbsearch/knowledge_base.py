@@ -24,7 +24,7 @@ from .errors import (
     PassageNotFoundError,
 )
 from .facade.contents import Contents, dated_message
-from .facade.indexing import Indexing
+from .facade.indexing import Indexing, IndexOptions
 from .filters import Filters, check_language
 from .fuse.methods import DEFAULT_FUSION
 from .fuse.rrf import DEFAULT_RRF_K
@@ -124,13 +124,22 @@ class KnowledgeBase:
         progress: Callable[[int, int], None] | None = None,
         takeover: bool = False,
     ) -> IndexReport:
-        """Index files and folders: :meth:`kbsearch.facade.indexing.Indexing.index` (what the
-        options do, the errors raised)."""
-        return self.indexing.index(
-            paths, inventory=inventory, default_access=default_access, prune=prune, lang=lang,
-            reembed=reembed, analyzer=analyzer, passage_budget=passage_budget,
-            section_level=section_level, progress=progress, takeover=takeover,
-        )  # fmt: skip
+        """Index files and folders (see :mod:`kbsearch.index.indexer`); what each option does:
+        :class:`~kbsearch.facade.indexing.IndexOptions`.
+
+        Raises:
+            InvalidArgumentError: unknown access label or analyzer, budget too small.
+            EmbedderMismatchError: another embedder built this index (use ``reembed``).
+            IngestError: a path does not exist. Per-document failures are in the report.
+            ReadOnlyIndexError, DatabaseLockedError, StorageFullError: the file cannot be
+                written (what was written before stays).
+            SettingsConflictError: another run recorded other settings meanwhile.
+            IndexingInterrupted: Ctrl-C (a KeyboardInterrupt); its ``report`` counts what was
+                written.
+        """
+        options = IndexOptions(inventory, default_access, prune, lang, reembed, analyzer,
+                               passage_budget, section_level, progress, takeover)  # fmt: skip
+        return self.indexing.index(paths, options)
 
     # -- contents (kbsearch.facade.contents) ---------------------------------------------------
 

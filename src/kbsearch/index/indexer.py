@@ -14,11 +14,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict, replace
 from pathlib import Path
 
-from ..embedders import Embedder
 from ..errors import IngestError, InvalidArgumentError, InventoryError, KbsearchError
 from ..ingest import parse_file
 from ..ingest.conflicts import ResolvedDocument, refuse_claims, refuse_overlaps
@@ -27,8 +26,7 @@ from ..ingest.discovery import expand_paths as expand_paths
 from ..ingest.inventory import InventoryRow, read_inventory
 from ..ingest.metadata import ACCESS_LABELS, known_language, path_doc_id, resolve_document
 from ..records import Document, ParsedDocument
-from ..store import IndexSettings, Store, StoredDocument
-from ..text.analysis import Analyzer
+from ..store import StoredDocument
 from .report import DEFAULT_ACCESS as DEFAULT_ACCESS
 from .report import IndexReport as IndexReport
 from .report import Settings as Settings
@@ -77,22 +75,12 @@ class Indexer:
     """Runs one indexing pass over a store (see module docstring); its :attr:`writer` embeds
     and writes the documents it queues."""
 
-    def __init__(
-        self,
-        store: Store,
-        analyzer: Analyzer,
-        embedder: Embedder | None,
-        settings: Settings,
-        progress: Callable[[int, int], None] | None = None,
-        record: IndexSettings | None = None,
-    ) -> None:
-        self.store = store
-        self.embedder = embedder
-        self.settings = settings
-        self.report = IndexReport()
-        self.writer = DocumentWriter(
-            store, analyzer, embedder, settings, self.report, progress, record
-        )
+    def __init__(self, writer: DocumentWriter) -> None:
+        self.writer = writer
+        self.store = writer.store
+        self.embedder = writer.embedder
+        self.settings = writer.settings
+        self.report = writer.report
 
     def _fail(self, source: Path | str, reason: str) -> None:
         self.report.failed.append((str(source), reason))

@@ -20,6 +20,7 @@ from ..text.analysis import Analyzer
 from .headings import embed_headings
 from .indexer import Indexer
 from .report import IndexReport, Settings
+from .writer import DocumentWriter
 
 Progress = Callable[[int, int], None]
 
@@ -112,7 +113,10 @@ def run_index(
     Raises:
         IndexingInterrupted: Ctrl-C; its ``report`` counts what was written (kept).
     """
-    indexer = Indexer(store, Analyzer(settings.analyzer), embedder, settings, progress, record)
+    writer = DocumentWriter(
+        store, Analyzer(settings.analyzer), embedder, settings, progress, record
+    )
+    indexer = Indexer(writer)
     try:
         report = indexer.run(paths, **options)
         add_heading_vectors(store, embedder, report)
@@ -138,8 +142,9 @@ def reembed_into_copy(
         IndexingInterrupted: Ctrl-C; the old index is kept.
     """
     with staged_copy(store) as staging:
+        analyzer = Analyzer(settings.analyzer)
         indexer = Indexer(
-            staging.copy, Analyzer(settings.analyzer), embedder, settings, progress, record
+            DocumentWriter(staging.copy, analyzer, embedder, settings, progress, record)
         )
         try:
             report = indexer.run(paths, prune=False, **options)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -42,30 +42,22 @@ class _Pending:
     old_access: str | None = None
 
 
+@dataclass
 class DocumentWriter:
     """Queues documents, then embeds and writes them into ``store``, counting what it wrote
     and what failed in ``report`` (the run's); ``record``: the index settings, written with
-    the first document and checked with every other."""
+    the first document and checked with every other; ``empty``: the sources that parsed to
+    no text this run."""
 
-    def __init__(
-        self,
-        store: Store,
-        analyzer: Analyzer,
-        embedder: Embedder | None,
-        settings: Settings,
-        report: IndexReport,
-        progress: Callable[[int, int], None] | None = None,
-        record: IndexSettings | None = None,
-    ) -> None:
-        self.store = store
-        self.analyzer = analyzer
-        self.embedder = embedder
-        self.settings = settings
-        self.report = report
-        self.progress = progress
-        self.record = record
-        self._pending: list[_Pending] = []
-        self.empty: set[str] = set()  # sources that parsed to no text this run
+    store: Store
+    analyzer: Analyzer
+    embedder: Embedder | None
+    settings: Settings
+    progress: Callable[[int, int], None] | None = None
+    record: IndexSettings | None = None
+    report: IndexReport = field(default_factory=IndexReport)
+    empty: set[str] = field(default_factory=set, init=False)
+    _pending: list[_Pending] = field(default_factory=list, init=False)
 
     def token_counter(self) -> Callable[[str], int]:
         if self.embedder is None:
