@@ -15,7 +15,9 @@ from ..filters import AUDIENCES
 from ..index.embedder_slot import EmbedderSlot
 from ..index.indexer import IndexReport, expand_paths, load_inventory
 from ..index.run import plan_settings, reembed_into_copy, run_index
+from ..present.sources import uploads_folder
 from ..store import Store
+from ..store.upload_files import UploadFiles
 
 
 @dataclass(frozen=True)
@@ -68,6 +70,8 @@ class Indexing:
                 f"{self.store.path} is read-only; it can be searched, but indexing needs write"
                 f" access (chmod u+w {self.store.path})"
             )
+        # an upload a crash cut short is finished or undone before anything else is written
+        UploadFiles(uploads_folder(self.store.path)).recover(self.store)
         current = self.store.index_settings()
         embedder = self._embedders.for_indexing(current is None or o.reembed, o.reembed)
         spec = self._embedders.recorded_spec(embedder) if embedder is not None else None

@@ -35,7 +35,7 @@ from .engine import Engine
 from .keys import Caller, KeyRing
 from .operations import Limits
 from .statuses import error_status
-from .uploads import MAX_UPLOAD_BYTES
+from .uploads import MAX_UPLOAD_BYTES, recover_uploads
 
 MAX_BODY_BYTES = 1024 * 1024  # a request body but an upload's (a JSON search: a few KB)
 MAX_UPLOAD_BODY_BYTES = MAX_UPLOAD_BYTES + 1024 * 1024  # PUT: the file and its form fields
@@ -196,6 +196,7 @@ def create_app(
     """
     ring = KeyRing.load(keys) if isinstance(keys, str | Path) else keys
     engine = Engine(db, embedder=embedder, workers=workers, time_limit=time_limit)
+    recover_uploads(engine.kb)  # a crash mid-upload: finished or undone before serving
     service = Service(engine, ring, limits or Limits(), Path(report) if report else None)
     access_log.configure(log_format)
 

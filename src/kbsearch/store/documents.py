@@ -55,6 +55,14 @@ class DocumentStore(StoreBase):
         rows = self.connection.execute("SELECT doc_id, version, source FROM documents")
         return {(r["doc_id"], r["version"]): r["source"] for r in rows}
 
+    def document_state(self, doc_id: str, version: str) -> tuple[str, str] | None:
+        """``(content_hash, source)`` of one stored version; ``None`` when it is not stored."""
+        row = self.connection.execute(
+            "SELECT content_hash, source FROM documents WHERE doc_id = ? AND version = ?",
+            (doc_id, version),
+        ).fetchone()
+        return (row["content_hash"], row["source"]) if row else None
+
     def documents(self) -> list[StoredDocument]:
         rows = self.connection.execute(
             "SELECT d.*, (SELECT count(*) FROM passages p WHERE p.document = d.id) AS n "
