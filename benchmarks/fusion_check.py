@@ -66,8 +66,8 @@ def main() -> None:
             if not qrels.get(q.qid):
                 continue
             filters = question_filters(q, qset.access_aware, use_language=False)
-            lexical = kb.ranking("lexical", q.text, filters, args.depth)
-            dense = kb.ranking("dense", q.text, filters, args.depth)
+            lexical = kb.routes["lexical"].candidates(q.text, filters, args.depth)
+            dense = kb.routes["dense"].candidates(q.text, filters, args.depth)
             ids = list(dict.fromkeys([p for p, _ in lexical] + [p for p, _ in dense]))
             index = kb.impact_index(str(filters.audience))
             terms = route.terms(q.text, filters)

@@ -58,7 +58,9 @@ def main() -> None:
         for q in qset.questions:
             audience = "staff" if not qset.access_aware or not q.public_ok else "public"
             filters = Filters(audience=audience, as_of=q.as_of)
-            rankings[q.qid] = {r: kb.ranking(r, q.text, filters, 100) for r in ("lexical", "dense")}
+            rankings[q.qid] = {
+                r: kb.routes[r].candidates(q.text, filters, 100) for r in ("lexical", "dense")
+            }
         ids = {pid for per in rankings.values() for ranked in per.values() for pid, _ in ranked}
         rows = kb.store.passage_rows(ids)
 

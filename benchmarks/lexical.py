@@ -68,7 +68,7 @@ def bench_beir(folder: Path, k: int) -> None:
         filters = Filters(audience="staff")
 
         def kb_search(q: str) -> list[tuple[str, float]]:
-            return kb.ranking("lexical", q, filters, k)
+            return kb.routes["lexical"].candidates(q, filters, k)
 
         start = time.perf_counter()
         kb_search(queries[qids[0]])  # warm-up: builds the in-memory impact index
@@ -198,12 +198,12 @@ def synthetic(n: int, queries: int, seed: int = 0) -> None:
             kb.impact_index(audience)
             print(f"  impact index ({audience}) built in {time.perf_counter() - start:.2f} s")
         for label, filters in [("unfiltered", plain), ("filtered  ", filtered)]:
-            ms = time_each(lambda q, f=filters: kb.ranking("lexical", q, f, 10), qs)
+            ms = time_each(lambda q, f=filters: kb.routes["lexical"].candidates(q, f, 10), qs)
             print(f"  {label} top-10, impact index: {summary(ms)}")
             ms = time_each(lambda q, f=filters: lexical_search(store, analyzer, q, f, 10), qs)
             print(f"  {label} top-10, FTS5 SQL:     {summary(ms)}")
             same = sum(
-                kb.ranking("lexical", q, filters, 10)
+                kb.routes["lexical"].candidates(q, filters, 10)
                 == lexical_search(store, analyzer, q, filters, 10)
                 for q in qs
             )

@@ -30,7 +30,7 @@ from kbsearch.evaluation.judging import judge_hits, set_qrels  # noqa: E402
 from kbsearch.records import Filters, Hit  # noqa: E402
 from kbsearch.retrieve.lexical.bm25 import CLAMPED_IDF, fts5_idf  # noqa: E402
 from kbsearch.retrieve.lexical.impact import ImpactIndex  # noqa: E402
-from kbsearch.retrieve.lexical.terms import QueryTerms  # noqa: E402
+from kbsearch.retrieve.lexical.query_terms import QueryTerms  # noqa: E402
 from kbsearch.text.analysis import Analyzer, fold_diacritics  # noqa: E402
 
 

@@ -364,8 +364,8 @@ def demo_command(args) -> None:
             kb.index(demo_files(), inventory=examples_dir() / "inventory.csv")
         for q in qset.questions:
             filters = question_filters(q, qset.access_aware, use_language=False)
-            lexical = kb.ranking("lexical", q.text, filters, DEPTH)
-            dense = kb.ranking("dense", q.text, filters, DEPTH)
+            lexical = kb.routes["lexical"].candidates(q.text, filters, DEPTH)
+            dense = kb.routes["dense"].candidates(q.text, filters, DEPTH)
             hits = kb.search(q.text, k=K, filters=filters)
             hit = any(matches(r, h) for r in q.relevant for h in hits)
             evidence = collect(

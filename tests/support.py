@@ -152,15 +152,15 @@ def seed_store(path: Path, analyzer: Analyzer) -> Store:
 SLOW_INDEX = """
 import sys, time
 sys.path.insert(0, {tests!r})
-import kbsearch.index.indexer, kbsearch.index.writer, kbsearch.index.embedder_slot
+import kbsearch.index.writer, kbsearch.index.embedder_slot
 from support import FakeEmbedder
 kbsearch.index.writer.EMBED_BATCH = 1
-write = kbsearch.index.indexer.Indexer._write_batch
+write = kbsearch.index.writer.DocumentWriter._write_batch
 def slow(self, batch):
     write(self, batch)
     print("batch", flush=True)
     time.sleep({pause})
-kbsearch.index.indexer.Indexer._write_batch = slow
+kbsearch.index.writer.DocumentWriter._write_batch = slow
 load = kbsearch.index.embedder_slot.load_embedder
 kbsearch.index.embedder_slot.load_embedder = (
     lambda spec: FakeEmbedder(name=spec) if spec.startswith("fake:") else load(spec))

@@ -132,3 +132,31 @@ class ModelFormatError(KbsearchError, ValueError):
 class RerankerUnavailableError(KbsearchError):
     """A reranker cannot be loaded: its package is not installed (``kbsearch[rerank]``), its
     model folder is missing, or the folder holds no model it can read."""
+
+
+class DocumentNotFoundError(KbsearchError, LookupError):
+    """No document with that id is visible to this audience (it may not exist)."""
+
+
+class UnsupportedFormatError(KbsearchError):
+    """The uploaded file's format is not one kbsearch indexes as a single document."""
+
+
+class UploadTooLargeError(KbsearchError):
+    """The uploaded file is larger than the server accepts."""
+
+
+# Internal signals, caught inside kbsearch (never raised to a caller as they are): not
+# KbsearchError, so that no "except KbsearchError" turns them into a user's error.
+
+
+class SearchTimeout(Exception):
+    """A read ran over the configured time limit."""
+
+
+class StaleSnapshot(Exception):
+    """The file moved to another generation while a snapshot part was being built."""
+
+
+class _IndexChanged(Exception):
+    """A ranked passage was removed by another writer before its row was read."""

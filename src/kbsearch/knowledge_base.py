@@ -11,8 +11,7 @@ The CLI and the evaluation runner are thin layers over these calls.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import replace
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -21,16 +20,16 @@ import numpy as np
 from .backends.factory import close_backend, open_backend
 from .embedders import Embedder
 from .errors import (
-    InvalidArgumentError,
     NoVectorsError,
     PassageNotFoundError,
 )
-from .facade.contents import Contents
-from .facade.indexing import Indexing
+from .facade.contents import Contents, dated_message
+from .facade.indexing import Indexing, IndexOptions
 from .filters import Filters, check_language
 from .fuse.methods import DEFAULT_FUSION
 from .fuse.rrf import DEFAULT_RRF_K
 from .index.embedder_slot import EmbedderSlot
+from .index.report import IndexReport
 from .ingest.limits import IngestLimits
 from .judge.abstention import AbstentionStage, Assessment
 from .judge.answer import Answer, compose
@@ -46,25 +45,25 @@ from .pipeline.run import (
     parse_weights,
     validate_weights,
 )
-from .present.sources import public_root_of, shown_source, uploads_folder
-from .records import DEFAULT_AUDIENCE, Hit
+from .records import DEFAULT_AUDIENCE, Hit, Passage
 from .rerank.rerankers import RerankSettings
 from .retrieve.dense import DenseIndex
 from .retrieve.encoder import QueryEncoder
 from .retrieve.lexical.impact import ImpactIndex
 from .retrieve.routes import LexicalRoute, make_scorers
-from .store import PassageRow, Store
-from .text.analysis import Analyzer, is_text, query_words
+from .store import PassageRow, Store, StoredDocument
+from .text.analysis import Analyzer, is_text
 
 if TYPE_CHECKING:
     from .backends.qdrant.target import QdrantTarget
 
 
-class KnowledgeBase(Indexing, Contents):
-    """One knowledge base file: the facade over its backend and search pipeline. Indexing
-    (:meth:`index`, from :class:`~kbsearch.facade.indexing.Indexing`) and reading what it holds
-    (:meth:`get_passage`, :meth:`stats`..., from :class:`~kbsearch.facade.contents.Contents`)
-    are inherited.
+class KnowledgeBase:
+    """One knowledge base file: the facade over its backend and search pipeline. It hands
+    indexing (:meth:`index`) to its :attr:`indexing` part
+    (:class:`~kbsearch.facade.indexing.Indexing`) and reading what it holds
+    (:meth:`get_passage`, :meth:`stats`...) to its :attr:`contents` part
+    (:class:`~kbsearch.facade.contents.Contents`).
 
     Use :func:`open_kb` to make one. Searches share one read-only snapshot per index
     generation (:mod:`kbsearch.backends.sqlite`), built once under a lock; they may run from
@@ -83,6 +82,8 @@ class KnowledgeBase(Indexing, Contents):
         self.ingest_limits = ingest_limits or IngestLimits()
         self._embedders = EmbedderSlot(store.path, embedder, lambda: self.settings)
         self.backend = open_backend(store, qdrant)
+        self.indexing = Indexing(store, self.backend, self._embedders)
+        self.contents = Contents(store, self.backend)
         self.encoder = QueryEncoder(self.embedder, lambda: bool(self.settings), store.path)
         context = RouteContext(self.backend, lambda: self.analyzer, self.encoder)
         self.routes = make_routes(context)
@@ -110,6 +111,73 @@ class KnowledgeBase(Indexing, Contents):
     @property
     def analyzer(self) -> Analyzer:
         return Analyzer(str(self.settings.get("analyzer", "stem")))
+
+    # -- indexing (kbsearch.facade.indexing) ---------------------------------------------------
+
+    def index(
+        self,
+        paths: Sequence[str | Path],
+        *,
+        inventory: str | Path | None = None,
+        default_access: str | None = None,
+        prune: bool = False,
+        lang: str | None = None,
+        reembed: bool = False,
+        analyzer: str | None = None,
+        passage_budget: int | None = None,
+        section_level: int | None = None,
+        progress: Callable[[int, int], None] | None = None,
+        takeover: bool = False,
+        ingest_limits: IngestLimits | None = None,
+    ) -> IndexReport:
+        """Index files and folders (see :mod:`kbsearch.index.indexer`); what each option does:
+        :class:`~kbsearch.facade.indexing.IndexOptions` (``ingest_limits`` default: this
+        knowledge base's :attr:`ingest_limits`).
+
+        Raises:
+            InvalidArgumentError: unknown access label or analyzer, budget too small.
+            EmbedderMismatchError: another embedder built this index (use ``reembed``).
+            IngestError: a path does not exist. Per-document failures are in the report.
+            ReadOnlyIndexError, DatabaseLockedError, StorageFullError: the file cannot be
+                written (what was written before stays).
+            SettingsConflictError: another run recorded other settings meanwhile.
+            IndexingInterrupted: Ctrl-C (a KeyboardInterrupt); its ``report`` counts what was
+                written.
+        """
+        options = IndexOptions(inventory, default_access, prune, lang, reembed, analyzer,
+                               passage_budget, section_level, progress, takeover,
+                               ingest_limits or self.ingest_limits)  # fmt: skip
+        return self.indexing.index(paths, options)
+
+    # -- contents (kbsearch.facade.contents) ---------------------------------------------------
+
+    @property
+    def settings(self) -> dict[str, Any]:
+        return self.store.settings()
+
+    def get_passage(self, passage_id: str, audience: str = DEFAULT_AUDIENCE) -> Passage:
+        """:meth:`kbsearch.facade.contents.Contents.get_passage`: one passage by id, if
+        ``audience`` may see it (any version).
+
+        Raises:
+            PassageNotFoundError: missing or hidden (one message for both).
+        """
+        return self.contents.get_passage(passage_id, audience)
+
+    def document_passages(self, document: str, audience: str = DEFAULT_AUDIENCE) -> list[Passage]:
+        """The passages ``audience`` may see of ``document`` (a document id, or
+        ``DOC_ID@vVERSION``): :meth:`kbsearch.facade.contents.Contents.document_passages`."""
+        return self.contents.document_passages(document, audience)
+
+    def documents(self) -> list[StoredDocument]:
+        return self.contents.documents()
+
+    def stats(self) -> dict[str, Any]:
+        return self.contents.stats()
+
+    def backup(self, destination: str | Path) -> None:
+        """Write a consistent copy of the knowledge base (SQLite online backup API)."""
+        self.contents.backup(destination)
 
     # -- embedder ------------------------------------------------------------------------------
 
@@ -147,15 +215,6 @@ class KnowledgeBase(Indexing, Contents):
         """The route a search takes when none is named: ``DEFAULT_ROUTE`` (hybrid) when the
         index has vectors, else lexical, the only route it can search."""
         return DEFAULT_ROUTE if self.routes["dense"].available() else "lexical"
-
-    def ranking(
-        self, route: str, query: str, filters: Filters, depth: int
-    ) -> list[tuple[str, float]]:
-        """One route's top ``depth`` ``(passage_id, score)``, filters applied first."""
-        query_words(query)
-        if route not in self.routes:
-            raise InvalidArgumentError(f"unknown route {route!r}")
-        return self.routes[route].candidates(query, filters, depth)
 
     def _request(
         self, query: str, filters: Filters | None, weights: Sequence[float], **options: Any
@@ -286,16 +345,7 @@ class KnowledgeBase(Indexing, Contents):
             assessed = self.assess(query, k=k, filters=filters, min_confidence=min_confidence)
             if assessed.decision is None:  # the index lost its vectors meanwhile
                 raise no_vectors
-            document = None
-            if assessed.hits:
-                top = assessed.hits[0]
-                key = (top.doc_id, top.version)
-                document = self.backend.documents([key]).get(key)
-            if document is not None:  # cited with the source a search hit shows, never the
-                # server's absolute path (kbsearch.present.sources)
-                uploads = uploads_folder(self.store.path)
-                common = public_root_of(self.backend.public_folders(), uploads)
-                document = replace(document, source=shown_source(document.source, common, uploads))
+            document = self.contents.cited(assessed.hits[0]) if assessed.hits else None
             # the languages this audience may see: staff documents never shape a public answer
             languages = [str(language)] if language else self.backend.languages(audience)
         return compose(query, assessed.decision, assessed.hits, document, languages)
@@ -333,14 +383,14 @@ class KnowledgeBase(Indexing, Contents):
             depth=depth, weights=weights, explain=True, fusion=fusion, rerank=rerank,
         )  # fmt: skip
         if not isinstance(passage_id, str) or not is_text(passage_id):
-            dated = _dated(request.filters)
+            dated = dated_message(request.filters)
             raise PassageNotFoundError(f"no passage {passage_id!r} for this audience{dated}")
         with self.store.read_transaction():  # the passage and the run from one state
             audience = str(request.filters.audience)
             check_language(request.filters, self.backend.languages(audience))  # as search's
             row = self.backend.passages([passage_id], request.filters).get(passage_id)
             if row is None:
-                raise self._excluded(passage_id, request.filters)
+                raise self.contents.excluded(passage_id, request.filters)
             trace = self.pipeline.run(request).trace
             terms = cast(LexicalRoute, self.routes["lexical"]).terms(query, request.filters)
             bm25 = self.backend.explain_lexical(terms, row, audience)
@@ -350,26 +400,6 @@ class KnowledgeBase(Indexing, Contents):
         return explain_from_trace(
             trace, passage_id, terms.analysed, bm25, cosine, dense, row.language
         )
-
-    def _excluded(self, passage_id: str, filters: Filters) -> PassageNotFoundError:
-        """The error for a passage ``filters`` leave out: when the audience sees it on that
-        day in another language than the language filter's, the filter is named (the
-        passage's language is no secret: the audience may see it); else one message for
-        missing and hidden passages."""
-        if filters.language is not None:
-            unfiltered = replace(filters, language=None)
-            row = self.backend.passages([passage_id], unfiltered).get(passage_id)
-            if row is not None:
-                return PassageNotFoundError(
-                    f"passage {passage_id!r} is in {row.language}: the language filter"
-                    f" ({filters.language}) leaves it out"
-                )
-        return self._not_found(passage_id, filters.audience, _dated(filters))
-
-
-def _dated(filters: Filters) -> str:
-    """What a not-found message adds to "for this audience": the date, when one was given."""
-    return " and date" if filters.as_of is not None else ""
 
 
 def open_kb(

@@ -38,7 +38,7 @@ def _expected(path: Path) -> dict[str, list[tuple[str, float]]]:
         _write(store, state)
         store.close()
         with kbsearch.open_kb(copy, embedder="none") as kb:
-            out[state] = kb.ranking("lexical", "kettle care", Filters(), 5)
+            out[state] = kb.routes["lexical"].candidates("kettle care", Filters(), 5)
     return out
 
 
@@ -56,7 +56,7 @@ def test_searches_from_threads_while_another_connection_writes(tmp_path: Path) -
     def read() -> None:
         try:
             while time.monotonic() < stop:
-                seen.append(kb.ranking("lexical", "kettle care", Filters(), 5))
+                seen.append(kb.routes["lexical"].candidates("kettle care", Filters(), 5))
         except BaseException as exc:  # noqa: BLE001 - collected and re-raised below
             errors.append(exc)
 

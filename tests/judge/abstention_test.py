@@ -176,8 +176,8 @@ def test_a_top_passage_in_another_language_marks_the_lexical_side_missing(tmp_pa
         kb.index([docs], inventory=docs / "inventory.csv")
 
         def missing(filters: Filters) -> bool:
-            lexical = kb.ranking("lexical", QUERY, filters, 100)
-            dense = kb.ranking("dense", QUERY, filters, 100)
+            lexical = kb.routes["lexical"].candidates(QUERY, filters, 100)
+            dense = kb.routes["dense"].candidates(QUERY, filters, 100)
             return collect(
                 kb.backend,
                 kb.analyzer,

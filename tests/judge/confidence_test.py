@@ -131,8 +131,8 @@ def test_same_question_answer_present_vs_removed_in_an_index(tmp_path: Path) -> 
     query = "is a lost parcel refunded in full"
 
     def confidence(filters: Filters) -> float:
-        lexical = kb.ranking("lexical", query, filters, 100)
-        dense = kb.ranking("dense", query, filters, 100)
+        lexical = kb.routes["lexical"].candidates(query, filters, 100)
+        dense = kb.routes["dense"].candidates(query, filters, 100)
         return model.confidence(
             features(
                 collect(

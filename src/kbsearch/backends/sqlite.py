@@ -19,26 +19,21 @@ from typing import TypeVar
 
 import numpy as np
 
-from ..errors import StorageError
+from ..errors import StaleSnapshot, StorageError
 from ..filters import Audience, Filters
-from ..fuse.methods import TitleCounts
 from ..index.headings import HeadingIndex, title_counts
 from ..judge.evidence import BackgroundCache, row_of, terms_in_row
 from ..records import Document, Passage
-from ..retrieve.backend import Background
+from ..retrieve.backend import Background, TitleCounts
 from ..retrieve.dense import DenseIndex
 from ..retrieve.lexical.bm25 import BM25Explanation, explain_bm25
 from ..retrieve.lexical.impact import ImpactIndex
+from ..retrieve.lexical.query_terms import QueryTerms
 from ..retrieve.lexical.sql import search_sql
-from ..retrieve.lexical.terms import QueryTerms
 from ..store import PassageRow, Store, fts_table
 
 T = TypeVar("T")
 _RETRIES = 5
-
-
-class StaleSnapshot(Exception):
-    """The file moved to another generation while a snapshot part was being built."""
 
 
 class Snapshot:

@@ -26,6 +26,7 @@ from typing import Any
 from kbsearch.errors import EvaluationError
 from kbsearch.evaluation.questions import MATCH_RULES, Question, QuestionSet, Relevant, parse_date
 from kbsearch.evaluation.trec import unescape_id
+from kbsearch.jsonl import json_lines
 
 Reader = Callable[[Path, str, "str | None"], QuestionSet]
 
@@ -48,17 +49,14 @@ def _id_rule(rule: str | None, fmt: str) -> str:
 
 
 def _jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as err:
-                raise EvaluationError(f"{path}:{number}: not JSON: {err.msg}") from err
-            if not isinstance(record, dict):
-                raise EvaluationError(f"{path}:{number}: expected a JSON object per line")
-            yield number, record
+    def bad_line(number: int, err: ValueError | RecursionError) -> EvaluationError:
+        reason = err.msg if isinstance(err, json.JSONDecodeError) else "unreadable JSON value"
+        return EvaluationError(f"{path}:{number}: not JSON: {reason}")
+
+    for number, record in json_lines(path, bad_line):
+        if not isinstance(record, dict):
+            raise EvaluationError(f"{path}:{number}: expected a JSON object per line")
+        yield number, record
 
 
 def _grade(value: str, where: str) -> int:

@@ -1,15 +1,18 @@
-"""The facade's reading side: what a knowledge base holds (a passage by id, a document's
+"""The facade's reading part: what a knowledge base holds (a passage by id, a document's
 passages, the documents, statistics, the settings) and its backup
-(:class:`~kbsearch.knowledge_base.KnowledgeBase` inherits it)."""
+(:class:`~kbsearch.knowledge_base.KnowledgeBase` holds one and hands these calls to it)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from ..errors import PassageNotFoundError
-from ..filters import Audience
-from ..records import DEFAULT_AUDIENCE, Passage
+from ..filters import Audience, Filters
+from ..present.sources import public_root_of, shown_source, uploads_folder
+from ..records import DEFAULT_AUDIENCE, Document, Hit, Passage
+from ..retrieve.backend import Backend
 from ..store import Store, StoredDocument
 from ..text.analysis import is_text
 
@@ -17,9 +20,12 @@ SHOWN_IDS = 10  # passage ids named in the error for a document id given as a pa
 
 
 class Contents:
-    """Reading a knowledge base's contents (the attribute is the knowledge base's)."""
+    """Reading a knowledge base's contents from its store (and, for what a search's filters
+    leave out, from its backend)."""
 
-    store: Store
+    def __init__(self, store: Store, backend: Backend) -> None:
+        self.store = store
+        self.backend = backend
 
     @property
     def settings(self) -> dict[str, Any]:
@@ -36,7 +42,7 @@ class Contents:
             raise PassageNotFoundError(f"no passage {passage_id!r} for this audience")
         row = self.store.passage_rows([passage_id]).get(passage_id)
         if row is None or (audience != Audience.STAFF and row.access != "public"):
-            raise self._not_found(passage_id, audience)
+            raise self.not_found(passage_id, audience)
         return row.passage
 
     def document_passages(self, document: str, audience: str = DEFAULT_AUDIENCE) -> list[Passage]:
@@ -50,7 +56,7 @@ class Contents:
             return []
         return self.store.document_passages(doc_id, version[1:] if at else None, str(audience))
 
-    def _not_found(self, passage_id: str, audience: str, what: str = "") -> PassageNotFoundError:
+    def not_found(self, passage_id: str, audience: str, what: str = "") -> PassageNotFoundError:
         """The error for a passage ``audience`` cannot see; when ``passage_id`` names a
         document it can see, the error says so and lists the passage ids (issue 14 item 14)."""
         ids = [p.passage_id for p in self.document_passages(passage_id, audience)]
@@ -61,6 +67,33 @@ class Contents:
             f"{passage_id!r} is a document id, not a passage id; its passages: "
             f"{', '.join(ids[:SHOWN_IDS])}{more}"
         )
+
+    def excluded(self, passage_id: str, filters: Filters) -> PassageNotFoundError:
+        """The error for a passage ``filters`` leave out: when the audience sees it on that
+        day in another language than the language filter's, the filter is named (the
+        passage's language is no secret: the audience may see it); else one message for
+        missing and hidden passages."""
+        if filters.language is not None:
+            unfiltered = replace(filters, language=None)
+            row = self.backend.passages([passage_id], unfiltered).get(passage_id)
+            if row is not None:
+                return PassageNotFoundError(
+                    f"passage {passage_id!r} is in {row.language}: the language filter"
+                    f" ({filters.language}) leaves it out"
+                )
+        return self.not_found(passage_id, filters.audience, dated_message(filters))
+
+    def cited(self, top: Hit) -> Document | None:
+        """The document an answer cites (``top``'s, read from the backend), with the source a
+        search hit shows, never the server's absolute path (:mod:`kbsearch.present.sources`);
+        ``None`` when it is gone. Call it in the read transaction of the search."""
+        key = (top.doc_id, top.version)
+        document = self.backend.documents([key]).get(key)
+        if document is None:
+            return None
+        uploads = uploads_folder(self.store.path)
+        common = public_root_of(self.backend.public_folders(), uploads)
+        return replace(document, source=shown_source(document.source, common, uploads))
 
     def documents(self) -> list[StoredDocument]:
         return self.store.documents()
@@ -85,3 +118,8 @@ class Contents:
     def backup(self, destination: str | Path) -> None:
         """Write a consistent copy of the knowledge base (SQLite online backup API)."""
         self.store.backup(destination)
+
+
+def dated_message(filters: Filters) -> str:
+    """What a not-found message adds to "for this audience": the date, when one was given."""
+    return " and date" if filters.as_of is not None else ""

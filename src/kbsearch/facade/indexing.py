@@ -1,9 +1,11 @@
-"""The facade's indexing side: :meth:`KnowledgeBase.index <kbsearch.knowledge_base.
-KnowledgeBase.index>` (:class:`~kbsearch.knowledge_base.KnowledgeBase` inherits it)."""
+"""The facade's indexing part: :meth:`KnowledgeBase.index <kbsearch.knowledge_base.
+KnowledgeBase.index>` (:class:`~kbsearch.knowledge_base.KnowledgeBase` holds one and hands
+the call to it)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,59 +21,53 @@ from ..store import Store
 from ..store.upload_files import UploadFiles
 
 
+@dataclass(frozen=True)
+class IndexOptions:
+    """The options of one :meth:`KnowledgeBase.index <kbsearch.knowledge_base.KnowledgeBase.
+    index>` call (its keyword arguments).
+
+    ``takeover``: a doc id and version already stored from another file is replaced by
+    the one found now instead of being refused (the HTTP API's ``PUT /documents``).
+
+    ``analyzer``, ``passage_budget`` and ``section_level`` apply when the index is new
+    (or re-embedded); an existing index keeps the settings it was built with.
+    ``reembed`` rebuilds the index from ``paths`` with this knowledge base's embedder:
+    documents not under ``paths`` are not kept. It builds the new index in a copy that
+    replaces the old one only when every file was indexed (else ``kept_previous_index``
+    is set in the report and the old index is unchanged). The settings are recorded with
+    the first document, in its transaction. ``default_access`` labels documents that
+    have no label; the index remembers it, and ``None`` uses the remembered one (``staff``
+    for a new index). ``ingest_limits`` (:mod:`kbsearch.ingest.limits`): a file over one is
+    refused (in the report's ``failed``) and what is indexed of it stays as it was.
+    """
+
+    inventory: str | Path | None
+    default_access: str | None
+    prune: bool
+    lang: str | None
+    reembed: bool
+    analyzer: str | None
+    passage_budget: int | None
+    section_level: int | None
+    progress: Callable[[int, int], None] | None
+    takeover: bool
+    ingest_limits: IngestLimits
+
+
 class Indexing:
-    """:meth:`index` (the attributes are the knowledge base's)."""
+    """Indexes into one knowledge base: its store, its backend (a Qdrant copy is synced after
+    the SQLite write) and its embedder."""
 
-    store: Store
-    backend: LocalIndexes
-    _embedders: EmbedderSlot
-    ingest_limits: IngestLimits  # what index() applies unless told otherwise
+    def __init__(self, store: Store, backend: LocalIndexes, embedders: EmbedderSlot) -> None:
+        self.store = store
+        self.backend = backend
+        self._embedders = embedders
 
-    def index(
-        self,
-        paths: Sequence[str | Path],
-        *,
-        inventory: str | Path | None = None,
-        default_access: str | None = None,
-        prune: bool = False,
-        lang: str | None = None,
-        reembed: bool = False,
-        analyzer: str | None = None,
-        passage_budget: int | None = None,
-        section_level: int | None = None,
-        progress: Callable[[int, int], None] | None = None,
-        takeover: bool = False,
-        ingest_limits: IngestLimits | None = None,
-    ) -> IndexReport:
-        """Index files and folders (see :mod:`kbsearch.index.indexer`).
-
-        ``takeover``: a doc id and version already stored from another file is replaced by
-        the one found now instead of being refused (the HTTP API's ``PUT /documents``).
-
-        ``analyzer``, ``passage_budget`` and ``section_level`` apply when the index is new
-        (or re-embedded); an existing index keeps the settings it was built with.
-        ``reembed`` rebuilds the index from ``paths`` with this knowledge base's embedder:
-        documents not under ``paths`` are not kept. It builds the new index in a copy that
-        replaces the old one only when every file was indexed (else ``kept_previous_index``
-        is set in the report and the old index is unchanged). The settings are recorded with
-        the first document, in its transaction. ``default_access`` labels documents that
-        have no label; the index remembers it, and ``None`` uses the remembered one (``staff``
-        for a new index). ``ingest_limits`` (default: this knowledge base's ``ingest_limits``,
-        :mod:`kbsearch.ingest.limits`): a file over one is refused (in the report's
-        ``failed``) and what is indexed of it stays as it was.
-
-        Raises:
-            InvalidArgumentError: unknown access label or analyzer, budget too small.
-            EmbedderMismatchError: another embedder built this index (use ``reembed``).
-            IngestError: a path does not exist. Per-document failures are in the report.
-            ReadOnlyIndexError, DatabaseLockedError, StorageFullError: the file cannot be
-                written (what was written before stays).
-            SettingsConflictError: another run recorded other settings meanwhile.
-            IndexingInterrupted: Ctrl-C (a KeyboardInterrupt); its ``report`` counts what was
-                written.
-        """
-        if default_access is not None and default_access not in AUDIENCES:
-            raise InvalidArgumentError(f"unknown access label {default_access!r}")
+    def index(self, paths: Sequence[str | Path], o: IndexOptions) -> IndexReport:
+        """Index ``paths`` with the options ``o``: :meth:`kbsearch.knowledge_base.KnowledgeBase.
+        index`."""
+        if o.default_access is not None and o.default_access not in AUDIENCES:
+            raise InvalidArgumentError(f"unknown access label {o.default_access!r}")
         if self.store.read_only:
             raise ReadOnlyIndexError(
                 f"{self.store.path} is read-only; it can be searched, but indexing needs write"
@@ -80,24 +76,23 @@ class Indexing:
         # an upload a crash cut short is finished or undone before anything else is written
         UploadFiles(uploads_folder(self.store.path)).recover(self.store)
         current = self.store.index_settings()
-        embedder = self._embedders.for_indexing(current is None or reembed, reembed)
+        embedder = self._embedders.for_indexing(current is None or o.reembed, o.reembed)
         spec = self._embedders.recorded_spec(embedder) if embedder is not None else None
         settings, record = plan_settings(
-            current, reembed, embedder, spec, analyzer, section_level, passage_budget
+            current, o.reembed, embedder, spec, o.analyzer, o.section_level, o.passage_budget
         )
-        if reembed:  # everything that can fail up front is checked before anything goes
+        if o.reembed:  # everything that can fail up front is checked before anything goes
             expand_paths(paths)
-            load_inventory(inventory)
+            load_inventory(o.inventory)
         options: dict[str, Any] = {
-            "inventory": inventory,
-            "default_access": default_access,
-            "lang": lang,
-            "takeover": takeover,
+            "inventory": o.inventory,
+            "default_access": o.default_access,
+            "lang": o.lang,
+            "takeover": o.takeover,
         }
-        limits = ingest_limits or self.ingest_limits
         with mirrored(self.backend):  # SQLite first; a Qdrant copy is synced after
-            if reembed:  # the search snapshot follows the generation the staged copy bumps
+            if o.reembed:  # the search snapshot follows the generation the staged copy bumps
                 return reembed_into_copy(self.store, paths, settings, record, embedder,
-                                         progress, options, limits)  # fmt: skip
-            return run_index(self.store, paths, settings, record, embedder, progress,
-                             limits, prune=prune, **options)  # fmt: skip
+                                         o.progress, options, o.ingest_limits)  # fmt: skip
+            return run_index(self.store, paths, settings, record, embedder, o.progress,
+                             o.ingest_limits, prune=o.prune, **options)  # fmt: skip

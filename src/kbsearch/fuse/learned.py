@@ -112,7 +112,7 @@ PART_OF = {
 @dataclass(frozen=True)
 class CollectionStats:
     """Counts over the passages an audience may see (the fields of
-    :class:`kbsearch.fuse.methods.TitleCounts`, which
+    :class:`kbsearch.retrieve.backend.TitleCounts`, which
     :func:`kbsearch.index.headings.title_counts` computes from a store).
 
     ``passages``: passages; ``titled``: those whose document has a title of its own (not the

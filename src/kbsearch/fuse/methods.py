@@ -32,28 +32,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ..errors import InvalidArgumentError
+from ..retrieve.backend import TitleCounts
 from .convex import Candidate, ConvexFused, convex_fusion
 from .learned import CollectionStats, fuse_learned
 
 RRF = "rrf"
 DEFAULT_FUSION = "learned"
-
-
-@dataclass(frozen=True)
-class TitleCounts:
-    """How the passages an audience may see share document titles (computed by
-    :func:`kbsearch.index.headings.title_counts`; the fields of learned fusion's
-    ``CollectionStats``).
-
-    ``passages``: passages; ``titled``: those whose document has a title of its own (not the
-    one the indexer makes from the document id); ``unique_titled``: titled passages whose title
-    heads no other passage; ``titles``: distinct titles among the titled passages.
-    """
-
-    passages: int
-    titled: int
-    unique_titled: int
-    titles: int
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..embedders import Embedder
-from ..fuse.methods import TitleCounts
+from ..retrieve.backend import TitleCounts
 from ..store import Store
 from .writer import text_hash
 
@@ -48,10 +48,7 @@ class _Row(NamedTuple):
 
 def _heading_rows(store: Store) -> list[_Row]:
     """Every passage's row id, id, access, own title and heading, ordered by row id."""
-    rows = store.connection.execute(
-        "SELECT p.id, p.passage_id, p.access, d.title, p.section, p.doc_id FROM passages p"
-        " JOIN documents d ON d.id = p.document ORDER BY p.id"
-    ).fetchall()
+    rows = store.heading_rows()
     return [
         _Row(r[0], r[1], r[2], heading_text(r[3], "", r[5]), heading_text(r[3], r[4], r[5]))
         for r in rows

@@ -9,84 +9,35 @@ stored version untouched; so does one over an ingest limit (:mod:`kbsearch.inges
 its size, pages, passages, or its time budget, started when its file is parsed). Passage
 vectors are computed in batches across documents, served from the embedding cache when the
 same text was embedded before, and written in the same transaction as their passages
-(:mod:`kbsearch.index.writer`, the writing half).
+(:mod:`kbsearch.index.writer`, the indexer's writer).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from collections.abc import Iterator, Sequence
+from dataclasses import asdict, replace
 from pathlib import Path
 
-from ..embedders import Embedder
 from ..errors import IngestError, InvalidArgumentError, InventoryError, KbsearchError
 from ..ingest import parse_file
-from ..ingest.conflicts import Candidate, refuse_claims, refuse_overlaps
+from ..ingest.conflicts import ResolvedDocument, refuse_claims, refuse_overlaps
 from ..ingest.discovery import discover, nothing_indexable
 from ..ingest.discovery import expand_paths as expand_paths
 from ..ingest.inventory import InventoryRow, file_key, read_inventory
-from ..ingest.limits import Budget, IngestLimits, large_file_warning
+from ..ingest.limits import Budget, large_file_warning
 from ..ingest.metadata import ACCESS_LABELS, known_language, path_doc_id, resolve_document
 from ..present.sources import uploads_folder
 from ..records import Document, ParsedDocument
-from ..store import IndexSettings, Store, StoredDocument
-from ..store.settings import DEFAULT_SECTION_LEVEL, PASSAGE_RULE
+from ..store import StoredDocument
 from ..store.staging import STAGING_SUFFIX
-from ..text.analysis import Analyzer
+from .report import DEFAULT_ACCESS as DEFAULT_ACCESS
+from .report import IndexReport as IndexReport
+from .report import Settings as Settings
 from .writer import DocumentWriter
 
-DEFAULT_ACCESS = "staff"
 DEFAULT_ACCESS_META = "default_access"  # meta key: the index's remembered default label
-
-
-@dataclass
-class IndexReport:
-    """Counts of one indexing run, the failures and warnings with their reasons, the
-    unsupported files skipped, and the documents whose access label changed
-    (``(doc_id@vVERSION, old, new)``). ``default_access_label`` is the label given to
-    documents that have none (``default_access`` counts them)."""
-
-    added: int = 0
-    updated: int = 0
-    unchanged: int = 0
-    removed: int = 0
-    failed: list[tuple[str, str]] = field(default_factory=list)
-    default_access: int = 0
-    passages: int = 0
-    embedded: int = 0
-    headings_embedded: int = 0  # distinct headings embedded (kbsearch.index.headings)
-    kept_previous_index: bool = False  # a re-embed that did not complete changed nothing
-    warnings: list[tuple[str, str]] = field(default_factory=list)
-    unsupported: list[str] = field(default_factory=list)
-    access_changed: list[tuple[str, str, str]] = field(default_factory=list)
-    default_access_label: str = DEFAULT_ACCESS
-
-    @property
-    def ok(self) -> bool:
-        return not self.failed
-
-    def to_dict(self) -> dict[str, object]:
-        """JSON-ready counts; ``failed`` as ``[{source, reason}]``."""
-        out = asdict(self)
-        out["failed"] = [{"source": s, "reason": r} for s, r in self.failed]
-        out["warnings"] = [{"source": s, "reason": r} for s, r in self.warnings]
-        out["access_changed"] = [
-            {"document": d, "from": a, "to": b} for d, a, b in self.access_changed
-        ]
-        return out
-
-
-@dataclass(frozen=True)
-class Settings:
-    """What an index is built with; recorded in its meta table."""
-
-    analyzer: str = "stem"
-    section_level: int = DEFAULT_SECTION_LEVEL
-    passage_budget: int = 512
-    overlap: int = 1
-    chunking: str = PASSAGE_RULE
 
 
 def under_any(path: Path, roots: Sequence[Path]) -> bool:
@@ -140,30 +91,18 @@ def content_hash(document: Document, parsed: ParsedDocument, settings: dict[str,
     return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()
 
 
-class Indexer(DocumentWriter):
-    """Runs one indexing pass over a store (see module docstring)."""
+class Indexer:
+    """Runs one indexing pass over a store (see module docstring); its :attr:`writer` embeds
+    and writes the documents it queues."""
 
-    def __init__(
-        self,
-        store: Store,
-        analyzer: Analyzer,
-        embedder: Embedder | None,
-        settings: Settings,
-        progress: Callable[[int, int], None] | None = None,
-        record: IndexSettings | None = None,
-        limits: IngestLimits | None = None,
-    ) -> None:
-        self.store = store
-        self.limits = limits or IngestLimits()
+    def __init__(self, writer: DocumentWriter) -> None:
+        self.writer = writer
+        self.store = writer.store
+        self.embedder = writer.embedder
+        self.settings = writer.settings
+        self.report = writer.report
+        self.limits = writer.limits  # the writer's: a file's budget runs from parse to write
         self._budgets: dict[str, Budget] = {}  # a parsed file's budget, to its first document
-        self.record = record  # written with the first document, checked with every other
-        self.analyzer = analyzer
-        self.embedder = embedder
-        self.settings = settings
-        self.progress = progress
-        self.report = IndexReport()
-        self._pending = []
-        self._empty: set[str] = set()  # sources that parsed to no text this run
         self._uploads: list[Path] = []  # the upload store of the index written
 
     def _fail(self, source: Path | str, reason: str) -> None:
@@ -254,7 +193,7 @@ class Indexer(DocumentWriter):
                 self.report.default_access += cand.defaulted
                 continue
             old_access = old.document.access if old else None
-            self._queue(
+            self.writer.queue(
                 document,
                 cand.parsed,
                 update=old is not None,
@@ -262,17 +201,17 @@ class Indexer(DocumentWriter):
                 old_access=old_access,
                 budget=self._budgets.pop(str(cand.source), None),
             )
-        self._write_all()
+        self.writer.write_all()
         if prune:
             self._prune(stored, yielded, roots, unlisted)
         return self.report
 
     def _resolve(
         self, files: dict[Path, str], rows: dict[Path, InventoryRow], label: str, lang: str | None
-    ) -> tuple[list[Candidate], set[str]]:
+    ) -> tuple[list[ResolvedDocument], set[str]]:
         """Parse every file and resolve its documents' metadata. Returns the candidates (no
         repeated doc_id+version) and the sources that parsed."""
-        candidates: list[Candidate] = []
+        candidates: list[ResolvedDocument] = []
         parsed_ok: set[str] = set()
         seen: dict[tuple[str, str], str] = {}
         for source, parsed_or_error in self._parse(list(files)):
@@ -310,7 +249,7 @@ class Indexer(DocumentWriter):
                     )
                     continue
                 seen[key] = str(source)
-                candidates.append(Candidate(source, document, parsed, defaulted))
+                candidates.append(ResolvedDocument(source, document, parsed, defaulted))
         return candidates, parsed_ok
 
     def _prune(
@@ -324,7 +263,7 @@ class Indexer(DocumentWriter):
         paths indexed; a file that exists but failed this run (or parsed to no text: a file
         truncated by accident) keeps its documents, and so does every file under a folder that
         could not be listed (its state is unknown)."""
-        failed = {source for source, _ in self.report.failed} | self._empty
+        failed = {source for source, _ in self.report.failed} | self.writer.empty
         uploads = self._uploads  # an upload is the server's to remove, while its file is there
         for key in sorted(set(stored) - yielded):
             source = Path(stored[key].document.source)

@@ -25,7 +25,9 @@ from ..store.settings import DEFAULT_SECTION_LEVEL, PASSAGE_RULE
 from ..store.staging import staged_copy
 from ..text.analysis import Analyzer
 from .headings import embed_headings
-from .indexer import Indexer, IndexReport, Settings
+from .indexer import Indexer
+from .report import IndexReport, Settings
+from .writer import DocumentWriter
 
 Progress = Callable[[int, int], None]
 
@@ -132,7 +134,10 @@ def run_index(
         IndexingInterrupted: Ctrl-C; its ``report`` counts what was written (kept).
     """
     analyzer = Analyzer(settings.analyzer)
-    indexer = Indexer(store, analyzer, embedder, settings, progress, record, limits)
+    limits = limits or IngestLimits()
+    indexer = Indexer(
+        DocumentWriter(store, analyzer, embedder, settings, progress, record, limits=limits)
+    )
     try:
         report = indexer.run(paths, **options)
         add_heading_vectors(store, embedder, report)
@@ -159,8 +164,12 @@ def reembed_into_copy(
         IndexingInterrupted: Ctrl-C; the old index is kept.
     """
     with staged_copy(store) as staging:
+        analyzer = Analyzer(settings.analyzer)
+        limits = limits or IngestLimits()
         indexer = Indexer(
-            staging.copy, Analyzer(settings.analyzer), embedder, settings, progress, record, limits
+            DocumentWriter(
+                staging.copy, analyzer, embedder, settings, progress, record, limits=limits
+            )
         )
         try:
             report = indexer.run(paths, prune=False, **options)

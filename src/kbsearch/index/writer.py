@@ -1,4 +1,4 @@
-"""The writing half of an indexing run (:class:`kbsearch.index.indexer.Indexer` inherits it):
+"""The writer of an indexing run (:class:`kbsearch.index.indexer.Indexer` holds one):
 each queued document is split into passages, their vectors are computed in batches of about
 ``EMBED_BATCH`` passages across documents (from the embedding cache when the same text was
 embedded before), and each document is written with its passages, FTS5 rows and vectors in one
@@ -17,8 +17,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -29,9 +28,7 @@ from ..records import Document, ParsedDocument, Passage
 from ..store import IndexSettings, Store
 from ..text.analysis import Analyzer, words
 from .chunking import make_passages
-
-if TYPE_CHECKING:
-    from .indexer import IndexReport, Settings
+from .report import IndexReport, Settings
 
 EMBED_BATCH = 64
 
@@ -55,22 +52,25 @@ class _Pending:
     old_access: str | None = None
 
 
+@dataclass
 class DocumentWriter:
-    """Queues documents, then embeds and writes them (the attributes are the
-    :class:`~kbsearch.index.indexer.Indexer`'s)."""
+    """Queues documents, then embeds and writes them into ``store``, counting what it wrote
+    and what failed in ``report`` (the run's); ``record``: the index settings, written with
+    the first document and checked with every other; ``limits``: the ingest limits each
+    document is held to; ``empty``: the sources that parsed to no text this run."""
 
     store: Store
     analyzer: Analyzer
     embedder: Embedder | None
     settings: Settings
-    progress: Callable[[int, int], None] | None
-    record: IndexSettings | None
-    report: IndexReport
-    limits: IngestLimits
-    _pending: list[_Pending]
-    _empty: set[str]
-    _done: int = 0  # passages embedded (or skipped) of this run's ``_total``
-    _total: int = 0
+    progress: Callable[[int, int], None] | None = None
+    record: IndexSettings | None = None
+    report: IndexReport = field(default_factory=IndexReport)
+    limits: IngestLimits = field(default_factory=IngestLimits)
+    empty: set[str] = field(default_factory=set, init=False)
+    _pending: list[_Pending] = field(default_factory=list, init=False)
+    _done: int = field(default=0, init=False)  # passages embedded (or skipped) of ``_total``
+    _total: int = field(default=0, init=False)  # this run's passages to embed
 
     def token_counter(self) -> Callable[[str], int]:
         if self.embedder is None:
@@ -78,7 +78,7 @@ class DocumentWriter:
         embedder = self.embedder
         return lambda text: embedder.token_count(text, "passage")
 
-    def _queue(
+    def queue(
         self,
         document: Document,
         parsed: ParsedDocument,
@@ -88,7 +88,7 @@ class DocumentWriter:
         old_access: str | None,
         budget: Budget | None = None,
     ) -> None:
-        """Split ``document`` and queue it for :meth:`_write_all` (``budget``: its time budget
+        """Split ``document`` and queue it for :meth:`write_all` (``budget``: its time budget
         so far, else a fresh one)."""
         budget = budget or self.limits.budget(document.source)
         try:
@@ -109,11 +109,11 @@ class DocumentWriter:
         if not passages or not parsed.blocks:
             reason = "has only a title" if parsed.title else "has no text"
             self.report.warnings.append((document.source, f"{reason}; nothing indexed"))
-            self._empty.add(document.source)
+            self.empty.add(document.source)
             return
         self._pending.append(_Pending(document, passages, update, budget, defaulted, old_access))
 
-    def _write_all(self) -> None:
+    def write_all(self) -> None:
         """Embed and write the queued documents in batches of about ``EMBED_BATCH`` passages,
         reporting ``(done, total)`` passages to the progress callback (``(0, total)`` first)."""
         self._total = sum(len(item.passages) for item in self._pending)

@@ -10,6 +10,7 @@ from pathlib import Path
 from kbsearch.errors import IngestError
 from kbsearch.ingest.cards import card_id
 from kbsearch.ingest.text import normalize
+from kbsearch.jsonl import json_lines
 from kbsearch.records import Block, ParsedDocument
 
 SUFFIXES = (".jsonl",)
@@ -31,28 +32,25 @@ def iter_corpus(path: Path) -> Iterator[ParsedDocument]:
             names the line).
     """
     seen: set[str] = set()
+
+    def bad_line(number: int, exc: ValueError | RecursionError) -> IngestError:
+        if isinstance(exc, json.JSONDecodeError):
+            return IngestError(f"{path}:{number}: invalid JSON ({exc.msg})")
+        return IngestError(f"{path}:{number}: unreadable JSON value")
+
     try:
-        with path.open(encoding="utf-8-sig") as fh:
-            for number, line in enumerate(fh, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    row = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise IngestError(f"{path}:{number}: invalid JSON ({exc.msg})") from exc
-                except (ValueError, RecursionError) as exc:
-                    raise IngestError(f"{path}:{number}: unreadable JSON value") from exc
-                if not isinstance(row, dict) or "_id" not in row or "text" not in row:
-                    raise IngestError(f"{path}:{number}: a BEIR row needs '_id' and 'text'")
-                doc_id = card_id(row["_id"], path, number)
-                if doc_id in seen:
-                    raise IngestError(f"{path}:{number}: duplicate _id {doc_id!r}")
-                seen.add(doc_id)
-                title = normalize(str(row.get("title") or "")) or None
-                blocks = _blocks(str(row["text"] or ""))
-                if not blocks and title:
-                    blocks = (Block((), title),)
-                yield ParsedDocument(doc_id, title, blocks, {})
+        for number, row in json_lines(path, bad_line, encoding="utf-8-sig"):
+            if not isinstance(row, dict) or "_id" not in row or "text" not in row:
+                raise IngestError(f"{path}:{number}: a BEIR row needs '_id' and 'text'")
+            doc_id = card_id(row["_id"], path, number)
+            if doc_id in seen:
+                raise IngestError(f"{path}:{number}: duplicate _id {doc_id!r}")
+            seen.add(doc_id)
+            title = normalize(str(row.get("title") or "")) or None
+            blocks = _blocks(str(row["text"] or ""))
+            if not blocks and title:
+                blocks = (Block((), title),)
+            yield ParsedDocument(doc_id, title, blocks, {})
     except OSError as exc:
         raise IngestError(f"{path}: cannot read file ({exc.strerror or exc})") from exc
     except UnicodeDecodeError as exc:

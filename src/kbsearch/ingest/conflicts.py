@@ -13,7 +13,7 @@ from kbsearch.store import StoredDocument
 
 
 @dataclass(frozen=True)
-class Candidate:
+class ResolvedDocument:
     """A document resolved this run, not yet written."""
 
     source: Path
@@ -23,14 +23,14 @@ class Candidate:
 
 
 def refuse_claims(
-    candidates: list[Candidate],
+    candidates: list[ResolvedDocument],
     stored: dict[tuple[str, str], StoredDocument],
     parsed_ok: set[str],
-) -> tuple[list[Candidate], list[tuple[str, str]]]:
+) -> tuple[list[ResolvedDocument], list[tuple[str, str]]]:
     """Refuse a document whose doc_id+version is stored from another file that still
     exists and was not re-read this run (re-read files that no longer yield it gave it
     up)."""
-    kept: list[Candidate] = []
+    kept: list[ResolvedDocument] = []
     refused: list[tuple[str, str]] = []
     for cand in candidates:
         old = stored.get((cand.document.doc_id, cand.document.version))
@@ -51,17 +51,17 @@ def refuse_claims(
 
 
 def refuse_overlaps(
-    candidates: list[Candidate],
+    candidates: list[ResolvedDocument],
     stored: dict[tuple[str, str], StoredDocument],
     leaving: set[tuple[str, str]],
-) -> tuple[list[Candidate], list[tuple[str, str]]]:
+) -> tuple[list[ResolvedDocument], list[tuple[str, str]]]:
     """Refuse a version whose effective period overlaps another version of its doc_id,
     stored (unless ``leaving``: pruned by this run) or earlier in this run."""
     versions: dict[str, dict[str, Document]] = {}
     for (doc_id, version), d in stored.items():
         if (doc_id, version) not in leaving:
             versions.setdefault(doc_id, {})[version] = d.document
-    kept: list[Candidate] = []
+    kept: list[ResolvedDocument] = []
     refused: list[tuple[str, str]] = []
     for cand in candidates:
         doc = cand.document

@@ -59,7 +59,7 @@ def _metadata(docinfo: nodes.docinfo) -> dict[str, str]:
     return out
 
 
-class _Walker:
+class _RstWalker:
     def __init__(self, section_level: int) -> None:
         self.outline = Outline(section_level)
         self.metadata: dict[str, str] = {}
@@ -101,7 +101,7 @@ def parse(path: Path, *, section_level: int = DEEPEST_LEVEL) -> list[ParsedDocum
     except (SystemMessage, ValueError, AttributeError, KeyError) as exc:
         reason = " ".join(str(exc).split()) or type(exc).__name__
         raise IngestError(f"{path}: not readable as reStructuredText ({reason[:200]})") from exc
-    walker = _Walker(section_level)
+    walker = _RstWalker(section_level)
     title = tree.next_node(nodes.title)
     if title is not None and title.parent is tree:  # docutils promoted the top title
         walker.outline.title = normalize(title.astext())

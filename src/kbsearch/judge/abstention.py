@@ -19,7 +19,7 @@ from ..ranking.stages import Run
 from ..ranking.trace import Trace
 from ..records import Hit
 from ..retrieve.backend import Backend
-from ..retrieve.routes import QueryEncoder
+from ..retrieve.routes import QueryVectors
 from ..text.analysis import Analyzer
 from .confidence import ConfidenceModel, Decision
 from .evidence import collect
@@ -52,7 +52,7 @@ class AbstentionStage:
         self,
         backend: Backend,
         analyzer: Callable[[], Analyzer],
-        encoder: QueryEncoder,
+        encoder: QueryVectors,
         available: Callable[[], bool] = lambda: True,
         model: ConfidenceModel | None = None,
     ) -> None:

@@ -14,7 +14,7 @@ import math
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
-from ..errors import InvalidArgumentError, OptionConflictError, StorageError
+from ..errors import InvalidArgumentError, OptionConflictError, StorageError, _IndexChanged
 from ..filters import Filters, check_language
 from ..fuse.convex import Candidate, ConvexFused
 from ..fuse.methods import DEFAULT_FUSION, RRF, FusionSpec, parse_fusion, score_fusion
@@ -38,10 +38,6 @@ DEFAULT_ROUTE = HYBRID
 DEFAULT_DEPTH = 100  # hits each route hands to fusion
 DEFAULT_WEIGHTS = (1.0, 1.0)  # RRF weights of the lexical and dense routes
 ATTEMPTS = 5  # runs of one search when another writer removes a hit's passage meanwhile
-
-
-class _IndexChanged(Exception):
-    """A ranked passage was removed by another writer before its row was read."""
 
 
 class RunRows:

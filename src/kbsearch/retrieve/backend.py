@@ -23,9 +23,8 @@ from ..filters import Filters
 from ..records import Document, Passage, PassageRow
 
 if TYPE_CHECKING:
-    from ..fuse.methods import TitleCounts
     from .lexical.bm25 import BM25Explanation
-    from .lexical.terms import QueryTerms
+    from .lexical.query_terms import QueryTerms
 
 Ranking = list[tuple[str, float]]  # (passage_id, score), best first
 
@@ -56,6 +55,23 @@ class Background:
         q = np.asarray(query, dtype=np.float64)
         variance = float(q @ self.covariance @ q)
         return float(q @ self.mean), float(np.sqrt(max(variance, 0.0)))
+
+
+@dataclass(frozen=True)
+class TitleCounts:
+    """How the passages an audience may see share document titles (computed by
+    :func:`kbsearch.index.headings.title_counts`; the fields of learned fusion's
+    ``CollectionStats``).
+
+    ``passages``: passages; ``titled``: those whose document has a title of its own (not the
+    one the indexer makes from the document id); ``unique_titled``: titled passages whose title
+    heads no other passage; ``titles``: distinct titles among the titled passages.
+    """
+
+    passages: int
+    titled: int
+    unique_titled: int
+    titles: int
 
 
 class LexicalStatistics(Protocol):

@@ -17,7 +17,8 @@ import numpy as np
 from ..filters import Filters
 from ..text.analysis import Analyzer
 from .backend import Backend
-from .lexical.terms import QueryTerms, prepare_terms, query_languages
+from .lexical.query_terms import QueryTerms
+from .lexical.terms import prepare_terms, query_languages
 
 HYBRID = "hybrid"
 
@@ -50,8 +51,9 @@ class Route(Protocol):
         ...
 
 
-class QueryEncoder(Protocol):
-    """Turns a query into the vector the dense route searches with."""
+class QueryVectors(Protocol):
+    """Turns a query into the vector the dense route searches with
+    (:class:`kbsearch.retrieve.encoder.QueryEncoder` is the one a knowledge base uses)."""
 
     def available(self) -> bool:
         """True when the index has an embedder (vectors)."""
@@ -76,7 +78,7 @@ class RouteContext:
 
     backend: Backend
     analyzer: Callable[[], Analyzer]
-    encoder: QueryEncoder
+    encoder: QueryVectors
 
 
 class LexicalRoute:

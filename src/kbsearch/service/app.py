@@ -27,11 +27,12 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .. import errors
 from ..embedders import Embedder
+from ..errors import SearchTimeout
 from ..ingest.limits import IngestLimits
 from . import access_log
 from .context import HERE, Service, answer_head
 from .docs import declare_keys, install_docs
-from .engine import Engine, SearchTimeout
+from .engine import Engine
 from .keys import Caller, KeyRing
 from .messages import shown_error
 from .operations import Limits

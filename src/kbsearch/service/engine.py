@@ -29,7 +29,7 @@ from typing import TypeVar
 from ..backends.background import BackgroundSnapshots
 from ..backends.sqlite import SqliteBackend
 from ..embedders import Embedder
-from ..errors import StorageError
+from ..errors import SearchTimeout, StorageError
 from ..filters import AUDIENCES
 from ..ingest.limits import IngestLimits
 from ..knowledge_base import KnowledgeBase, open_kb
@@ -62,10 +62,6 @@ def release_free_memory() -> None:
     its deletion)."""
     if _MALLOC_TRIM is not None:
         _MALLOC_TRIM(0)
-
-
-class SearchTimeout(Exception):
-    """A read ran over the configured time limit."""
 
 
 class Engine:

@@ -21,10 +21,10 @@ from mcp.server.mcpserver.tools import Tool
 from pydantic import BaseModel, create_model, model_validator
 
 from .. import __version__
-from ..errors import KbsearchError
+from ..errors import KbsearchError, SearchTimeout
 from ..knowledge_base import KnowledgeBase
 from . import operations as ops
-from .engine import Engine, SearchTimeout
+from .engine import Engine
 from .messages import shown_error
 
 

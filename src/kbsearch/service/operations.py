@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
-from ..errors import InvalidArgumentError, KbsearchError, QueryError
+from ..errors import DocumentNotFoundError, InvalidArgumentError, QueryError
 from ..filters import parse_day
 from ..ingest.metadata import known_language
 from ..judge.confidence import decision_fields
@@ -20,10 +20,6 @@ from ..records import ROUTES, Filters
 from ..store.upload_files import UploadFiles
 from ..text.analysis import MAX_QUERY_CHARS
 from .present import Catalogue, document_summary, hit_dict, passage_dict, visible_documents
-
-
-class DocumentNotFoundError(KbsearchError, LookupError):
-    """No document with that id is visible to this audience (it may not exist)."""
 
 
 @dataclass(frozen=True)

@@ -14,12 +14,11 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
 from markupsafe import Markup, escape
 
-from ..errors import KbsearchError
+from ..errors import KbsearchError, SearchTimeout
 from ..judge.answer import NO_ANSWER
 from ..pipeline import HYBRID
 from . import operations as ops
 from .context import COOKIE, HERE, Service, answer_head, caller_of, service_of, utf8_query
-from .engine import SearchTimeout
 from .keys import Caller
 from .messages import shown_error
 from .present import visible_documents

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from .. import errors
-from .engine import SearchTimeout
-from .operations import DocumentNotFoundError
-from .uploads import UnsupportedFormatError, UploadTooLargeError
+from ..errors import (
+    DocumentNotFoundError,
+    SearchTimeout,
+    UnsupportedFormatError,
+    UploadTooLargeError,
+)
 
 STATUS = {
     errors.PassageNotFoundError: 404,

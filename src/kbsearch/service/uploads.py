@@ -16,7 +16,12 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import IngestError, InvalidArgumentError, KbsearchError
+from ..errors import (
+    IngestError,
+    InvalidArgumentError,
+    UnsupportedFormatError,
+    UploadTooLargeError,
+)
 from ..filters import parse_day
 from ..index.indexer import IndexReport
 from ..ingest import FORMAT_MODULES, SUPPORTED_SUFFIXES
@@ -32,14 +37,6 @@ ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 # a doc id as a folder makes them (kbsearch.ingest.metadata.path_doc_id): segments like ID
 DOC_ID = re.compile(r"(?=[^\n]{1,128}$)[A-Za-z0-9][A-Za-z0-9._-]*(?:/[A-Za-z0-9][A-Za-z0-9._-]*)*")
 MAX_UPLOAD_BYTES = 20 * 1024 * 1024
-
-
-class UnsupportedFormatError(KbsearchError):
-    """The uploaded file's format is not one kbsearch indexes as a single document."""
-
-
-class UploadTooLargeError(KbsearchError):
-    """The uploaded file is larger than the server accepts."""
 
 
 @dataclass(frozen=True)

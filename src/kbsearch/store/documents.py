@@ -268,6 +268,15 @@ class DocumentStore(StoreBase):
         rows = self.connection.execute(sql + " ORDER BY version, ordinal", params)
         return [_passage(r) for r in rows]
 
+    def heading_rows(self) -> list[tuple[int, str, str, str, str, str]]:
+        """``(row id, passage id, access, document title, section, doc id)`` of every passage,
+        ordered by row id (what heading vectors and title counts are made of)."""
+        rows = self.connection.execute(
+            "SELECT p.id, p.passage_id, p.access, d.title, p.section, p.doc_id FROM passages p"
+            " JOIN documents d ON d.id = p.document ORDER BY p.id"
+        ).fetchall()
+        return [tuple(r) for r in rows]
+
     def filter_columns(self) -> PassageColumns:
         """Every passage's row id, passage id and filter columns, ordered by row id."""
         cursor = self.connection.cursor()

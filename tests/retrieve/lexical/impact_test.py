@@ -39,19 +39,19 @@ def test_knowledge_base_ranking_uses_it_and_reloads_after_writes(tmp_path: Path)
     store = seed_store(tmp_path / "kb.db", PLAIN)
     store.set_settings({"analyzer": "plain"})
     kb = KnowledgeBase(store)
-    assert [p for p, _ in kb.ranking("lexical", "kettle", Filters(), 5)] == ["A", "B"]
+    assert [p for p, _ in kb.routes["lexical"].candidates("kettle", Filters(), 5)] == ["A", "B"]
     first = kb.impact_index("public")
     assert kb.impact_index("public") is first  # cached while nothing is written
     doc = Document(doc_id="A", version="1", title="A", language="en", access="public")
     store.write_document(
         doc, [Passage("A", "A", "1", "", "text", "Teapot notice.", 0)], ["Teapot notice."], None
     )
-    assert [p for p, _ in kb.ranking("lexical", "kettle", Filters(), 5)] == ["B"]
-    assert [p for p, _ in kb.ranking("lexical", "teapot", Filters(), 5)] == ["A"]
+    assert [p for p, _ in kb.routes["lexical"].candidates("kettle", Filters(), 5)] == ["B"]
+    assert [p for p, _ in kb.routes["lexical"].candidates("teapot", Filters(), 5)] == ["A"]
     assert kb.impact_index("public") is not first
     store.delete_document("B", "1")
-    assert kb.ranking("lexical", "kettle", Filters(), 5) == []
-    assert kb.ranking("lexical", "teapot refund", Filters(), 5) == lexical_search(
+    assert kb.routes["lexical"].candidates("kettle", Filters(), 5) == []
+    assert kb.routes["lexical"].candidates("teapot refund", Filters(), 5) == lexical_search(
         store, PLAIN, "teapot refund", Filters(), 5
     )
 

@@ -31,14 +31,13 @@ import numpy as np
 from qdrant_client import models
 
 from ...filters import Audience, Filters
-from ...fuse.methods import TitleCounts
 from ...index.headings import heading_scores_of
 from ...records import Document, Passage, PassageRow
-from ...retrieve.backend import Background, LexicalStatistics
+from ...retrieve.backend import Background, LexicalStatistics, TitleCounts
 from ...retrieve.dense import DenseIndex
 from ...retrieve.lexical.bm25 import BM25Explanation
 from ...retrieve.lexical.impact import ImpactIndex
-from ...retrieve.lexical.terms import QueryTerms
+from ...retrieve.lexical.query_terms import QueryTerms
 from ...store import Store
 from ...text.analysis import Analyzer
 from ..sqlite import SqliteBackend

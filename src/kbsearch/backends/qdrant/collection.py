@@ -23,7 +23,7 @@ import os
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 from qdrant_client import QdrantClient, models
@@ -62,62 +62,6 @@ class ClusterSettings:
     shard_number: int | None = None
     replication_factor: int | None = None
     write_consistency_factor: int | None = None
-
-
-class Collection(Protocol):
-    """The operations kbsearch needs from a Qdrant collection (module docstring)."""
-
-    def ensure(self, dim: int | None) -> None:
-        """Create the collection (dense vectors of ``dim``, or none; both sparse vectors;
-        payload indexes) when missing.
-
-        Raises:
-            BackendUnavailableError: it exists with another dense dimension.
-        """
-        ...
-
-    def upsert(self, points: Sequence[PassagePoint], lengths: LengthStatistics) -> None:
-        """Write ``points`` (replacing those with the same ids) and wait until applied; sparse
-        values are computed with ``lengths`` (recorded in each payload)."""
-        ...
-
-    def delete(self, passage_ids: Sequence[str]) -> None:
-        """Remove the points of ``passage_ids`` (absent ones are ignored) and wait."""
-        ...
-
-    def delete_stale(self, doc_id: str, version: str, keep: Sequence[str]) -> None:
-        """Remove the points of document version ``doc_id``/``version`` whose passage id is not
-        in ``keep`` (a re-indexed version with fewer passages) and wait."""
-        ...
-
-    def query(
-        self,
-        using: str,
-        vector: np.ndarray | tuple[list[int], list[float]],
-        where: models.Filter,
-        limit: int,
-        exact: bool = True,
-        hnsw_ef: int | None = None,
-    ) -> Ranking:
-        """Top ``limit`` passages by the named vector ``using`` (dense: shape ``(dim,)``;
-        sparse: ``(indices, values)``) among the points passing ``where``."""
-        ...
-
-    def points(self, where: models.Filter | None = None) -> list[StoredPoint]:
-        """Every point (passing ``where`` when given), read back (verification)."""
-        ...
-
-    def count(self) -> int:
-        """Number of points."""
-        ...
-
-    def optimize(self) -> None:
-        """Build the indexes now (Edge builds HNSW here; a server does it on its own)."""
-        ...
-
-    def close(self) -> None:
-        """Release the client or shard."""
-        ...
 
 
 def named_vectors(
@@ -188,13 +132,101 @@ def stale_filter(doc_id: str, version: str, keep: Sequence[str]) -> models.Filte
     return models.Filter(must=must, must_not=must_not)
 
 
+@dataclass(frozen=True)
+class Search:
+    """One query as a client runs it: the named vector ``using``, the query vector (sparse
+    ``(indices, values)`` or dense floats), the filter, how many points to ``fetch`` and the
+    search parameters."""
+
+    using: str
+    vector: tuple[list[int], list[float]] | list[float]
+    where: models.Filter
+    fetch: int
+    exact: bool
+    hnsw_ef: int | None
+
+
+class Collection:
+    """The operations kbsearch needs from a Qdrant collection (module docstring). Both clients
+    share :meth:`delete`, :meth:`delete_stale` and :meth:`query` (the cut with its tie margin)
+    and supply the calls to their engine: :meth:`_delete_ids`, :meth:`_delete_where`,
+    :meth:`_search`, and the others."""
+
+    def ensure(self, dim: int | None) -> None:
+        """Create the collection (dense vectors of ``dim``, or none; both sparse vectors;
+        payload indexes) when missing.
+
+        Raises:
+            BackendUnavailableError: it exists with another dense dimension.
+        """
+        raise NotImplementedError
+
+    def upsert(self, points: Sequence[PassagePoint], lengths: LengthStatistics) -> None:
+        """Write ``points`` (replacing those with the same ids) and wait until applied; sparse
+        values are computed with ``lengths`` (recorded in each payload)."""
+        raise NotImplementedError
+
+    def delete(self, passage_ids: Sequence[str]) -> None:
+        """Remove the points of ``passage_ids`` (absent ones are ignored) and wait."""
+        if passage_ids:
+            self._delete_ids([point_id(p) for p in passage_ids])
+
+    def delete_stale(self, doc_id: str, version: str, keep: Sequence[str]) -> None:
+        """Remove the points of document version ``doc_id``/``version`` whose passage id is not
+        in ``keep`` (a re-indexed version with fewer passages) and wait."""
+        self._delete_where(stale_filter(doc_id, version, keep))
+
+    def query(
+        self,
+        using: str,
+        vector: np.ndarray | tuple[list[int], list[float]],
+        where: models.Filter,
+        limit: int,
+        exact: bool = True,
+        hnsw_ef: int | None = None,
+    ) -> Ranking:
+        """Top ``limit`` passages by the named vector ``using`` (dense: shape ``(dim,)``;
+        sparse: ``(indices, values)``) among the points passing ``where``."""
+        if limit <= 0 or (isinstance(vector, tuple) and not vector[0]):
+            return []
+        query = vector if isinstance(vector, tuple) else [float(x) for x in vector]
+        search = Search(using, query, where, limit + TIE_MARGIN, exact, hnsw_ef)
+        return ranked(self._search(search), limit)
+
+    def points(self, where: models.Filter | None = None) -> list[StoredPoint]:
+        """Every point (passing ``where`` when given), read back (verification)."""
+        raise NotImplementedError
+
+    def count(self) -> int:
+        """Number of points."""
+        raise NotImplementedError
+
+    def optimize(self) -> None:
+        """Build the indexes now (Edge builds HNSW here; a server does it on its own)."""
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """Release the client or shard."""
+        raise NotImplementedError
+
+    def _delete_ids(self, ids: list[Any]) -> None:
+        raise NotImplementedError
+
+    def _delete_where(self, where: models.Filter) -> None:
+        raise NotImplementedError
+
+    def _search(self, search: Search) -> Ranking:
+        """The ``(passage_id, score)`` pairs the engine returns, in any order."""
+        raise NotImplementedError
+
+
 _INDEX_KIND = {
     "keyword": models.PayloadSchemaType.KEYWORD,
     "integer": models.PayloadSchemaType.INTEGER,
 }
 
 
-class ClientCollection:
+class ClientCollection(Collection):
     """A collection reached through ``qdrant-client`` (server, cluster or local mode).
 
     Args:
@@ -288,44 +320,27 @@ class ClientCollection:
         if structs:
             self.client.upsert(self.name, structs, wait=True)
 
-    def delete(self, passage_ids: Sequence[str]) -> None:
-        if passage_ids:
-            ids: list[models.ExtendedPointId] = [point_id(p) for p in passage_ids]
-            self.client.delete(self.name, models.PointIdsList(points=ids), wait=True)
+    def _delete_ids(self, ids: list[Any]) -> None:
+        self.client.delete(self.name, models.PointIdsList(points=ids), wait=True)
 
-    def delete_stale(self, doc_id: str, version: str, keep: Sequence[str]) -> None:
-        selector = models.FilterSelector(filter=stale_filter(doc_id, version, keep))
-        self.client.delete(self.name, selector, wait=True)
+    def _delete_where(self, where: models.Filter) -> None:
+        self.client.delete(self.name, models.FilterSelector(filter=where), wait=True)
 
-    def query(
-        self,
-        using: str,
-        vector: np.ndarray | tuple[list[int], list[float]],
-        where: models.Filter,
-        limit: int,
-        exact: bool = True,
-        hnsw_ef: int | None = None,
-    ) -> Ranking:
-        if limit <= 0:
-            return []
-        query: Any
-        if isinstance(vector, tuple):
-            if not vector[0]:
-                return []
-            query = models.SparseVector(indices=vector[0], values=vector[1])
-        else:
-            query = [float(x) for x in vector]
+    def _search(self, search: Search) -> Ranking:
+        query: Any = search.vector
+        if isinstance(query, tuple):
+            query = models.SparseVector(indices=query[0], values=query[1])
+        parameters = models.SearchParams(exact=search.exact, hnsw_ef=search.hnsw_ef)
         response = self.client.query_points(
             self.name,
             query=query,
-            using=using,
-            query_filter=where,
-            limit=limit + TIE_MARGIN,
-            search_params=None if self.local else models.SearchParams(exact=exact, hnsw_ef=hnsw_ef),
+            using=search.using,
+            query_filter=search.where,
+            limit=search.fetch,
+            search_params=None if self.local else parameters,
             with_payload=["passage_id"],
         )
-        found = [(str((p.payload or {})["passage_id"]), float(p.score)) for p in response.points]
-        return ranked(found, limit)
+        return [(str((p.payload or {})["passage_id"]), float(p.score)) for p in response.points]
 
     def points(self, where: models.Filter | None = None) -> list[StoredPoint]:
         out: list[StoredPoint] = []

@@ -17,22 +17,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import qdrant_edge as qe
 from qdrant_client import models
 
 from ...errors import BackendUnavailableError
 from .collection import (
-    TIE_MARGIN,
+    Collection,
     Ranking,
+    Search,
     StoredPoint,
     named_vectors,
     point_payload,
-    ranked,
-    stale_filter,
     stored_point,
 )
-from .points import DENSE, PAYLOAD_INDEXES, SPARSE_ALL, SPARSE_PUBLIC, PassagePoint, point_id
+from .points import DENSE, PAYLOAD_INDEXES, SPARSE_ALL, SPARSE_PUBLIC, PassagePoint
 from .sparse import LengthStatistics
 
 _INDEX_KIND = {"keyword": qe.PayloadSchemaType.Keyword, "integer": qe.PayloadSchemaType.Integer}
@@ -89,7 +87,7 @@ def edge_filter(where: models.Filter) -> qe.Filter:
     )
 
 
-class EdgeCollection:
+class EdgeCollection(Collection):
     """A Qdrant Edge shard in ``path`` (module docstring); ``search_threads`` sizes Edge's
     search pool (``None``: one per CPU)."""
 
@@ -168,45 +166,26 @@ class EdgeCollection:
         if edge_points:
             self._open().update(qe.UpdateOperation.upsert_points(edge_points))
 
-    def delete(self, passage_ids: Sequence[str]) -> None:
-        if passage_ids:
-            ids: list[Any] = [point_id(p) for p in passage_ids]
-            self._open().update(qe.UpdateOperation.delete_points(ids))
+    def _delete_ids(self, ids: list[Any]) -> None:
+        self._open().update(qe.UpdateOperation.delete_points(ids))
 
-    def delete_stale(self, doc_id: str, version: str, keep: Sequence[str]) -> None:
-        where = edge_filter(stale_filter(doc_id, version, keep))
-        self._open().update(qe.UpdateOperation.delete_points_by_filter(where))
+    def _delete_where(self, where: models.Filter) -> None:
+        self._open().update(qe.UpdateOperation.delete_points_by_filter(edge_filter(where)))
 
-    def query(
-        self,
-        using: str,
-        vector: np.ndarray | tuple[list[int], list[float]],
-        where: models.Filter,
-        limit: int,
-        exact: bool = True,
-        hnsw_ef: int | None = None,
-    ) -> Ranking:
-        if limit <= 0:
-            return []
-        query: Any
+    def _search(self, search: Search) -> Ranking:
+        vector: Any = search.vector
         if isinstance(vector, tuple):
-            if not vector[0]:
-                return []
-            query = qe.Query.Nearest(
-                qe.SparseVector(indices=vector[0], values=vector[1]), using=using
-            )
-        else:
-            query = qe.Query.Nearest([float(x) for x in vector], using=using)
+            vector = qe.SparseVector(indices=vector[0], values=vector[1])
         found = self._open().query(
             qe.QueryRequest(
-                limit=limit + TIE_MARGIN,
-                query=query,
-                filter=edge_filter(where),
-                params=qe.SearchParams(exact=exact, hnsw_ef=hnsw_ef),
+                limit=search.fetch,
+                query=qe.Query.Nearest(vector, using=search.using),
+                filter=edge_filter(search.where),
+                params=qe.SearchParams(exact=search.exact, hnsw_ef=search.hnsw_ef),
                 with_payload=["passage_id"],
             )
         )
-        return ranked([(str(p.payload["passage_id"]), float(p.score)) for p in found], limit)
+        return [(str(p.payload["passage_id"]), float(p.score)) for p in found]
 
     def points(self, where: models.Filter | None = None) -> list[StoredPoint]:
         shard, out, offset = self._open(), [], None

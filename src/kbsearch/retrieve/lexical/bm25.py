@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from ...store import Store
-    from .terms import QueryTerms
+    from .query_terms import QueryTerms
 
 K1 = 1.2
 B = 0.75

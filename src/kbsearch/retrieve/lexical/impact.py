@@ -34,8 +34,9 @@ from ...store import Store, fts_table
 from ...text.analysis import Analyzer
 from ..topk import top_k
 from .bm25 import K1, B, fts5_idf
+from .query_terms import QueryTerms
 from .sql import search_sql
-from .terms import QueryTerms, prepare_terms, query_languages
+from .terms import prepare_terms, query_languages
 
 
 @dataclass

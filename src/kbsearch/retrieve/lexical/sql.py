@@ -10,7 +10,8 @@ from __future__ import annotations
 from ...filters import Filters
 from ...store import Store
 from ...text.analysis import Analyzer, match_expression
-from .terms import QueryTerms, prepare_terms, query_languages
+from .query_terms import QueryTerms
+from .terms import prepare_terms, query_languages
 
 
 def sql_terms(store: Store, analyzer: Analyzer, query: str, filters: Filters) -> QueryTerms:

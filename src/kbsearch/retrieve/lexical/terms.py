@@ -16,21 +16,11 @@ folded, and the terms are split in two:
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 from ...filters import Filters
 from ...text.analysis import Analyzer, fold_diacritics
 from .bm25 import CLAMPED_IDF, fts5_idf
-
-
-@dataclass(frozen=True)
-class QueryTerms:
-    """``analysed``: the analyser's terms (shown to users); ``kept`` / ``clamped``: the
-    folded terms as matched, in query order (module docstring)."""
-
-    analysed: tuple[str, ...]
-    kept: tuple[str, ...]
-    clamped: tuple[str, ...]
+from .query_terms import QueryTerms
 
 
 def query_languages(filters: Filters, visible: Sequence[str]) -> list[str]:
