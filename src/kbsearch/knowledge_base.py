@@ -30,13 +30,14 @@ from .errors import (
 from .filters import Filters, check_language
 from .kb_contents import Contents
 from .kb_indexing import Indexing
-from .records import DEFAULT_AUDIENCE, Hit
+from .records import DEFAULT_AUDIENCE, Document, Hit
 from .search import HYBRID, Pipeline, RouteContext, SearchRequest, SearchResult, make_routes
 from .search.abstain import Decision
 from .search.abstention import AbstentionStage, Assessment
-from .search.answer import Answer, compose
+from .search.answer import Answer, QuestionTerms, compose
 from .search.dense import DenseIndex
 from .search.encoder import QueryEncoder
+from .search.evidence import term_statistics
 from .search.explain import Explanation, explain_from_trace
 from .search.fusion import DEFAULT_RRF_K
 from .search.fusion_methods import DEFAULT_FUSION
@@ -276,23 +277,26 @@ class KnowledgeBase(Indexing, Contents):
         assessed = self.assess(query, k=k, filters=filters, min_confidence=min_confidence)
         if assessed.decision is None:  # the index lost its vectors meanwhile
             raise no_vectors
-        document = None
+        documents: dict[tuple[str, str], Document] = {}
         if assessed.hits:
-            top = assessed.hits[0]
+            wanted = {(h.doc_id, h.version) for h in assessed.hits}
             stored = [d.document for d in self.store.documents()]
-            document = next(
-                (d for d in stored if (d.doc_id, d.version) == (top.doc_id, top.version)), None
-            )
-            if document is not None:  # cited with the source a search hit shows, never the
-                # server's absolute path (kbsearch.sources)
-                uploads = uploads_folder(self.store.path)
-                shown = shown_source(document.source, public_root(stored, uploads), uploads)
-                document = replace(document, source=shown)
+            uploads = uploads_folder(self.store.path)
+            root = public_root(stored, uploads)
+            for d in stored:  # cited with the source a search hit shows, never the server's
+                if (d.doc_id, d.version) in wanted:  # absolute path (kbsearch.sources)
+                    shown = shown_source(d.source, root, uploads)
+                    documents[(d.doc_id, d.version)] = replace(d, source=shown)
         language = filters.language if filters is not None else None
         audience = str(filters.audience) if filters is not None else DEFAULT_AUDIENCE
         # the languages this audience may see: staff documents never shape a public answer
         languages = [str(language)] if language else self.store.languages(audience)
-        return compose(query, assessed.decision, assessed.hits, document, languages)
+        statistics = term_statistics(self.impact_index(audience), self.analyzer, query, languages)
+        question = QuestionTerms(statistics.words, statistics.idf, self.analyzer.name)
+        cosines = dict(assessed.routes.get("dense", ()))
+        return compose(
+            query, assessed.decision, assessed.hits, documents, languages, question, cosines
+        )
 
     def passage_rows_of(self, passage_ids: Sequence[str]) -> dict[str, PassageRow]:
         """Stored passages by id (callers pass ids a search of theirs returned)."""

@@ -16,7 +16,7 @@ from markupsafe import Markup, escape
 
 from ..errors import KbsearchError
 from ..search import HYBRID
-from ..search.answer import NO_ANSWER
+from ..search.answer import NO_ANSWER, UNCERTAIN_NOTE
 from . import operations as ops
 from .context import COOKIE, HERE, Service, caller_of, service_of
 from .engine import SearchTimeout
@@ -101,6 +101,7 @@ async def search_page(
         "caller": caller,
         "has_report": service.report is not None and caller.audience == "staff",
         "no_answer": NO_ANSWER,
+        "uncertain_note": UNCERTAIN_NOTE,
     }
     return templates.TemplateResponse(request, "search.html", context, status_code=status)
 

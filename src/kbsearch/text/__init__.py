@@ -1,0 +1,1 @@
+"""Text processing shared by indexing and answering (sentence segmentation, ...)."""
