@@ -1,5 +1,5 @@
 """Probe candidate evidence for the abstention model (issue 12) on the dev halves: does a signal
-add anything to the shipped model's features (:data:`kbsearch.search.abstain.FEATURES`)?
+add anything to the shipped model's features (:data:`kbsearch.judge.confidence.FEATURES`)?
 Nothing here ships; the findings are in docs/benchmarks.md ("Answer or abstain").
 
     # 1. out-of-fold relevance models on the fusion dumps (benchmarks/ranking_dump.py --titles):
@@ -51,24 +51,24 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import train_abstain as ta  # noqa: E402
 
-from kbsearch.analysis import stem_words, words  # noqa: E402
 from kbsearch.evaluation.abstention import auroc  # noqa: E402
-from kbsearch.knowledge_base import open_kb  # noqa: E402
-from kbsearch.search import evidence as ev  # noqa: E402
-from kbsearch.search.abstain import FEATURES  # noqa: E402
-from kbsearch.search.abstain_fit import TrainingRow, _logistic, fold_of, weights  # noqa: E402
-from kbsearch.search.fusion_convex import Candidate  # noqa: E402
-from kbsearch.search.fusion_learned import FEATURES as FUSION_FEATURES  # noqa: E402
-from kbsearch.search.fusion_learned import (  # noqa: E402
+from kbsearch.fuse.convex import Candidate  # noqa: E402
+from kbsearch.fuse.learned import FEATURES as FUSION_FEATURES  # noqa: E402
+from kbsearch.fuse.learned import (  # noqa: E402
     CollectionStats,
     features,
     fuse_learned,
     load_model,
     shipped_model,
 )
-from kbsearch.search.lexical.bm25 import fts5_idf  # noqa: E402
-from kbsearch.stopwords import content_words, strip_elisions  # noqa: E402
-from kbsearch.titles import passage_headings  # noqa: E402
+from kbsearch.index.headings import passage_headings  # noqa: E402
+from kbsearch.judge import evidence as ev  # noqa: E402
+from kbsearch.judge.confidence import FEATURES  # noqa: E402
+from kbsearch.judge.confidence_fit import TrainingRow, _logistic, fold_of, weights  # noqa: E402
+from kbsearch.knowledge_base import open_kb  # noqa: E402
+from kbsearch.retrieve.lexical.bm25 import fts5_idf  # noqa: E402
+from kbsearch.text.analysis import stem_words, words  # noqa: E402
+from kbsearch.text.stopwords import content_words, strip_elisions  # noqa: E402
 
 DATASETS = ["covid_faq_en", "piaf_fr", "scifact", "spf_qr_fr"]
 FOLDS = 5

@@ -2,7 +2,7 @@
 
 ``collect`` runs the search once per question and keeps what ``compose`` reads (hits,
 decision, documents, question terms, cosines) in a pickle; ``grid`` then composes every
-answer again under each setting of :mod:`kbsearch.search.span` (module constants) and prints
+answer again under each setting of :mod:`kbsearch.judge.span` (module constants) and prints
 the share of questions whose shown answer holds a gold answer, and the median length.
 
     python benchmarks/answer_tune.py collect --db /tmp/ans/piaf_fr.db \
@@ -27,11 +27,11 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 from kbsearch.evaluation.answers import gold_of, read_gold_answers  # noqa: E402
 from kbsearch.evaluation.formats import load_questions  # noqa: E402
 from kbsearch.evaluation.runner import question_filters  # noqa: E402
+from kbsearch.judge import span as span_module  # noqa: E402
+from kbsearch.judge.answer import QuestionTerms, compose  # noqa: E402
+from kbsearch.judge.confidence import Decision  # noqa: E402
+from kbsearch.judge.evidence import term_statistics  # noqa: E402
 from kbsearch.knowledge_base import open_kb  # noqa: E402
-from kbsearch.search import span as span_module  # noqa: E402
-from kbsearch.search.abstain import Decision  # noqa: E402
-from kbsearch.search.answer import QuestionTerms, compose  # noqa: E402
-from kbsearch.search.evidence import term_statistics  # noqa: E402
 
 
 def collect(args: argparse.Namespace) -> None:

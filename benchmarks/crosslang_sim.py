@@ -32,8 +32,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from ranking_lab import candidates  # noqa: E402
 
-from kbsearch.search.crosslang import LANGUAGE_BOUND  # noqa: E402
-from kbsearch.search.fusion_convex import Candidate  # noqa: E402
+from kbsearch.fuse.convex import Candidate  # noqa: E402
+from kbsearch.retrieve.crosslang import LANGUAGE_BOUND  # noqa: E402
 
 SHARE = (0.2, 0.8)  # a question's share of candidates in the other language
 SEED = 13

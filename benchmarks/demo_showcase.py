@@ -19,9 +19,9 @@ from pathlib import Path
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import kbsearch  # noqa: E402
-from kbsearch.demo import example_searches  # noqa: E402
+from kbsearch.fuse.methods import DEFAULT_FUSION  # noqa: E402
 from kbsearch.records import Hit  # noqa: E402
-from kbsearch.search.fusion_methods import DEFAULT_FUSION  # noqa: E402
+from kbsearch.tasks.demo import example_searches  # noqa: E402
 
 TOP = 3
 

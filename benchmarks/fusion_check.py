@@ -32,8 +32,8 @@ import kbsearch  # noqa: E402
 from kbsearch.evaluation.formats import load_questions  # noqa: E402
 from kbsearch.evaluation.judging import set_qrels  # noqa: E402
 from kbsearch.evaluation.runner import question_filters  # noqa: E402
-from kbsearch.search.routes import LexicalRoute  # noqa: E402
-from kbsearch.titles import heading_text  # noqa: E402
+from kbsearch.index.headings import heading_text  # noqa: E402
+from kbsearch.retrieve.routes import LexicalRoute  # noqa: E402
 
 
 def main() -> None:

@@ -26,8 +26,8 @@ from kbsearch.evaluation.formats import load_questions  # noqa: E402
 from kbsearch.evaluation.judging import judge_hits, set_qrels  # noqa: E402
 from kbsearch.evaluation.metrics import evaluate_run  # noqa: E402
 from kbsearch.evaluation.trec import write_trec_qrels, write_trec_run  # noqa: E402
+from kbsearch.fuse.rrf import reciprocal_rank_fusion  # noqa: E402
 from kbsearch.records import Filters, Hit  # noqa: E402
-from kbsearch.search.fusion import reciprocal_rank_fusion  # noqa: E402
 
 MEASURES = ("nDCG@10", "MRR@10", "R@5", "R@100")
 

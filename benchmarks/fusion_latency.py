@@ -8,7 +8,7 @@ encoder) and, with ``--encode``, each query encoded again as ``kbsearch eval`` t
 The methods run interleaved, question by question, so that a change in the machine's load hits
 them alike; the load average is printed with the table (timings on a shared machine are
 ratios, not absolutes). ``--detect`` clears the query-language cache before each search
-(:mod:`kbsearch.search.crosslang`: in an index of several languages every new query is
+(:mod:`kbsearch.retrieve.crosslang`: in an index of several languages every new query is
 detected once), the worst case of a stream of distinct queries.
 """
 
@@ -51,7 +51,7 @@ def main() -> None:
                     if args.encode:
                         kb.clear_query_cache()
                     if args.detect:
-                        from kbsearch.search.crosslang import query_language
+                        from kbsearch.retrieve.crosslang import query_language
 
                         query_language.cache_clear()
                     start, start_cpu = time.perf_counter(), time.process_time()

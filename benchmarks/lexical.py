@@ -29,11 +29,11 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from _common import load_beir, percentile, summary, time_each  # noqa: E402
 
-from kbsearch.analysis import Analyzer, words  # noqa: E402
 from kbsearch.knowledge_base import KnowledgeBase  # noqa: E402
 from kbsearch.records import Document, Filters, Passage  # noqa: E402
-from kbsearch.search.lexical.sql import lexical_search  # noqa: E402
+from kbsearch.retrieve.lexical.sql import lexical_search  # noqa: E402
 from kbsearch.store import Store  # noqa: E402
+from kbsearch.text.analysis import Analyzer, words  # noqa: E402
 
 
 def ndcg10(run: dict[str, list[str]], qrels: dict) -> float:
@@ -208,7 +208,7 @@ def synthetic(n: int, queries: int, seed: int = 0) -> None:
                 for q in qs
             )
             print(f"  {label} identical results: {same}/{len(qs)} queries")
-        from kbsearch.analysis import match_expression
+        from kbsearch.text.analysis import match_expression
 
         plan = store.lexical_plan(match_expression(words(qs[0])), filtered, 10)
         print("  plan of the filtered query: " + " | ".join(plan))

@@ -8,7 +8,7 @@ DIR``). For each question (searched as ``kbsearch eval`` searches it: the questi
 language and day):
 
 - kbsearch: the hybrid top 10 of the pipeline on the Qdrant backend (each route's top 100 from
-  Qdrant Edge, fused by :func:`kbsearch.search.fusion.reciprocal_rank_fusion`, k 10, ties by
+  Qdrant Edge, fused by :func:`kbsearch.fuse.rrf.reciprocal_rank_fusion`, k 10, ties by
   evidence);
 - Qdrant: one Edge query with two prefetches, the same dense query vector (exact) and the same
   sparse query (the kept terms) on the same sparse vector, each ``limit`` 100 with the same

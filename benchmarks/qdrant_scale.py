@@ -14,7 +14,8 @@ in force on a day, English: about 37 % of the points pass). Printed per size:
 - build: seconds to write the points, seconds to build HNSW (and the segments and indexed
   vectors Qdrant Edge then reports), the shard's size on disk, and
   the process's peak resident memory (which includes the numpy copy the exact scan uses);
-- embedded exact scan (:class:`kbsearch.search.dense.DenseIndex`, the SQLite backend's dense route):
+- embedded exact scan (:class:`kbsearch.retrieve.dense.DenseIndex`, the SQLite backend's dense
+  route):
   p50 / p99 per query;
 - Qdrant Edge exact (``exact=True``) and HNSW at each ``hnsw_ef``: p50 / p99, and recall@10
   against the exact top 10 (the embedded scan's ids; ties are not an issue with random data).
@@ -56,7 +57,7 @@ from kbsearch.backends.qdrant.points import DENSE, PassagePoint, payload  # noqa
 from kbsearch.backends.qdrant.sparse import LengthStatistics, SparseWeights  # noqa: E402
 from kbsearch.filters import Filters  # noqa: E402
 from kbsearch.records import Document, Passage  # noqa: E402
-from kbsearch.search.dense import DenseIndex  # noqa: E402
+from kbsearch.retrieve.dense import DenseIndex  # noqa: E402
 from kbsearch.store import VectorTable  # noqa: E402
 
 DIM = 384

@@ -6,7 +6,7 @@ re-running search per variant (``benchmarks/ranking_lab.py`` reads these files).
         --db scifact.db --split dev --out runs/scifact.dev.pkl [--titles]
 
 Per question: its qrels, the lexical top 100 without stop words (the analysis before them), the
-lexical top 100 with stop words and elisions dropped from the query (:mod:`kbsearch.stopwords`,
+lexical top 100 with stop words and elisions dropped from the query (:mod:`kbsearch.text.stopwords`,
 the default now), the dense top 100, and for every candidate its judged key, its doc title, its
 score in every route and (with ``--titles``) the cosine of the query with the title's vector
 (titles embedded once per dataset, cached next to ``--out``).
@@ -25,13 +25,13 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 import numpy as np  # noqa: E402
 
 import kbsearch  # noqa: E402
-from kbsearch.analysis import Analyzer, fold_diacritics  # noqa: E402
 from kbsearch.evaluation.formats import load_questions  # noqa: E402
 from kbsearch.evaluation.judging import judge_hits, set_qrels  # noqa: E402
 from kbsearch.records import Filters, Hit  # noqa: E402
-from kbsearch.search.lexical.bm25 import CLAMPED_IDF, fts5_idf  # noqa: E402
-from kbsearch.search.lexical.impact import ImpactIndex  # noqa: E402
-from kbsearch.search.lexical.terms import QueryTerms  # noqa: E402
+from kbsearch.retrieve.lexical.bm25 import CLAMPED_IDF, fts5_idf  # noqa: E402
+from kbsearch.retrieve.lexical.impact import ImpactIndex  # noqa: E402
+from kbsearch.retrieve.lexical.terms import QueryTerms  # noqa: E402
+from kbsearch.text.analysis import Analyzer, fold_diacritics  # noqa: E402
 
 
 def query_terms(index: ImpactIndex, analyzer: Analyzer, text: str, stopwords: bool) -> QueryTerms:

@@ -23,7 +23,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from kbsearch.search.fusion_convex import Candidate, convex_fusion  # noqa: E402
+from kbsearch.fuse.convex import Candidate, convex_fusion  # noqa: E402
 
 DATASETS = ("scifact", "covid_faq_en", "spf_qr_fr", "piaf_fr")
 
@@ -153,7 +153,7 @@ def methods() -> dict[str, Method]:
 
 
 def check_against_module(questions: list[dict]) -> None:
-    """The array shortcut ranks as :func:`kbsearch.search.fusion_convex.convex_fusion` does."""
+    """The array shortcut ranks as :func:`kbsearch.fuse.convex.convex_fusion` does."""
     for q in questions[:20]:
         x = Arrays(q, "lexical_stop")
         w = {"lexical": 0.3, "dense": 0.7, "title": 0.2}

@@ -3,8 +3,10 @@
 Writes the TREC run of every route (lexical, dense, hybrid; ``--depth`` hits each, passage ids
 as returned by ``KnowledgeBase.search``) for the queries of one qrels split of a BEIR folder,
 with the current code, and compares it with reference runs: the same queries, the same passage
-ids in the same order, and scores equal within ``--tolerance`` (1e-9). Prints a summary per
-route and exits 1 on any difference (2 on a usage error).
+ids in the same order, and scores equal within ``--tolerance`` (1e-9); and the abstention
+stage's decision of each query (``KnowledgeBase.assess``: ``answerable`` equal, ``confidence``
+within the tolerance). Prints a summary per route and exits 1 on any difference (2 on a usage
+error).
 
 The reference is either a directory of TREC runs (``--ref-runs``: ``lexical.trec``,
 ``dense.trec``, ``hybrid.trec``, e.g. written earlier with ``--write-runs``) or a git commit
@@ -98,6 +100,44 @@ def write_runs(dataset: Path, db: Path, split: str, depth: int, out: Path) -> No
                         for h in hits
                     )
                 (out / f"{route}.trec").write_text("".join(lines), encoding="utf-8")
+            (out / DECISIONS).write_text(json.dumps(decisions(kb, queries)), encoding="utf-8")
+
+
+DECISIONS = "decisions.json"
+
+
+def decisions(kb: object, queries: dict[str, str]) -> dict[str, object]:
+    """``qid -> [answerable, confidence]`` of ``kb.assess`` (default arguments: the hybrid
+    route, the default fusion), or the error's text; ``{}`` for an index without vectors."""
+    from kbsearch import Filters
+
+    out: dict[str, object] = {}
+    for qid, text in queries.items():
+        try:
+            decision = kb.assess(text, filters=Filters()).decision  # type: ignore[attr-defined]
+        except Exception as err:  # recorded and compared, not hidden
+            out[qid] = f"{type(err).__name__}: {err}"
+            continue
+        out[qid] = None if decision is None else [decision.answerable, decision.confidence]
+    return out
+
+
+def compare_decisions(current: Path, reference: Path, tolerance: float) -> tuple[int, int, float]:
+    """``(queries, queries differing, max |confidence difference|)``: a query differs when
+    its answerable flag or error differs, or its confidence by more than ``tolerance``."""
+    if not (reference / DECISIONS).is_file():  # reference runs written before decisions were
+        return 0, 0, 0.0
+    now = json.loads((current / DECISIONS).read_text(encoding="utf-8"))
+    ref = json.loads((reference / DECISIONS).read_text(encoding="utf-8"))
+    differing, gap = 0, 0.0
+    for qid in sorted(set(now) | set(ref)):
+        a, b = ref.get(qid), now.get(qid)
+        if isinstance(a, list) and isinstance(b, list):
+            gap = max(gap, abs(a[1] - b[1]))
+            differing += a[0] != b[0] or abs(a[1] - b[1]) > tolerance
+        else:
+            differing += a != b
+    return len(set(now) | set(ref)), differing, gap
 
 
 def read_run(path: Path) -> tuple[dict[str, Ranked], dict[str, str]]:
@@ -215,6 +255,7 @@ def main(argv: list[str] | None = None) -> int:
             )
         write_runs(args.dataset, args.db, args.split, args.depth, current)
         diffs = [compare_route(r, current, ref_dir, args.tolerance) for r in ROUTES]
+        judged = compare_decisions(current, ref_dir, args.tolerance)
     label = args.ref_commit or str(args.ref_runs)
     print(f"{args.dataset.name} ({args.split}, depth {args.depth}) against {label}:")
     for d in diffs:
@@ -227,7 +268,13 @@ def main(argv: list[str] | None = None) -> int:
         )
         if d.first:
             print(f"           first difference: {d.first}")
-    return 0 if all(d.same for d in diffs) else 1
+    queries, differing, gap = judged
+    print(
+        f"  assess   {'identical' if not differing else 'DIFFERENT':9} queries {queries},"
+        f" answerable or confidence beyond {args.tolerance:g} differing: {differing},"
+        f" max |confidence difference| {gap:.3g}"
+    )
+    return 0 if all(d.same for d in diffs) and not differing else 1
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""Train and measure the abstention model (kbsearch.search.abstain) on the shared datasets.
+"""Train and measure the abstention model (kbsearch.judge.confidence) on the shared datasets.
 
 Steps, each reproducible:
 
@@ -10,7 +10,7 @@ Steps, each reproducible:
   python benchmarks/train_abstain.py table /tmp/ev_dev.pkl --out benchmarks/data/abstain_dev.tsv
   # 2. fit the model on the dev table (deterministic: the same table gives the same file)
   python benchmarks/train_abstain.py fit benchmarks/data/abstain_dev.tsv \
-      --out src/kbsearch/search/models/abstain.json
+      --out src/kbsearch/judge/models/abstain.json
   # 3. measure it on the final half
   python benchmarks/train_abstain.py features ... --split final \
       --out benchmarks/data/abstain_final.tsv
@@ -52,13 +52,13 @@ import numpy as np
 from kbsearch.evaluation.abstention import summarise, summarise_groups
 from kbsearch.evaluation.formats import load_questions
 from kbsearch.filters import Filters
+from kbsearch.fuse.rrf import DEFAULT_RRF_K, reciprocal_rank_fusion
+from kbsearch.judge.confidence import DENSE_FEATURES, FEATURES, ConfidenceModel, features
+from kbsearch.judge.confidence_fit import TrainingRow, cross_validated, dumps, fit
+from kbsearch.judge.evidence import Background, gather, term_statistics
 from kbsearch.knowledge_base import open_kb
-from kbsearch.language import detect_language
-from kbsearch.search.abstain import DENSE_FEATURES, FEATURES, ConfidenceModel, features
-from kbsearch.search.abstain_fit import TrainingRow, cross_validated, dumps, fit
-from kbsearch.search.evidence import Background, gather, term_statistics
-from kbsearch.search.fusion import DEFAULT_RRF_K, reciprocal_rank_fusion
-from kbsearch.search.topk import top_k
+from kbsearch.retrieve.topk import top_k
+from kbsearch.text.language import detect_language
 
 PARTNER = {
     "covid_faq_en": "scifact",
@@ -352,17 +352,16 @@ def report_command(args) -> None:
 def demo_command(args) -> None:
     """Confidence of every demo question (public audience unless staff-only, its as_of),
     against a demo index built in ``--work`` (with the default embedder) if absent."""
-    from kbsearch.demo import demo_files, examples_dir
     from kbsearch.evaluation.judging import matches
     from kbsearch.evaluation.runner import question_filters
-    from kbsearch.search.evidence import BackgroundCache, collect
+    from kbsearch.judge.evidence import collect
+    from kbsearch.tasks.demo import demo_files, examples_dir
 
     model = ConfidenceModel.load(args.model)
     threshold = model.threshold if args.threshold is None else args.threshold
     path = Path(args.work) / "demo.db"
     path.parent.mkdir(parents=True, exist_ok=True)
     qset = load_questions(examples_dir() / "questions.jsonl")
-    cache = BackgroundCache()
     items = []
     with open_kb(path, create=not path.exists()) as kb:
         if not kb.settings:
@@ -373,7 +372,16 @@ def demo_command(args) -> None:
             dense = kb.ranking("dense", q.text, filters, DEPTH)
             hits = kb.search(q.text, k=K, filters=filters)
             hit = any(matches(r, h) for r in q.relevant for h in hits)
-            evidence = collect(kb, q.text, filters, lexical, dense, cache)
+            evidence = collect(
+                kb.backend,
+                kb.analyzer,
+                q.text,
+                filters,
+                lexical,
+                dense,
+                kb.query_vector(q.text),
+                kb.passage_rows_of,
+            )
             confidence = model.decide(evidence, threshold).confidence
             items.append(
                 {

@@ -1,9 +1,9 @@
-"""Train and evaluate the learned fusion (:mod:`kbsearch.search.fusion_learned`) on the candidate
+"""Train and evaluate the learned fusion (:mod:`kbsearch.fuse.learned`) on the candidate
 dumps of ``benchmarks/ranking_dump.py`` (``DATASET.SPLIT.pkl`` in one folder).
 
     python benchmarks/train_fusion.py cv /tmp/rk --db-dir /work/idx          # dev: choose
     python benchmarks/train_fusion.py train /tmp/rk --db-dir /work/idx \\
-        --out src/kbsearch/search/models/fusion_lgbm.txt                     # dev: fit, ship
+        --out src/kbsearch/fuse/models/fusion_lgbm.txt                     # dev: fit, ship
     python benchmarks/train_fusion.py report /tmp/rk --db-dir /work/idx --split final
     python benchmarks/train_fusion.py time /tmp/rk --db-dir /work/idx --split dev   # ms/question
 
@@ -38,16 +38,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from crosslang_sim import SEED, crossed, missing_sets  # noqa: E402
 from ranking_lab import DATASETS, candidates, methods, minmax, ndcg10, rrf  # noqa: E402
 
-from kbsearch.search.fusion import reciprocal_rank_fusion  # noqa: E402
-from kbsearch.search.fusion_convex import Candidate, convex_fusion  # noqa: E402
-from kbsearch.search.fusion_learned import (  # noqa: E402
+from kbsearch.fuse.convex import Candidate, convex_fusion  # noqa: E402
+from kbsearch.fuse.learned import (  # noqa: E402
     FEATURES,
     CollectionStats,
     features,
     fuse_learned,
     load_model,
 )
-from kbsearch.search.tree_ensemble import TreeEnsemble  # noqa: E402
+from kbsearch.fuse.rrf import reciprocal_rank_fusion  # noqa: E402
+from kbsearch.fuse.trees import TreeEnsemble  # noqa: E402
 
 LEXICAL = "lexical_stop"  # the lexical route's default analysis (stop words dropped)
 PARAMS = {
@@ -459,7 +459,7 @@ def time_main(args: argparse.Namespace) -> None:
     import os
     import time
 
-    from kbsearch.search.fusion_convex import convex_fusion
+    from kbsearch.fuse.convex import convex_fusion
 
     model = load_model(args.model)
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
@@ -518,7 +518,7 @@ def main() -> None:
     parser.add_argument(
         "--model",
         type=Path,
-        default=Path(__file__).resolve().parents[1] / "src/kbsearch/search/models/fusion_lgbm.txt",
+        default=Path(__file__).resolve().parents[1] / "src/kbsearch/fuse/models/fusion_lgbm.txt",
     )
     args = parser.parse_args()
     commands = {"cv": cv_main, "train": train_main, "report": report_main, "time": time_main}

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import pytest
 from support import FakeEmbedder, LengthReranker
 
-from kbsearch.search import rerankers
+from kbsearch.rerank import rerankers
 
 
 @pytest.fixture

@@ -211,7 +211,7 @@ def test_slug_rule_examples() -> None:
 
 
 def test_slug_rule_matches_the_library() -> None:
-    import kbsearch.chunking as chunking
+    import kbsearch.index.chunking as chunking
 
     headings = {h for row in inventory() for h in outline(row["file"])[1]}
     assert headings

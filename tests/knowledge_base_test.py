@@ -345,3 +345,25 @@ def test_explain_names_the_language_filter_that_leaves_a_passage_out(tmp_path: P
         staff = Filters(audience="staff", as_of=DAY, language="en")
         with pytest.raises(PassageNotFoundError, match="is in fr: the language filter"):
             kb.explain("colis", "geste@v1#montant", filters=staff)
+
+
+def own_statements(kb: KnowledgeBase, call: object) -> list[str]:
+    """The SQL statements ``call()`` runs on ``kb``'s store (FTS5's own nested ones, which
+    SQLite's trace shows as ``-- ...``, left out)."""
+    seen: list[str] = []
+    with kb.store.tracing(seen.append):
+        call()  # type: ignore[operator]
+    return [s for s in seen if not s.startswith("--")]
+
+
+def test_a_warm_search_and_assess_run_at_most_four_statements(kb: KnowledgeBase) -> None:
+    filters = Filters(as_of=DAY)
+    for _ in range(2):  # warm: the generation's snapshot parts are built
+        kb.search("lost parcel refund", filters=filters)
+        kb.assess("lost parcel refund", filters=filters)
+    searched = own_statements(kb, lambda: kb.search("lost parcel refund", filters=filters))
+    assert len(searched) <= 4, searched
+    assessed = own_statements(kb, lambda: kb.assess("lost parcel refund", filters=filters))
+    assert len(assessed) <= 4, assessed
+    # the passages are read once per search (the hits' rows and the evidence's texts)
+    assert sum("FROM passages p WHERE p.passage_id IN" in s for s in assessed) == 1

@@ -12,11 +12,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kbsearch.analysis import Analyzer, words
 from kbsearch.embedders import Role, check_token_limit, check_vectors, l2_normalise
 from kbsearch.knowledge_base import KnowledgeBase, open_kb
 from kbsearch.records import Document, Passage
 from kbsearch.store import Store
+from kbsearch.text.analysis import Analyzer, words
 
 FIXTURES_ROOT = Path(__file__).parent / "fixtures"
 
@@ -152,19 +152,19 @@ def seed_store(path: Path, analyzer: Analyzer) -> Store:
 SLOW_INDEX = """
 import sys, time
 sys.path.insert(0, {tests!r})
-import kbsearch.indexing, kbsearch.index_write, kbsearch.embedder_slot
+import kbsearch.index.indexer, kbsearch.index.writer, kbsearch.index.embedder_slot
 from support import FakeEmbedder
-kbsearch.index_write.EMBED_BATCH = 1
-write = kbsearch.indexing.Indexer._write_batch
+kbsearch.index.writer.EMBED_BATCH = 1
+write = kbsearch.index.indexer.Indexer._write_batch
 def slow(self, batch):
     write(self, batch)
     print("batch", flush=True)
     time.sleep({pause})
-kbsearch.indexing.Indexer._write_batch = slow
-load = kbsearch.embedder_slot.load_embedder
-kbsearch.embedder_slot.load_embedder = (
+kbsearch.index.indexer.Indexer._write_batch = slow
+load = kbsearch.index.embedder_slot.load_embedder
+kbsearch.index.embedder_slot.load_embedder = (
     lambda spec: FakeEmbedder(name=spec) if spec.startswith("fake:") else load(spec))
-kbsearch.embedder_slot.resolve_spec = lambda spec: spec or "fake:bow"
+kbsearch.index.embedder_slot.resolve_spec = lambda spec: spec or "fake:bow"
 from kbsearch.cli import cli
 cli(sys.argv[1:])
 """
@@ -209,12 +209,13 @@ class LengthReranker:
 FAKE_CLI = """
 import sys
 sys.path.insert(0, {tests!r})
-import kbsearch.embedder_slot
+import kbsearch.index.embedder_slot
 from support import FakeEmbedder
-load, resolve = kbsearch.embedder_slot.load_embedder, kbsearch.embedder_slot.resolve_spec
-kbsearch.embedder_slot.load_embedder = (
+load = kbsearch.index.embedder_slot.load_embedder
+resolve = kbsearch.index.embedder_slot.resolve_spec
+kbsearch.index.embedder_slot.load_embedder = (
     lambda spec: FakeEmbedder(name=spec) if spec.startswith("fake:") else load(spec))
-kbsearch.embedder_slot.resolve_spec = (
+kbsearch.index.embedder_slot.resolve_spec = (
     lambda spec: spec if spec and spec.startswith("fake:") else resolve(spec))
 from kbsearch.cli import cli
 cli(sys.argv[1:])

@@ -9,7 +9,7 @@ with kbsearch.open_kb("kb.db", create=True) as kb:
 from . import errors
 from .knowledge_base import KnowledgeBase, open_kb
 from .records import Document, Filters, Hit, Passage
-from .search.rerankers import RerankSettings
+from .rerank.rerankers import RerankSettings
 
 __version__ = "0.1.0"
 __all__ = [

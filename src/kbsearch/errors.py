@@ -83,6 +83,12 @@ class IngestError(KbsearchError):
     """A source file cannot be turned into passages (unreadable, corrupt, no text)."""
 
 
+class LimitExceededError(IngestError):
+    """A source file is over an ingest limit (its size, what it expands to, its pages, its
+    passages, the time it takes: :mod:`kbsearch.ingest.limits`); it is refused whole and
+    nothing of it is written. The message names the limit."""
+
+
 class InventoryError(KbsearchError, ValueError):
     """The inventory CSV is malformed: missing columns, duplicate doc_id+version, bad dates."""
 

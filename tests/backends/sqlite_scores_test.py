@@ -16,7 +16,7 @@ import kbsearch
 from kbsearch.backends.sqlite import SqliteBackend
 from kbsearch.filters import Filters
 from kbsearch.knowledge_base import KnowledgeBase
-from kbsearch.search.routes import LexicalRoute
+from kbsearch.retrieve.routes import LexicalRoute
 
 QUERIES = ["lost parcel refund", "return window days", "late parcel goodwill", "colis perdu"]
 

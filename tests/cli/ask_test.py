@@ -94,6 +94,34 @@ def test_ask_shares_search_color_option(db: str) -> None:
     assert "\x1b[1mlost parcel\x1b[0m" in bold or "\x1b[1mlost\x1b[0m" in bold, repr(bold)
 
 
+def test_ask_on_an_index_with_nothing_public_says_why(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every document staff-only (no access label): ``ask`` said only "The documents don't
+    say (confidence 0.00)"; it now says why, as ``search`` does, counting nothing hidden."""
+    from support import FILES, FakeEmbedder, write_files
+
+    from kbsearch import embedders
+
+    monkeypatch.setitem(embedders.EMBEDDERS, "fake", (lambda arg, threads: FakeEmbedder(), "test"))
+    files = {name: text for name, text in FILES.items() if name != "inventory.csv"}
+    docs = write_files(tmp_path / "docs", files)
+    db = str(tmp_path / "kb.db")
+    runner = CliRunner()
+    indexed = runner.invoke(cli, ["index", str(docs), "--db", db, "--embedder", "fake"])
+    assert indexed.exit_code == 0, indexed.output
+    result = runner.invoke(cli, ["ask", "is a lost parcel refunded", "--db", db])
+    assert result.exit_code == 0, result.output
+    assert "The documents don't say" in result.stdout
+    err = result.stderr
+    assert "no passage is visible to the public audience" in err
+    assert "--audience staff" in err and "--default-access public" in err
+    assert not any(ch.isdigit() for ch in err), err  # no count of the hidden passages
+    staff = runner.invoke(cli, ["ask", "is a lost parcel refunded", "--db", db,
+                                "--audience", "staff", "--min-confidence", "0"])  # fmt: skip
+    assert "A lost parcel is refunded in full." in staff.stdout and staff.stderr == ""
+
+
 def test_eval_answers_judges_each_verdict(db: str, tmp_path: Path) -> None:
     questions = tmp_path / "questions.jsonl"
     rows = [

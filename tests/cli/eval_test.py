@@ -217,3 +217,29 @@ def test_eval_k_sets_the_cutoffs_of_the_main_and_per_kind_tables(
     lexical = data["routes"]["lexical"]
     assert lexical["measures"] == ["hit@3", "R@3", "R@100", "P@3", "MRR@10", "nDCG@10", "AP"]
     assert lexical["per_kind"]["policy"]["measures"] == lexical["measures"]
+
+
+def test_runs_with_spaces_in_ids_are_written_and_compared(tmp_path: Path) -> None:
+    """issue 22: `eval --run-dir` refused passage ids made from file names with spaces."""
+    beir = tmp_path / "beir"
+    (beir / "qrels").mkdir(parents=True)
+    corpus = [
+        {"_id": "return policy", "title": "Return policy", "text": "Return items in 30 days."},
+        {"_id": "shipping", "title": "Shipping", "text": "Orders ship in 2 days."},
+    ]
+    (beir / "corpus.jsonl").write_text("".join(json.dumps(d) + "\n" for d in corpus))
+    (beir / "queries.jsonl").write_text(json.dumps({"_id": "q1", "text": "return items"}) + "\n")
+    (beir / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\treturn policy\t1\n")
+    runs = tmp_path / "runs"
+    args = ["bench", str(beir), "--db", str(tmp_path / "kb.db"), *LEXICAL, "--run-dir", str(runs)]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 0, result.output
+    assert "return%20policy" in (runs / "lexical.trec").read_text()
+    assert "q1 0 return%20policy 1" in (runs / "qrels.txt").read_text()
+    run, again = runs / "lexical.trec", tmp_path / "again.trec"
+    again.write_text(run.read_text())
+    compared = CliRunner().invoke(
+        cli, ["compare", str(run), str(again), "--qrels", str(runs / "qrels.txt"), "--json"]
+    )
+    assert compared.exit_code == 0, compared.output
+    assert json.loads(compared.stdout)["means"]["lexical"]["MRR@10"] == 1.0

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from support import FakeEmbedder, many_files, slow_index_command
 
 import kbsearch
-import kbsearch.embedder_slot
+import kbsearch.index.embedder_slot
 from kbsearch.cli import cli
 from kbsearch.records import Filters
 from kbsearch.store.vectors import VectorStore
@@ -188,8 +188,8 @@ def test_locked_database_is_one_line_after_the_timeout(
 
 
 def fake_embedders(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(kbsearch.embedder_slot, "load_embedder", lambda spec: FakeEmbedder())
-    monkeypatch.setattr(kbsearch.embedder_slot, "resolve_spec", lambda spec: "fake:bow")
+    monkeypatch.setattr(kbsearch.index.embedder_slot, "load_embedder", lambda spec: FakeEmbedder())
+    monkeypatch.setattr(kbsearch.index.embedder_slot, "resolve_spec", lambda spec: "fake:bow")
 
 
 def full_disk(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -13,13 +13,13 @@ import pytest
 from kbsearch.cli import cli
 from kbsearch.evaluation import evaluate
 from kbsearch.evaluation.compare import compare_runs
-from kbsearch.indexing import DEFAULT_ACCESS
+from kbsearch.fuse.methods import DEFAULT_FUSION
+from kbsearch.fuse.rrf import DEFAULT_RRF_K
+from kbsearch.index.indexer import DEFAULT_ACCESS
 from kbsearch.knowledge_base import DEFAULT_K, DEFAULT_ROUTE, KnowledgeBase, parse_weights
 from kbsearch.records import Filters
-from kbsearch.search.fusion import DEFAULT_RRF_K
-from kbsearch.search.fusion_methods import DEFAULT_FUSION
-from kbsearch.search.rerank import DEFAULT_BUDGET_MS, DEFAULT_TOP_N
-from kbsearch.search.rerankers import RerankSettings
+from kbsearch.rerank.rerankers import RerankSettings
+from kbsearch.rerank.stage import DEFAULT_BUDGET_MS, DEFAULT_TOP_N
 
 README = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
 

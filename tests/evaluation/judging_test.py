@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-import kbsearch.chunking  # noqa: F401
+import kbsearch.index.chunking  # noqa: F401
 from kbsearch.errors import EvaluationError
 from kbsearch.evaluation.judging import judge_hits, matches, question_qrels, relevant_key
 from kbsearch.evaluation.metrics import evaluate_run

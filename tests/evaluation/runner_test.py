@@ -138,8 +138,8 @@ def test_trec_run_round_trip_keeps_returned_order(tmp_path: Path) -> None:
     assert read_trec_run(path) == {"q1": ["b", "a", "c"]}
     with pytest.raises(EvaluationError):
         write_trec_run(tmp_path / "bad.trec", {"q": ["a", "a"]}, "tag")
-    with pytest.raises(EvaluationError):
-        write_trec_run(tmp_path / "bad.trec", {"q": ["a b"]}, "tag")
+    spaced = write_trec_run(tmp_path / "spaced.trec", {"q": ["a b"]}, "tag")  # issue 22
+    assert read_trec_run(spaced) == {"q": ["a b"]}
     qrels = write_trec_qrels(tmp_path / "qrels.txt", {"q1": {"a": 2}})
     assert qrels.read_text() == "q1 0 a 2\n"
 

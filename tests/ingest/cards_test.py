@@ -62,3 +62,30 @@ def test_indexed_cards_show_their_title_format_and_metadata(tmp_path: Path) -> N
     assert shown.exit_code == 0, shown.output
     assert shown.output.splitlines()[0].startswith("gc-2@v2#top  (json, ")
     assert shown.output.splitlines()[1] == "Lost gift card"
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "shown"),
+    [("reference", ["r"], "a list"), ("text", 42, "a number"), ("family", {"a": 1}, "an object"),
+     ("text", None, "null"), ("reference", True, "true")],
+)  # fmt: skip
+def test_a_card_field_of_the_wrong_type_is_one_line_naming_it(
+    tmp_path: Path, field: str, value: object, shown: str
+) -> None:
+    """``{"id": 5, "reference": ["r"], "text": 42}`` was indexed as doc ``5`` titled
+    ``['r']`` with the text ``42``."""
+    card = CARDS[0] | {"id": 5, field: value}
+    with pytest.raises(IngestError) as raised:
+        parse_file(write_cards(tmp_path, [card]))
+    message = str(raised.value)
+    assert f"card 0: {field} must be text, not {shown}" in message and "\n" not in message
+
+
+def test_a_card_of_the_wrong_types_is_not_indexed(tmp_path: Path) -> None:
+    docs = write_cards(tmp_path / "docs", [{"id": 5, "reference": ["r"], "family": "f",
+                                            "text": 42}]).parent  # fmt: skip
+    with kbsearch.open_kb(tmp_path / "kb.db", create=True, embedder="none") as kb:
+        report = kb.index([docs], default_access="public")
+        assert not report.ok and kb.documents() == []
+    ((source, reason),) = report.failed
+    assert "reference must be text" in reason

@@ -76,3 +76,16 @@ def test_a_file_that_cannot_be_looked_at_is_reported(
     found = discover([root])
     assert list(found.files.values()) == ["a"]
     assert found.unlisted == ((root / "b.md", "cannot read: Permission denied"),)
+
+
+def test_a_doc_id_from_an_nfd_file_name_is_nfc(tmp_path: Path) -> None:
+    """issue 22: a macOS-made tree names files in NFD; the doc id a path gives is NFC, so
+    that it is the id a user types (and an inventory names)."""
+    import unicodedata
+
+    nfc = unicodedata.normalize("NFC", "rh/réglement-intérieur")
+    (tmp_path / "rh").mkdir()
+    (tmp_path / "rh" / (unicodedata.normalize("NFD", "réglement-intérieur") + ".md")).write_text(
+        "# R\n\ntext\n"
+    )
+    assert list(discover([tmp_path]).files.values()) == [nfc]

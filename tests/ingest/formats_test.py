@@ -11,7 +11,7 @@ from kbsearch.errors import IngestError, InvalidArgumentError
 from kbsearch.ingest import PARSERS, SUPPORTED_SUFFIXES, parse_file
 from kbsearch.ingest.beir import iter_corpus
 from kbsearch.ingest.text import normalize
-from kbsearch.language import detect_language
+from kbsearch.text.language import detect_language
 
 FIXTURES = FIXTURES_ROOT / "ingest"
 

@@ -130,3 +130,94 @@ def test_accordion_questions_in_buttons_and_summary_are_content(tmp_path: Path) 
         (("How do I freeze a lost card?",), "Yes, tap Unfreeze."),
         (("How do I freeze a lost card?",), "Share this page"),
     ]
+
+
+# issue 22 (snacktory#57): a FAQ page of sibling <article> blocks kept only the first
+FAQ = """<html><head><title>FAQ</title></head><body>
+<nav><a href="/">Home</a></nav>
+<h1>Delivery FAQ</h1>
+<article class="faq"><h3>How long does delivery take?</h3><p>Parcels arrive in 3 days.</p>
+</article>
+<article class="faq"><h3>Can I change my address?</h3><p>Yes, until the parcel ships.</p>
+</article>
+<article class="faq"><h3>Do you ship abroad?</h3><p>We ship to 12 countries.</p></article>
+<aside><article class="teaser"><h3>Our blog</h3><p>teasersecret</p></article></aside>
+</body></html>"""
+
+
+def test_sibling_articles_give_one_section_each(tmp_path: Path) -> None:
+    path = tmp_path / "faq.html"
+    path.write_text(FAQ, encoding="utf-8")
+    (doc,) = parse_file(path)
+    assert doc.title == "Delivery FAQ"
+    assert [(b.section, b.text) for b in doc.blocks] == [
+        (("How long does delivery take?",), "Parcels arrive in 3 days."),
+        (("Can I change my address?",), "Yes, until the parcel ships."),
+        (("Do you ship abroad?",), "We ship to 12 countries."),
+    ]
+    assert "teasersecret" not in _all_text(doc)  # an article inside an aside is chrome
+
+
+def test_sibling_articles_are_passages_of_their_own(tmp_path: Path) -> None:
+    import kbsearch
+
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "faq.html").write_text(FAQ, encoding="utf-8")
+    kb = kbsearch.open_kb(tmp_path / "kb.db", create=True, embedder="none")
+    assert kb.index([tmp_path / "docs"], default_access="public").ok
+    passages = kb.document_passages("faq", audience="public")
+    assert [p.section for p in passages] == [
+        "How long does delivery take?",
+        "Can I change my address?",
+        "Do you ship abroad?",
+    ]
+
+
+def test_articles_left_outside_the_main_content_are_a_warning(tmp_path: Path) -> None:
+    import kbsearch
+
+    page = (
+        "<html><body><main><h1>Returns</h1><h2>Window</h2><p>30 days.</p></main>"
+        "<article><h2>Exchanges</h2><p>Exchanges are free.</p></article></body></html>"
+    )
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "returns.html").write_text(page, encoding="utf-8")
+    kb = kbsearch.open_kb(tmp_path / "kb.db", create=True, embedder="none")
+    report = kb.index([tmp_path / "docs"], default_access="public")
+    assert report.ok
+    (warning,) = [reason for source, reason in report.warnings if source.endswith("returns.html")]
+    assert "1 <article>" in warning and "outside <main>" in warning
+
+
+# help-centre pages (Zendesk, Freshdesk, Help Scout...): the vote and related-articles blocks
+# are page furniture, found by their class, role or heading, not indexed
+HELP_CENTRE = """<html><body><main>
+<h1>Reset your password</h1>
+<h2>Steps</h2><p>Open Settings and choose Reset.</p>
+<div class="article-votes"><span class="article-votes-question">Was this article
+helpful?</span><span>12 out of 15 found this helpful</span></div>
+<section class="related-articles"><h3>Related articles</h3>
+<ul><li><a href="/a">Change your email relatedsecret</a></li></ul></section>
+<div id="article-feedback"><p>Have more questions? feedbacksecret</p></div>
+<div role="complementary"><p>complementarysecret</p></div>
+<section><h3>Articles associés</h3><ul><li>Changer son e-mail frenchsecret</li></ul></section>
+<div class="article-footer"><p>Cet article vous a-t-il été utile ?</p>
+<p>usefulsecret</p></div>
+<h2>Related settings</h2><p>Two-factor login is under Security.</p>
+</main></body></html>"""
+
+
+@pytest.mark.parametrize(
+    "secret",
+    ["helpful", "relatedsecret", "feedbacksecret", "complementarysecret", "frenchsecret",
+     "usefulsecret", "Related articles", "Articles associés"],
+)  # fmt: skip
+def test_help_centre_vote_and_related_blocks_are_not_indexed(tmp_path: Path, secret: str) -> None:
+    path = tmp_path / "help.html"
+    path.write_text(HELP_CENTRE, encoding="utf-8")
+    (doc,) = parse_file(path)
+    assert secret not in _all_text(doc)
+    assert [(b.section, b.text) for b in doc.blocks] == [
+        (("Steps",), "Open Settings and choose Reset."),
+        (("Related settings",), "Two-factor login is under Security."),
+    ]

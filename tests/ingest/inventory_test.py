@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import unicodedata
 from datetime import date
 from pathlib import Path
 
@@ -118,3 +119,38 @@ def test_same_file_twice(tmp_path: Path) -> None:
 def test_unreadable_inventory(tmp_path: Path) -> None:
     with pytest.raises(InventoryError, match="cannot read"):
         read_inventory(tmp_path / "nope.csv")
+
+
+# issue 22: a macOS-made tree names files in NFD; the inventory names them in NFC (or the
+# reverse): the names are compared after NFC normalisation
+NFC_NAME = unicodedata.normalize("NFC", "réglement-intérieur.md")
+NFD_NAME = unicodedata.normalize("NFD", NFC_NAME)
+
+
+def test_inventory_file_keys_are_nfc(tmp_path: Path) -> None:
+    from kbsearch.ingest.inventory import normalize_file_key
+
+    assert NFC_NAME != NFD_NAME
+    assert normalize_file_key(NFD_NAME) == NFC_NAME == normalize_file_key(NFC_NAME)
+    rows = read_inventory(_csv(tmp_path, f"rh/{NFD_NAME},reglement,Règlement,1,,,,public,fr,,"))
+    assert list(rows) == [f"rh/{NFC_NAME}"]
+
+
+@pytest.mark.parametrize(("on_disk", "listed"), [(NFD_NAME, NFC_NAME), (NFC_NAME, NFD_NAME)])
+def test_a_file_named_in_another_normal_form_gets_its_inventory_row(
+    tmp_path: Path, on_disk: str, listed: str
+) -> None:
+    import kbsearch
+    from kbsearch.records import Filters
+
+    docs = tmp_path / "docs"
+    (docs / "rh").mkdir(parents=True)
+    (docs / "rh" / on_disk).write_text("# Règlement\n\n## Horaires\n\nDe 9 h à 17 h.\n")
+    inventory = _csv(docs, f"rh/{listed},reglement,Règlement intérieur,1,,,rh,public,fr,,")
+    kb = kbsearch.open_kb(tmp_path / "kb.db", create=True, embedder="none")
+    report = kb.index([docs], inventory=inventory)
+    assert report.failed == [] and report.ok
+    (stored,) = kb.documents()
+    assert (stored.document.doc_id, stored.document.title) == ("reglement", "Règlement intérieur")
+    assert stored.document.access == "public"
+    assert kb.search("horaires", route="lexical", filters=Filters())  # public: the row's access

@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 from support_service import PUBLIC_READ, STAFF_READ, auth
 
-from kbsearch.search.answer import NO_ANSWER
+from kbsearch.judge.answer import NO_ANSWER
 
 QUERY = "is a lost parcel refunded in full"
 

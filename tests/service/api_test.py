@@ -20,8 +20,8 @@ import pytest
 from support import FakeEmbedder
 from support_service import PUBLIC_READ, STAFF_READ, STAFF_WRITE, auth
 
-from kbsearch.analysis import MAX_QUERY_CHARS
 from kbsearch.service import access_log
+from kbsearch.text.analysis import MAX_QUERY_CHARS
 
 STAFF_PASSAGE = "goodwill@v1#goodwill-amount"
 STAFF_WORDS = ("goodwill", "25 euros")

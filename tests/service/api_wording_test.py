@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 from support_service import PUBLIC_READ, STAFF_WRITE, auth
 
-from kbsearch.sources import uploads_folder
+from kbsearch.present.sources import uploads_folder
 
 STAFF_PASSAGE = "goodwill@v1#goodwill-amount"  # of the fixture's staff-only document
 NEW_FAQ = b"# Gift wrap\n\n## Wrapping\n\nWe wrap gifts in recycled paper for 3 euros.\n"

@@ -16,9 +16,9 @@ from support import FakeEmbedder, damage_table, write_files
 
 import kbsearch
 from kbsearch.filters import Filters
+from kbsearch.judge.evidence import Background
 from kbsearch.knowledge_base import KnowledgeBase
-from kbsearch.search.evidence import Background
-from kbsearch.search.lexical.impact import ImpactIndex
+from kbsearch.retrieve.lexical.impact import ImpactIndex
 from kbsearch.service.engine import Engine
 from kbsearch.service.uploads import Upload, hides_public, write_upload
 

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -49,6 +51,7 @@ async def _session(
     params = StdioServerParameters(
         command=sys.executable,
         args=fake_cli_args(*argv) if fake else ["-m", "kbsearch", *argv],
+        env=dict(os.environ),  # PYTHONPATH too: the code under test, not an installed copy
     )
     async with Client(params, read_timeout_seconds=60) as client:
         tools = await client.list_tools()
@@ -145,3 +148,90 @@ def test_no_tool_shows_an_absolute_server_path(lexical_kb: Path) -> None:
     results = results[:-2]
     shown = json.dumps([_payload(r) for r in results])
     assert "delivery.md" in shown and str(lexical_kb.parent) not in shown
+
+
+async def _session_stderr(
+    db: Path, audience: str, calls: list[tuple[str, dict[str, Any]]], errlog: Any
+) -> Any:
+    """As :func:`_session`, the server's stderr written to ``errlog``; also the tools' list."""
+    from mcp import ClientSession
+    from mcp.client.stdio import stdio_client
+
+    argv = ["mcp", "--db", str(db), "--audience", audience]
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "kbsearch", *argv], env=dict(os.environ)
+    )
+    async with (
+        stdio_client(params, errlog=errlog) as (read, write),
+        ClientSession(read, write) as session,
+    ):
+        await session.initialize()
+        tools = (await session.list_tools()).tools
+        results = [await session.call_tool(name, args) for name, args in calls]
+    return tools, results
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "named"),
+    [
+        ("search", {"query": "goodwill", "route": "lexical", "audience": "staff"}, "audience"),
+        ("search", {"query": "goodwill", "top_k": 3}, "top_k"),
+        ("show", {"passage_id": "delivery@v1#lost-parcel", "verbose": True}, "verbose"),
+        ("documents", {"doc": "goodwill"}, "doc"),
+    ],
+)
+def test_an_unknown_argument_is_a_tool_error(
+    lexical_kb: Path, tool: str, arguments: dict[str, Any], named: str
+) -> None:
+    """``audience: "staff"`` silently returned public results: an argument no tool takes is
+    refused (as HTTP answers 422), naming it."""
+    _, (result,) = run(lexical_kb, "public", [(tool, arguments)])
+    assert result.is_error
+    text = result.content[0].text
+    assert named in text and "goodwill credit" not in text.lower()
+
+
+def test_tools_answer_compact_json_and_read_clean_descriptions(
+    lexical_kb: Path, tmp_path: Path
+) -> None:
+    calls = [
+        ("search", {"query": "parcel items", "k": 3, "route": "lexical"}),
+        ("show", {"passage_id": "no-such@v1#x"}),
+    ]
+    with (tmp_path / "stderr.txt").open("w+") as errlog:
+        tools, (search, missing) = asyncio.run(_session_stderr(lexical_kb, "public", calls, errlog))
+        errlog.seek(0)
+        stderr = errlog.read()
+    (text,) = [c.text for c in search.content]
+    payload = json.loads(text)
+    assert len(payload["hits"]) == 3
+    assert text == json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
+    assert search.structured_content is None  # the hits once, not twice
+    assert missing.is_error and "no passage" in missing.content[0].text
+    assert stderr == "", stderr  # no log line for a tool error a model reads anyway
+    for tool in tools:
+        description = tool.description or ""
+        assert description == inspect.cleandoc(description), tool.name
+        assert "\n    " not in description and description.strip(), tool.name
+        assert tool.input_schema.get("additionalProperties") is False, tool.name
+
+
+def test_a_damaged_index_is_a_tool_error_naming_no_path(lexical_kb: Path) -> None:
+    """The file damaged under a running server, before a tool read it (at start, ``kbsearch
+    mcp`` refuses it with one line on the operator's terminal)."""
+    from support import damage_table
+
+    async def session() -> Any:
+        argv = ["mcp", "--db", str(lexical_kb), "--audience", "staff"]
+        params = StdioServerParameters(
+            command=sys.executable, args=["-m", "kbsearch", *argv], env=dict(os.environ)
+        )
+        async with Client(params, read_timeout_seconds=60) as client:
+            await client.list_tools()  # started: its index opened, no tool read yet
+            damage_table(lexical_kb, "passages")
+            return await client.call_tool("documents", {"doc_id": "delivery"})
+
+    after = asyncio.run(session())
+    assert after.is_error
+    text = after.content[0].text
+    assert "damaged" in text and str(lexical_kb.parent) not in text and "kb.db" not in text

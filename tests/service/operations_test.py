@@ -35,3 +35,25 @@ def test_a_missing_version_of_a_visible_document_is_named(kb_file: Path) -> None
         ):
             ops.delete(kb, "public", "returns", "9")
         assert ops.delete(kb, "staff", "goodwill", "1") == ["1"]
+
+
+def test_a_served_search_reads_its_passages_once(kb_file: Path) -> None:
+    """The HTTP search (hits, decision, labels, snippets) through the engine that serves it:
+    the hits' rows and the abstention stage's texts come from one read of the passages, and
+    no statement re-reads the generation or lists every document."""
+    from kbsearch.service.engine import Engine
+
+    engine = Engine(kb_file, embedder=FakeEmbedder())
+    try:
+        args = ops.SearchArgs("is a lost parcel refunded", k=3)
+        engine.read(lambda kb: ops.search(kb, "public", args, ops.Limits()))  # warm
+        seen: list[str] = []
+        with engine.kb.store.tracing(seen.append):
+            page = engine.read(lambda kb: ops.search(kb, "public", args, ops.Limits()))
+    finally:
+        engine.close()
+    assert page["hits"] and page["answerable"] is not None
+    own = [s for s in seen if not s.startswith("--")]
+    assert sum(" FROM passages p WHERE p.passage_id IN " in s for s in own) == 1, own
+    assert not any("FROM documents d ORDER BY" in s for s in own), own
+    assert len(own) <= 4, own

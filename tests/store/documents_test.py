@@ -10,10 +10,10 @@ import pytest
 from support import FakeEmbedder, many_files
 
 import kbsearch
-from kbsearch.analysis import Analyzer
 from kbsearch.errors import SettingsConflictError
 from kbsearch.records import Document, Passage
 from kbsearch.store import IndexSettings, Store
+from kbsearch.text.analysis import Analyzer
 
 E5 = IndexSettings(embedder="fake:e5", embedder_spec="fake:e5", dim=4)
 LEXICAL = IndexSettings()

@@ -9,8 +9,8 @@ from pathlib import Path
 
 from support import seed_store
 
-from kbsearch.analysis import Analyzer
 from kbsearch.store.settings import IndexSettings
+from kbsearch.text.analysis import Analyzer
 
 
 def test_a_pinned_reader_sees_one_state_while_another_writes(tmp_path: Path) -> None:

@@ -11,7 +11,6 @@ import numpy as np
 import pytest
 from support import SEED, seed_store
 
-from kbsearch.analysis import Analyzer
 from kbsearch.errors import (
     DatabaseLockedError,
     KnowledgeBaseNotFoundError,
@@ -21,6 +20,7 @@ from kbsearch.errors import (
     StorageFullError,
 )
 from kbsearch.store import Store
+from kbsearch.text.analysis import Analyzer
 
 
 def test_other_schema_version_is_refused(tmp_path: Path) -> None:
@@ -164,3 +164,39 @@ def test_full_disk_rolls_back_and_says_so(tmp_path: Path, monkeypatch: pytest.Mo
     assert store.count_passages() == len(SEED)
     store.close()
     assert Store(path).connection.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+def test_the_tracer_sees_every_statement_of_every_connection(tmp_path: Path) -> None:
+    seen: list[str] = []
+    store = Store(tmp_path / "kb.db", create=True, tracer=seen.append)
+    store.get_meta("generation")
+    assert "SELECT value FROM meta WHERE key = 'generation'" in seen  # parameters bound
+    seen.clear()
+    later: list[str] = []
+    other = threading.Thread(target=lambda: store.get_meta("settings"))
+    with store.tracing(later.append):
+        other.start()
+        other.join()
+        store.get_meta("schema_version")
+    assert "SELECT value FROM meta WHERE key = 'settings'" in later  # a new thread's too
+    assert "SELECT value FROM meta WHERE key = 'schema_version'" in later
+    assert not any("schema_version" in s for s in seen)  # the first tracer was replaced
+    store.get_meta("x")
+    assert seen[-1] == "SELECT value FROM meta WHERE key = 'x'"  # and is back after
+    store.close()
+
+
+def test_a_read_transaction_reads_the_generation_once(tmp_path: Path) -> None:
+    seen: list[str] = []
+    store = Store(tmp_path / "kb.db", create=True)
+    with store.tracing(seen.append), store.read_transaction():
+        assert [store.generation() for _ in range(3)] == [0, 0, 0]
+    assert sum("key = 'generation'" in s for s in seen) == 1
+    writer = Store(tmp_path / "kb.db")
+    with writer.transaction():
+        writer.bump_generation()
+    assert store.generation() == 1  # outside a read transaction: read from the file again
+    with store.read_transaction():
+        assert store.generation() == 1
+    store.close()
+    writer.close()

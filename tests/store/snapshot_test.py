@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 
 import kbsearch
-from kbsearch.analysis import Analyzer
 from kbsearch.errors import InvalidArgumentError
 from kbsearch.records import Document, Filters, Passage
 from kbsearch.store import IndexSettings, IndexSnapshot, Store
+from kbsearch.text.analysis import Analyzer
 
 DIM = 8
 SETTINGS = IndexSettings(embedder="fake:bow", embedder_spec="fake:bow", dim=DIM)
@@ -25,7 +25,7 @@ SETTINGS = IndexSettings(embedder="fake:bow", embedder_spec="fake:bow", dim=DIM)
 # passages "round{r} token{j}", every vector filled with r. Generation = writes so far.
 WRITER = """
 import os, sys, numpy as np
-from kbsearch.analysis import Analyzer
+from kbsearch.text.analysis import Analyzer
 from kbsearch.records import Document, Passage
 from kbsearch.store import IndexSettings, Store
 store = Store(sys.argv[1])

@@ -14,9 +14,9 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from ..errors import BackendUnavailableError
-from ..search.backend import Backend
-from ..search.dense import DenseIndex
-from ..search.lexical.impact import ImpactIndex
+from ..retrieve.backend import Backend
+from ..retrieve.dense import DenseIndex
+from ..retrieve.lexical.impact import ImpactIndex
 from ..store import Store
 from .sqlite import SqliteBackend
 

@@ -2,8 +2,8 @@
 read-only snapshots for the routes.
 
 A :class:`Snapshot` belongs to one index generation and holds what the in-memory routes read:
-the impact index of each audience's FTS5 table (:mod:`kbsearch.search.lexical.impact`) and the
-dense matrix (:mod:`kbsearch.search.dense`), each with its filter columns. Each part is built
+the impact index of each audience's FTS5 table (:mod:`kbsearch.retrieve.lexical.impact`) and the
+dense matrix (:mod:`kbsearch.retrieve.dense`), each with its filter columns. Each part is built
 once, under the snapshot's lock, from reads inside one read transaction that also checks the
 generation, so a part can never mix two states of the file; threads share the parts read-only.
 A write bumps the generation, and the next search builds a new snapshot, unless a server
@@ -21,15 +21,17 @@ import numpy as np
 
 from ..errors import StorageError
 from ..filters import Audience, Filters
+from ..fuse.methods import TitleCounts
+from ..index.headings import HeadingIndex, title_counts
+from ..judge.evidence import BackgroundCache, row_of, terms_in_row
 from ..records import Document, Passage
-from ..search.dense import DenseIndex
-from ..search.fusion_methods import TitleCounts
-from ..search.lexical.bm25 import BM25Explanation, explain_bm25
-from ..search.lexical.impact import ImpactIndex
-from ..search.lexical.sql import search_sql
-from ..search.lexical.terms import QueryTerms
+from ..retrieve.backend import Background
+from ..retrieve.dense import DenseIndex
+from ..retrieve.lexical.bm25 import BM25Explanation, explain_bm25
+from ..retrieve.lexical.impact import ImpactIndex
+from ..retrieve.lexical.sql import search_sql
+from ..retrieve.lexical.terms import QueryTerms
 from ..store import PassageRow, Store, fts_table
-from ..titles import HeadingIndex, title_counts
 
 T = TypeVar("T")
 _RETRIES = 5
@@ -59,13 +61,14 @@ class Snapshot:
 
 
 class SqliteBackend:
-    """:class:`kbsearch.search.backend.Backend` over a :class:`~kbsearch.store.Store`."""
+    """:class:`kbsearch.retrieve.backend.Backend` over a :class:`~kbsearch.store.Store`."""
 
     def __init__(self, store: Store) -> None:
         self.store = store
         self._snapshot: Snapshot | None = None
         self._lock = threading.Lock()
         self._local = threading.local()
+        self._backgrounds = BackgroundCache()
 
     # -- writes ---------------------------------------------------------------------------
 
@@ -236,7 +239,7 @@ class SqliteBackend:
         return dict(zip(known, cosines.tolist(), strict=True))
 
     def heading_index(self, dim: int) -> HeadingIndex:
-        """The heading vectors of the index's embedder (:mod:`kbsearch.titles`), per
+        """The heading vectors of the index's embedder (:mod:`kbsearch.index.headings`), per
         generation; empty for an index built before heading vectors."""
 
         def load() -> HeadingIndex:
@@ -252,3 +255,32 @@ class SqliteBackend:
     def title_counts(self, audience: str) -> TitleCounts:
         key = ("title_counts", fts_table(audience))
         return self._part(key, lambda: title_counts(self.store, audience))
+
+    # -- what the judge and the presenter read ----------------------------------------------
+
+    def term_presence(
+        self, words: Sequence[Sequence[str]], row: PassageRow, audience: str
+    ) -> tuple[bool, ...]:
+        """From the audience's impact index (its postings, in memory)."""
+        index = self.impact_index(audience)
+        position = row_of(index, row.passage.passage_id)
+        if position is None:
+            return (False,) * len(words)
+        return terms_in_row(index, words, position)
+
+    def background(self, audience: str) -> Background:
+        """From the dense matrix of the index's dimension (computed once per generation)."""
+        settings = self.store.index_settings()
+        index = self.dense_index(settings.dim if settings is not None else 0)
+        staff = audience == Audience.STAFF
+        return self._backgrounds.get(
+            index.generation,
+            staff,
+            lambda: index.table.vectors if staff else index.table.vectors[index.columns.public],
+        )
+
+    def documents(self, keys: Iterable[tuple[str, str]]) -> dict[tuple[str, str], Document]:
+        return self.store.documents_of(keys)
+
+    def public_folders(self) -> list[str]:
+        return self._part("public_folders", self.store.public_folders)

@@ -1,6 +1,6 @@
 """``kbsearch inventory``, ``stats`` and ``backup``: thin wrappers over
 :meth:`KnowledgeBase.documents`, :meth:`KnowledgeBase.stats` and
-:func:`kbsearch.workflows.backup`."""
+:func:`kbsearch.tasks.workflows.backup`."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import json
 import click
 
 from kbsearch.knowledge_base import open_kb
-from kbsearch.workflows import backup
+from kbsearch.tasks.workflows import backup
 
 from .ingest import write_starter_inventory
 from .options import db_option, json_option

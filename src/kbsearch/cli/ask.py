@@ -1,4 +1,4 @@
-"""``kbsearch ask``: a cited answer, or "the documents don't say" (kbsearch.search.answer);
+"""``kbsearch ask``: a cited answer, or "the documents don't say" (kbsearch.judge.answer);
 and the ``--min-confidence`` option and decision fields ``search`` shares with it."""
 
 from __future__ import annotations
@@ -9,11 +9,19 @@ from typing import Any, TypeVar
 
 import click
 
-from kbsearch.knowledge_base import DEFAULT_K, open_kb
-from kbsearch.search.abstain import DONT_SAY, Decision, band
-from kbsearch.search.answer import render, verdict_line
+from kbsearch.judge.answer import render, verdict_line
+from kbsearch.judge.confidence import DONT_SAY, Decision, band
+from kbsearch.knowledge_base import open_kb
 
-from .options import color_option, db_option, filter_options, json_option, make_filters
+from .ingest import MAKE_PUBLIC
+from .options import (
+    color_option,
+    db_option,
+    filter_options,
+    json_option,
+    k_option,
+    make_filters,
+)
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -31,8 +39,8 @@ def min_confidence_option(func: F) -> F:
 
 def decision_line(decision: Decision) -> str:
     """The line ``search`` prints above its hits: the verdict of the confidence alone
-    (:func:`kbsearch.search.abstain.band`), in ``ask``'s words
-    (:func:`kbsearch.search.answer.verdict_line`)."""
+    (:func:`kbsearch.judge.confidence.band`), in ``ask``'s words
+    (:func:`kbsearch.judge.answer.verdict_line`)."""
     found = band(decision.confidence, decision.threshold, decision.floor)
     floor = decision.threshold if decision.floor is None else decision.floor
     line = verdict_line(found, decision.confidence, decision.threshold, floor)
@@ -42,9 +50,7 @@ def decision_line(decision: Decision) -> str:
 @click.command("ask")
 @click.argument("question")
 @db_option
-@click.option("--k", "k", default=DEFAULT_K, show_default=True, type=click.IntRange(min=1),
-              help="Passages shown when abstaining (the confidence is about the top 5, "
-              "whatever --k).")  # fmt: skip
+@k_option("Passages shown when abstaining (the confidence is about the top 5, whatever --k).")
 @filter_options
 @min_confidence_option
 @json_option
@@ -60,5 +66,14 @@ def ask_command(question: str, db: str, k: int, audience: str, as_of: str | None
         answer = kb.ask(question, k=k, filters=filters, min_confidence=min_confidence)
     if as_json:
         click.echo(json.dumps(answer.to_dict(), indent=2, ensure_ascii=False))
-    else:  # the answer's matched words in bold, as search's snippets
-        click.echo(render(answer, mark=lambda words: click.style(words, bold=True)), color=color)
+        return
+    # the answer's matched words in bold, as search's snippets
+    click.echo(render(answer, mark=lambda words: click.style(words, bold=True)), color=color)
+    if not answer.nearest and filters.audience == "public":
+        # nothing at all under these filters (dense search always has a nearest passage
+        # otherwise): why, as search says it, counting nothing the public may not see
+        click.echo(
+            "no passage is visible to the public audience (with these filters). Ask with"
+            f" --audience staff to see staff-only ones. {MAKE_PUBLIC}",
+            err=True,
+        )

@@ -7,14 +7,20 @@ from pathlib import Path
 
 import click
 
-from kbsearch.demo import DEMO_K, default_demo_dir, demo_files, example_searches, examples_dir
+from kbsearch.cli.progress import progress_bar
 from kbsearch.errors import InvalidArgumentError
 from kbsearch.evaluation.formats import load_questions
 from kbsearch.evaluation.report import write_report
 from kbsearch.knowledge_base import open_kb
-from kbsearch.progress import progress_bar
 from kbsearch.records import ROUTES
-from kbsearch.workflows import index_files
+from kbsearch.tasks.demo import (
+    DEMO_K,
+    default_demo_dir,
+    demo_files,
+    example_searches,
+    examples_dir,
+)
+from kbsearch.tasks.workflows import index_files
 
 from .eval import print_result, run_evaluation, wide_console
 from .index import report_line

@@ -1,5 +1,5 @@
 """``kbsearch eval``, ``kbsearch compare`` and ``kbsearch bench``: thin click wrappers over
-:mod:`kbsearch.workflows` and :mod:`kbsearch.evaluation`.
+:mod:`kbsearch.tasks.workflows` and :mod:`kbsearch.evaluation`.
 
 Compare works on TREC run files (what ``eval --run-dir`` writes, or any other system's), so the
 same command compares routes of one index, two indexes, or two settings::
@@ -20,6 +20,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from kbsearch.cli.progress import progress_bar
 from kbsearch.evaluation.compare import Comparison, compare_runs
 from kbsearch.evaluation.formats import READERS, load_questions, read_trec_qrels
 from kbsearch.evaluation.gold import Unreachable
@@ -29,13 +30,12 @@ from kbsearch.evaluation.report import write_report
 from kbsearch.evaluation.runner import DEFAULT_K, EvaluationResult
 from kbsearch.evaluation.significance import ALPHA, RESAMPLES, SEED, TESTS
 from kbsearch.evaluation.trec import read_trec_run, write_trec_qrels, write_trec_run
+from kbsearch.fuse.methods import DEFAULT_FUSION
+from kbsearch.fuse.rrf import DEFAULT_RRF_K
 from kbsearch.knowledge_base import DEFAULT_DEPTH, DEFAULT_WEIGHTS, open_kb
-from kbsearch.progress import progress_bar
 from kbsearch.records import ROUTES
-from kbsearch.search.fusion import DEFAULT_RRF_K
-from kbsearch.search.fusion_methods import DEFAULT_FUSION
-from kbsearch.search.rerankers import RerankSettings
-from kbsearch.workflows import (
+from kbsearch.rerank.rerankers import RerankSettings
+from kbsearch.tasks.workflows import (
     RerankLog,
     check_rerank_routes,
     check_search_options,
@@ -201,7 +201,9 @@ def _common(func: Callable[..., None]) -> Callable[..., None]:
         click.option(
             "--run-dir",
             type=click.Path(file_okay=False, path_type=Path),
-            help="Write each route's TREC run and the qrels into this folder.",
+            help="Write each route's TREC run and the qrels into this folder (ids with"
+            " whitespace or % written percent-encoded, 'return%20policy@v1#refunds', as"
+            " compare reads them back).",
         ),  # fmt: skip
         click.option(
             "--report",

@@ -1,8 +1,9 @@
-"""Plain-text rendering of a :class:`~kbsearch.search.explain.Explanation` (`kbsearch explain`)."""
+"""Plain-text rendering of a :class:`~kbsearch.pipeline.explain.Explanation`
+(`kbsearch explain`)."""
 
 from __future__ import annotations
 
-from kbsearch.search.explain import Explanation, RerankPosition, RoutePosition
+from kbsearch.pipeline.explain import Explanation, RerankPosition, RoutePosition
 
 
 def _pos(p: RoutePosition, score: str = "score") -> str:

@@ -1,4 +1,4 @@
-"""``kbsearch index``: a thin wrapper over :func:`kbsearch.workflows.index_files`."""
+"""``kbsearch index``: a thin wrapper over :func:`kbsearch.tasks.workflows.index_files`."""
 
 from __future__ import annotations
 
@@ -7,15 +7,16 @@ import sys
 
 import click
 
+from kbsearch.cli.progress import progress_bar
 from kbsearch.errors import IndexingInterrupted
-from kbsearch.indexing import DEFAULT_ACCESS, IndexReport
+from kbsearch.index.indexer import DEFAULT_ACCESS, IndexReport
+from kbsearch.ingest.limits import IngestLimits, large_files
 from kbsearch.ingest.metadata import ACCESS_LABELS, known_language
-from kbsearch.progress import progress_bar
-from kbsearch.workflows import index_files
+from kbsearch.tasks.workflows import index_files
 
 from .errors import ParsedValue
 from .ingest import print_index_report
-from .options import db_option
+from .options import db_option, ingest_limits_option
 from .qdrant import qdrant_options, target_from_options
 
 
@@ -58,20 +59,26 @@ def report_line(report: IndexReport) -> str:
 @click.option("--budget", type=int, help="Passage budget in embedder tokens (new index).")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.option("--verbose", "-v", is_flag=True, help="List warnings and unsupported files.")
+@ingest_limits_option
 @qdrant_options
 def index_command(paths: tuple[str, ...], db: str, inventory: str | None,
                   default_access: str | None, prune: bool, lang: str | None,
                   embedder: str | None, reembed: bool, analyzer: str | None, budget: int | None,
-                  as_json: bool, verbose: bool, backend: str | None, qdrant_url: str | None,
-                  qdrant_path: str | None, qdrant_cluster: str | None) -> None:  # fmt: skip
+                  as_json: bool, verbose: bool, ingest_limits: IngestLimits, backend: str | None,
+                  qdrant_url: str | None, qdrant_path: str | None,
+                  qdrant_cluster: str | None) -> None:  # fmt: skip
     """Index files and folders into the knowledge base DB (created if missing)."""
     target = target_from_options(backend, qdrant_url, qdrant_path, qdrant_cluster)
+    if not as_json:
+        for path, warning in large_files(paths, ingest_limits):
+            click.echo(f"warning: {path}: {warning}", err=True)
     try:
         with progress_bar("embedding") as progress:
             report = index_files(
                 db, list(paths), embedder=embedder, progress=progress, inventory=inventory,
                 default_access=default_access, prune=prune, lang=lang, reembed=reembed,
                 analyzer=analyzer, passage_budget=budget, qdrant=target,
+                ingest_limits=ingest_limits,
             )  # fmt: skip
     except IndexingInterrupted as exc:
         written = exc.report if isinstance(exc.report, IndexReport) else IndexReport()

@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from kbsearch.errors import InvalidArgumentError, StorageError
-from kbsearch.indexing import IndexReport
+from kbsearch.index.indexer import IndexReport
 from kbsearch.knowledge_base import MAX_K, KnowledgeBase
 from kbsearch.records import Filters
 
@@ -62,6 +62,14 @@ def staff_only_matches(kb: KnowledgeBase, query: str, filters: Filters) -> int:
     return len(kb.search(query, k=MAX_K, route="lexical", filters=staff))
 
 
+# how a document becomes public: what search and ask say when the public sees nothing
+MAKE_PUBLIC = (
+    "If they are staff-only because their documents have no access label (indexed as staff by"
+    " default), re-index with --default-access public, or set access: public in the front"
+    " matter or the inventory; documents labelled staff stay staff-only."
+)
+
+
 def print_no_results(hidden: int) -> None:
     """``no results``, and when staff-only passages match, how to make documents public."""
     click.echo("no results")
@@ -69,10 +77,7 @@ def print_no_results(hidden: int) -> None:
         count = f"{hidden}+" if hidden >= MAX_K else str(hidden)
         click.echo(
             f"{count} staff-only passage(s) match; public searches do not see them. Search "
-            "with --audience staff to see them. If they are staff-only because their documents "
-            "have no access label (indexed as staff by default), re-index with --default-access "
-            "public, or set access: public in the front matter or the inventory; documents "
-            "labelled staff stay staff-only.",
+            f"with --audience staff to see them. {MAKE_PUBLIC}",
             err=True,
         )
 

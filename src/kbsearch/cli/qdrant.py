@@ -1,5 +1,5 @@
 """``kbsearch verify`` / ``kbsearch sync`` and the ``--backend qdrant`` options: thin wrappers
-over :func:`kbsearch.workflows.verify_copy` and :func:`kbsearch.workflows.sync_copy`."""
+over :func:`kbsearch.tasks.workflows.verify_copy` and :func:`kbsearch.tasks.workflows.sync_copy`."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 import click
 
 from kbsearch.errors import InvalidArgumentError
-from kbsearch.workflows import sync_copy, verify_copy
+from kbsearch.tasks.workflows import sync_copy, verify_copy
 
 from .options import db_option
 

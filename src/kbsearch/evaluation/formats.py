@@ -25,6 +25,7 @@ from typing import Any
 
 from kbsearch.errors import EvaluationError
 from kbsearch.evaluation.questions import MATCH_RULES, Question, QuestionSet, Relevant, parse_date
+from kbsearch.evaluation.trec import unescape_id
 
 Reader = Callable[[Path, str, "str | None"], QuestionSet]
 
@@ -252,7 +253,8 @@ def read_topics(path: Path) -> dict[str, str]:
 
 def read_trec_qrels(path: Path) -> dict[str, dict[str, int]]:
     """Read TREC qrels (``qid iteration docid grade``, whitespace-separated) into
-    ``{qid: {docid: grade}}`` in file order.
+    ``{qid: {docid: grade}}`` in file order, ids unescaped as kbsearch writes them
+    (:func:`kbsearch.evaluation.trec.unescape_id`).
 
     Raises:
         EvaluationError: a line without four fields, a non-numeric grade, a duplicate pair.
@@ -266,7 +268,8 @@ def read_trec_qrels(path: Path) -> dict[str, dict[str, int]]:
             where = f"{path}:{number}"
             if len(fields) != 4:
                 raise EvaluationError(f"{where}: expected 'qid 0 docid grade'")
-            _add_judgement(judged, fields[0], fields[2], _grade(fields[3], where), where)
+            qid, doc = unescape_id(fields[0]), unescape_id(fields[2])
+            _add_judgement(judged, qid, doc, _grade(fields[3], where), where)
     return judged
 
 

@@ -28,7 +28,7 @@ from kbsearch.records import Hit
 
 
 def _slugify(text: str) -> str:
-    from kbsearch.chunking import slugify
+    from kbsearch.index.chunking import slugify
 
     return slugify(text)
 

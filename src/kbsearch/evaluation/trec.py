@@ -4,15 +4,43 @@ Run lines: ``qid Q0 docid rank score tag``. kbsearch writes rank-derived scores 
 decrease with the rank (``n - rank + 1`` for a list of ``n``), because trec_eval sorts by score
 and breaks ties by docid: with raw tied scores it would judge another order than the returned one.
 Qrels lines: ``qid 0 docid grade``.
+
+Fields are separated by whitespace, so an id holding whitespace (a passage id made from a file
+named ``return policy.md``) is written escaped: each whitespace character and ``%`` as ``%XX``
+(its UTF-8 bytes, as in a URL: ``return%20policy@v1#refunds``), nothing else changed. Runs and
+qrels are escaped alike, so any tool matches them; kbsearch reads both back unescaped
+(:func:`unescape_id`, also for another system's files: a ``%XX`` there is read as that
+character).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from urllib.parse import unquote
 
 from kbsearch.errors import EvaluationError
 from kbsearch.evaluation.metrics import check_run
+
+_ESCAPED = re.compile(r"[\s%]")
+
+
+def escape_id(value: str) -> str:
+    """``value`` with each whitespace character and ``%`` percent-encoded (UTF-8), so that it
+    is one field of a TREC line (module docstring); the inverse of :func:`unescape_id`."""
+    return _ESCAPED.sub(lambda m: "".join(f"%{b:02X}" for b in m.group().encode()), value)
+
+
+def unescape_id(value: str) -> str:
+    """A TREC field read back: ``%XX`` sequences decoded (UTF-8), the rest as written."""
+    return unquote(value) if "%" in value else value
+
+
+def _field(value: str, what: str) -> str:
+    if not value:
+        raise EvaluationError(f"{what} {value!r} cannot be written to a TREC file (empty)")
+    return escape_id(value)
 
 
 def _check_token(value: str, what: str) -> None:
@@ -21,19 +49,20 @@ def _check_token(value: str, what: str) -> None:
 
 
 def write_trec_run(path: str | Path, run: Mapping[str, Sequence[str]], tag: str) -> Path:
-    """Write ``{qid: [docid, ...]}`` (returned order) as a TREC run; returns the path.
+    """Write ``{qid: [docid, ...]}`` (returned order) as a TREC run, ids escaped
+    (:func:`escape_id`); returns the path.
 
     Raises:
-        EvaluationError: a duplicate id in a list, whitespace in an id or in the tag.
+        EvaluationError: a duplicate id in a list, an empty id, whitespace in the tag.
     """
     check_run(run)
     _check_token(tag, "tag")
     lines = []
     for qid, docs in run.items():
-        _check_token(qid, "query id")
+        query = _field(qid, "query id")
         for rank, doc in enumerate(docs, start=1):
-            _check_token(doc, "document id")
-            lines.append(f"{qid} Q0 {doc} {rank} {len(docs) - rank + 1} {tag}\n")
+            field = _field(doc, "document id")
+            lines.append(f"{query} Q0 {field} {rank} {len(docs) - rank + 1} {tag}\n")
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text("".join(lines), encoding="utf-8")
@@ -41,17 +70,17 @@ def write_trec_run(path: str | Path, run: Mapping[str, Sequence[str]], tag: str)
 
 
 def write_trec_qrels(path: str | Path, qrels: Mapping[str, Mapping[str, int]]) -> Path:
-    """Write ``{qid: {docid: grade}}`` as TREC qrels; returns the path.
+    """Write ``{qid: {docid: grade}}`` as TREC qrels, ids escaped (:func:`escape_id`);
+    returns the path.
 
     Raises:
-        EvaluationError: whitespace in an id.
+        EvaluationError: an empty id.
     """
     lines = []
     for qid, judged in qrels.items():
-        _check_token(qid, "query id")
+        query = _field(qid, "query id")
         for doc, grade in judged.items():
-            _check_token(doc, "document id")
-            lines.append(f"{qid} 0 {doc} {grade}\n")
+            lines.append(f"{query} 0 {_field(doc, 'document id')} {grade}\n")
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text("".join(lines), encoding="utf-8")
@@ -60,7 +89,8 @@ def write_trec_qrels(path: str | Path, qrels: Mapping[str, Mapping[str, int]]) -
 
 def read_trec_run(path: str | Path) -> dict[str, list[str]]:
     """Read a TREC run into ``{qid: [docid, ...]}`` ordered by decreasing score, equal scores
-    by increasing rank column, then file order (so a kbsearch run reads back in returned order).
+    by increasing rank column, then file order (so a kbsearch run reads back in returned order),
+    ids unescaped (:func:`unescape_id`).
 
     Raises:
         EvaluationError: missing file, a line without six fields, a non-numeric rank or score,
@@ -81,7 +111,8 @@ def read_trec_run(path: str | Path) -> dict[str, list[str]]:
                 rank, score = int(fields[3]), float(fields[4])
             except ValueError as err:
                 raise EvaluationError(f"{source}:{number}: bad rank or score") from err
-            rows.setdefault(fields[0], []).append((-score, rank, number, fields[2]))
+            entry = (-score, rank, number, unescape_id(fields[2]))
+            rows.setdefault(unescape_id(fields[0]), []).append(entry)
     run = {qid: [doc for *_, doc in sorted(entries)] for qid, entries in rows.items()}
     try:
         check_run(run)

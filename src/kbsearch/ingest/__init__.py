@@ -7,6 +7,11 @@ A format's module (and the parsing library behind it: BeautifulSoup, pdfplumber,
 docutils) is imported on its first use, so commands that parse nothing (``search``, ``--help``)
 start without them. ``FORMAT_MODULES`` names each suffix's module; each module's own
 ``SUFFIXES`` must agree with it (a test checks).
+
+Every file is checked against the size limits of :mod:`kbsearch.ingest.limits` before it is
+read; the formats of ``BOUNDED_FORMATS`` (archives and compressed streams: Word, PDF) also
+take the limits and the document's time budget into their parser, which enforces them while
+it reads.
 """
 
 from __future__ import annotations
@@ -14,10 +19,11 @@ from __future__ import annotations
 import importlib
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Protocol, cast
+from typing import Any, Protocol, cast
 
 from kbsearch.errors import IngestError, InvalidArgumentError
 from kbsearch.ingest.inventory import InventoryRow, read_inventory, validate_periods
+from kbsearch.ingest.limits import Budget, IngestLimits, check_size
 from kbsearch.records import ParsedDocument
 
 
@@ -55,16 +61,27 @@ class _Parsers(Mapping[str, Parser]):
 
 
 PARSERS: Mapping[str, Parser] = _Parsers()
+# formats whose ``parse`` also takes ``limits=`` and ``budget=`` (what they read expands)
+BOUNDED_FORMATS = frozenset({"pdf", "word"})
 SUPPORTED_SUFFIXES: tuple[str, ...] = tuple(sorted(FORMAT_MODULES))
 
 
-def parse_file(path: Path, *, section_level: int = 2) -> list[ParsedDocument]:
+def parse_file(
+    path: Path,
+    *,
+    section_level: int = 2,
+    limits: IngestLimits | None = None,
+    budget: Budget | None = None,
+) -> list[ParsedDocument]:
     """Parse one source file into its documents (one, or one per row/card for BEIR corpora
     and card files).
 
     ``section_level`` (1-6) is the heading level that opens a section in Markdown and HTML.
+    ``limits`` (default :class:`IngestLimits`): the size limits; ``budget``: the document's
+    time budget, checked while a bounded format reads (default: none).
 
     Raises:
+        LimitExceededError: the file is over a limit (an IngestError; the message names it).
         IngestError: unsupported suffix, missing or unreadable file, corrupt content, or a
             PDF with no extractable text. The message starts with the path.
         InvalidArgumentError: ``section_level`` outside 1..6.
@@ -80,10 +97,22 @@ def parse_file(path: Path, *, section_level: int = 2) -> list[ParsedDocument]:
         )
     if not path.is_file():
         raise IngestError(f"{path}: no such file")
+    limits = limits or IngestLimits()
+    try:
+        check_size(path, limits)
+    except OSError as exc:
+        raise IngestError(f"{path}: cannot read file ({exc.strerror or exc})") from exc
+    if FORMAT_MODULES[path.suffix.lower()] in BOUNDED_FORMATS:
+        bounded: Any = parser  # pdf.parse / word.parse, which take these too
+        documents: list[ParsedDocument] = bounded(
+            path, section_level=section_level, limits=limits, budget=budget
+        )
+        return documents
     return parser(path, section_level=section_level)
 
 
 __all__ = [
+    "BOUNDED_FORMATS",
     "FORMAT_MODULES",
     "PARSERS",
     "SUPPORTED_SUFFIXES",

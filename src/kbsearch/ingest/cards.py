@@ -27,8 +27,9 @@ def parse(path: Path, *, section_level: int = 2) -> list[ParsedDocument]:
     Raises:
         IngestError: unreadable file, invalid JSON (or numbers too long, or nesting too deep
             for Python to read), not a list of objects, a card missing a field, an id that is
-            not a non-empty string or a whole number, a repeated id, or an optional field
-            that is not text or a whole number.
+            not a non-empty string or a whole number, a repeated id, a ``reference``,
+            ``family`` or ``text`` that is not a string, or an optional field that is not
+            text or a whole number.
     """
     text = read_text(path)
     try:
@@ -50,11 +51,38 @@ def parse(path: Path, *, section_level: int = 2) -> list[ParsedDocument]:
         if doc_id in seen:
             raise IngestError(f"{path}: card {index} repeats the id {doc_id!r}")
         seen.add(doc_id)
-        lines = (normalize(line) for line in str(card["text"]).split("\n"))
+        reference, family, body = (text_field(card, name, path, index) for name in FIELDS[1:])
+        lines = (normalize(line) for line in body.split("\n"))
         blocks = tuple(Block((), line) for line in lines if line)
-        metadata = {"family": normalize(str(card["family"]))} | optional_fields(card, path, index)
-        docs.append(ParsedDocument(doc_id, normalize(str(card["reference"])), blocks, metadata))
+        metadata = {"family": normalize(family)} | optional_fields(card, path, index)
+        docs.append(ParsedDocument(doc_id, normalize(reference), blocks, metadata))
     return docs
+
+
+JSON_TYPES = ((bool, "true"), (int, "a number"), (float, "a number"), (list, "a list"),
+              (dict, "an object"))  # fmt: skip
+
+
+def json_type(value: object) -> str:
+    """What ``value`` was in JSON, in words (``a list``, ``null``...); bool before int."""
+    if value is None:
+        return "null"
+    if value is False:
+        return "false"
+    return next((words for kind, words in JSON_TYPES if isinstance(value, kind)), "a value")
+
+
+def text_field(card: dict[str, object], name: str, path: Path, index: int) -> str:
+    """``card[name]``, a required text field (``reference``, ``family``, ``text``).
+
+    Raises:
+        IngestError: the value is not a JSON string (``["r"]`` was indexed as the title
+            ``['r']``, ``42`` as the text ``42``).
+    """
+    value = card[name]
+    if not isinstance(value, str):
+        raise IngestError(f"{path}: card {index}: {name} must be text, not {json_type(value)}")
+    return value
 
 
 def optional_fields(card: dict[str, object], path: Path, index: int) -> dict[str, str]:

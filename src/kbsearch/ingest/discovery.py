@@ -2,12 +2,13 @@
 folders named. Hidden files and folders (``.git``, ``.draft.md``) and office lock files
 (``~$report.docx``) are skipped; other files with an unsupported suffix are counted so the
 run can say so. A folder that cannot be listed (``PermissionError``) is reported, not skipped
-silently, so that ``--prune`` keeps the documents under it."""
+silently, so that ``--prune`` keeps the documents under it. Paths given as ``skip`` (an index's
+own files and upload store, when it lies inside a folder indexed) are never walked into."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -33,9 +34,10 @@ def _skipped(name: str) -> bool:
     return name.startswith((".", "~$"))
 
 
-def _walk(root: Path) -> tuple[list[Path], list[tuple[Path, str]]]:
+def _walk(root: Path, skip: Collection[str]) -> tuple[list[Path], list[tuple[Path, str]]]:
     """The non-hidden entries under ``root`` that are not folders (sorted), and the folders
-    that could not be listed. Symbolic links to folders are not followed (as ``rglob``)."""
+    that could not be listed; entries whose absolute path is in ``skip`` are left out.
+    Symbolic links to folders are not followed (as ``rglob``)."""
     found: list[Path] = []
     unlisted: list[tuple[Path, str]] = []
     pending = [root]
@@ -48,7 +50,7 @@ def _walk(root: Path) -> tuple[list[Path], list[tuple[Path, str]]]:
             unlisted.append((folder, f"cannot list folder: {exc.strerror or exc}"))
             continue
         for entry in entries:
-            if _skipped(entry.name):
+            if _skipped(entry.name) or (skip and os.path.abspath(entry.path) in skip):
                 continue
             try:
                 is_folder = entry.is_dir(follow_symlinks=False)
@@ -58,8 +60,9 @@ def _walk(root: Path) -> tuple[list[Path], list[tuple[Path, str]]]:
     return sorted(found), sorted(unlisted)
 
 
-def discover(paths: Iterable[str | Path]) -> Discovery:
-    """Walk ``paths`` (files and folders).
+def discover(paths: Iterable[str | Path], skip: Iterable[str | Path] = ()) -> Discovery:
+    """Walk ``paths`` (files and folders), leaving out the files and folders ``skip`` names
+    wherever a folder walk meets them (a file named in ``paths`` is read).
 
     Raises:
         IngestError: a path does not exist.
@@ -67,10 +70,13 @@ def discover(paths: Iterable[str | Path]) -> Discovery:
     files: dict[Path, str] = {}
     unsupported: list[Path] = []
     unlisted: list[tuple[Path, str]] = []
+    left_out = {form for p in skip for form in (os.path.abspath(p), os.path.realpath(p))}
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
-            entries, cannot_list = _walk(path)
+            if os.path.abspath(path) in left_out or os.path.realpath(path) in left_out:
+                continue
+            entries, cannot_list = _walk(path, left_out)
             unlisted += cannot_list
             for found in entries:
                 try:

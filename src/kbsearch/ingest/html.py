@@ -1,17 +1,23 @@
 """HTML parser (BeautifulSoup + lxml): the main content only, sections at ``h2``.
 
-The content root is the first ``<main>``, ``<article>`` or ``[role=main]`` element, else
-``<body>``. Scripts, styles, navigation, headers, footers, asides, forms and similar chrome are
-removed. Every block-level element (``p``, ``li``, ``div``, ``td``...) ends a text block, so
-adjacent items are never glued (``<li>a</li><li>b</li>`` gives two blocks ``a`` and ``b``);
-``<br>`` is a space. Question text in buttons (accordion FAQs) and ``<summary>`` is content;
-control-only buttons are dropped. Entities are decoded by the parser. A table holding headings
-or other tables is page layout and is read as text. The title is the first ``<h1>``, else
-``<title>``.
+The content root is the first ``<main>`` or ``[role=main]`` element, else every top-level
+``<article>`` (the sibling articles of a FAQ page, each read with its heading as its section),
+else ``<body>``; articles left outside ``<main>`` are named in a warning, never dropped
+silently. Scripts, styles, navigation, headers, footers, asides, forms and similar chrome are
+removed, and so is a help centre's page furniture (:func:`is_furniture`): the "Was this article
+helpful?" votes and the "Related articles" lists, found by their class or id, their role, or
+the heading that opens them. Every block-level element (``p``, ``li``, ``div``, ``td``...)
+ends a text block, so adjacent items are never glued (``<li>a</li><li>b</li>`` gives two
+blocks ``a`` and ``b``); ``<br>`` is a space. Question text in buttons (accordion FAQs) and
+``<summary>`` is content; control-only buttons are dropped. Entities are decoded by the parser.
+A table holding headings or other tables is page layout and is read as text. The title is the
+first ``<h1>``, else ``<title>``.
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from pathlib import Path
 
 from bs4 import BeautifulSoup, NavigableString, Tag
@@ -34,6 +40,23 @@ _BLOCK = {
     *("caption", "button"),
 }
 _SKIPPED_STRINGS = (Comment, Declaration, Doctype, ProcessingInstruction)
+_HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
+# Page furniture of help centres (Zendesk `article-votes`, `related-articles`, `article-relatives`;
+# Freshdesk `article-vote`; Help Scout `related`; `article-feedback`, `article-footer`...): a
+# word of an element's class or id, its ARIA role, or the heading that opens it.
+_FURNITURE_WORDS = frozenset(
+    {"related", "relatives", "vote", "votes", "voting", "feedback", "helpful", "footer"}
+)
+_FURNITURE_ROLES = frozenset({"complementary", "contentinfo"})
+_FURNITURE_HEADINGS = frozenset(
+    {
+        *("related articles", "related", "articles associés", "articles connexes"),
+        *("articles liés", "articles en rapport", "was this article helpful?"),
+        *("was this page helpful?", "cet article vous a-t-il été utile ?"),
+        "cette page vous a-t-elle été utile ?",
+    }
+)
+_WORD_SPLIT = re.compile(r"[-_\s]+")
 
 
 def _cell_text(cell: Tag) -> str:
@@ -77,13 +100,61 @@ def _is_content_button(button: Tag) -> bool:
     return normalize(button.get_text(" ")).endswith("?")
 
 
+def _words(tag: Tag) -> set[str]:
+    classes = tag.get("class")
+    names = [str(c) for c in classes] if isinstance(classes, list) else [str(classes or "")]
+    names.append(str(tag.get("id") or ""))
+    return {w for name in names for w in _WORD_SPLIT.split(name.lower()) if w}
+
+
+def _heading_text(tag: Tag) -> str:
+    return normalize(tag.get_text(" ")).casefold().replace("\u00a0", " ")
+
+
+def is_furniture(tag: Tag) -> bool:
+    """True for a help centre's vote or related-articles block: a class or id word among
+    ``related``, ``relatives``, ``vote(s)``, ``voting``, ``feedback``, ``helpful``, ``footer``
+    (``article-votes``, ``related-articles``), the ARIA role ``complementary`` or
+    ``contentinfo``, or a section or division whose first element is a heading such as
+    "Related articles" / "Articles associés" / "Was this article helpful?"."""
+    if _words(tag) & _FURNITURE_WORDS or str(tag.get("role") or "") in _FURNITURE_ROLES:
+        return True
+    if tag.name not in ("section", "div"):
+        return False
+    first = next((c for c in tag.children if isinstance(c, Tag)), None)
+    return (
+        first is not None
+        and first.name in _HEADINGS
+        and (_heading_text(first) in _FURNITURE_HEADINGS)
+    )
+
+
+def _furniture_run(heading: Tag) -> list[Tag]:
+    """A furniture heading that opens no block of its own: it and the elements after it up to
+    the next heading of its level or higher."""
+    level = int(heading.name[1])
+    run = [heading]
+    for sibling in heading.find_next_siblings():
+        if sibling.name in _HEADINGS and int(sibling.name[1]) <= level:
+            break
+        run.append(sibling)
+    return run
+
+
 def strip_chrome(root: Tag) -> None:
-    """Remove scripts, styles, navigation, headers, footers, forms... hidden elements and
-    buttons that are controls only ("Copy", "Close"); question buttons stay (see
-    :func:`_is_content_button`)."""
+    """Remove scripts, styles, navigation, headers, footers, forms... hidden elements,
+    buttons that are controls only ("Copy", "Close"; question buttons stay, see
+    :func:`_is_content_button`) and page furniture (:func:`is_furniture`)."""
     controls = [b for b in root.find_all("button") if not _is_content_button(b)]
-    for tag in [*root.find_all(_DROP), *root.select("[hidden]"), *controls]:
-        if not tag.decomposed:
+    furniture = [t for t in root.find_all(True) if is_furniture(t)]
+    runs = [
+        tag
+        for h in root.find_all(_HEADINGS)
+        if _heading_text(h) in _FURNITURE_HEADINGS
+        for tag in _furniture_run(h)
+    ]
+    for tag in [*root.find_all(_DROP), *root.select("[hidden]"), *controls, *furniture, *runs]:
+        if not tag.decomposed and tag is not root:
             tag.decompose()
 
 
@@ -115,9 +186,10 @@ class _Walker:
         else:
             self.blocks.append(Block(tuple(self.section), text))
 
-    def walk(self, root: Tag) -> None:
+    def walk(self, root: Tag, opening: Tag | None = None) -> None:
         """Read ``root``'s subtree in document order with an explicit stack (no recursion,
-        so pages nested thousands of elements deep are read too)."""
+        so pages nested thousands of elements deep are read too). ``opening``: a heading of
+        ``root`` that opens a section whatever its level (an article's own heading)."""
         stack: list[PageElement | None] = list(reversed(list(root.children)))
         while stack:
             child = stack.pop()
@@ -131,7 +203,10 @@ class _Walker:
             if not isinstance(child, Tag):
                 continue
             name = child.name
-            if name in ("h1", "h2", "h3", "h4", "h5", "h6"):
+            if child is opening:
+                self.flush()
+                self.section = [normalize(child.get_text(" "))]
+            elif name in _HEADINGS:
                 self.flush()
                 self.heading(int(name[1]), normalize(child.get_text(" ")))
             elif name == "table" and not _is_layout(child):
@@ -153,13 +228,42 @@ class _Walker:
                 stack.extend(reversed(list(child.children)))
 
 
-def _content_root(soup: BeautifulSoup) -> Tag:
-    for selector in ("main", "[role=main]", "article"):
+def _inside(tag: Tag, names: Sequence[str]) -> bool:
+    return tag.find_parent(list(names)) is not None
+
+
+def _content_roots(soup: BeautifulSoup) -> tuple[list[Tag], list[str]]:
+    """The elements holding the page's content (module docstring), in document order, and
+    the warnings about content left out (articles outside ``<main>``)."""
+    articles = [
+        a
+        for a in soup.find_all("article")
+        if not _inside(a, ["article", *_DROP]) and not (is_furniture(a))
+    ]
+    for selector in ("main", "[role=main]"):
         candidate = soup.select_one(selector)
         if candidate is not None:
-            return candidate
+            outside = [a for a in articles if a is not candidate and candidate not in a.parents]
+            outside = [a for a in outside if a not in candidate.parents]
+            if not outside:
+                return [candidate], []
+            return [candidate], [
+                f"{len(outside)} <article> element(s) outside <main> not read"
+                f" (the first: {normalize(outside[0].get_text(' '))[:60]!r})"
+            ]
+    if articles:
+        return articles, []
     body = soup.find("body")
-    return body if isinstance(body, Tag) else soup
+    return [body if isinstance(body, Tag) else soup], []
+
+
+def _own_heading(article: Tag, level: int) -> Tag | None:
+    """An article's first heading when it is deeper than the section level: it opens the
+    article's section anyway (a FAQ's ``<h3>`` question), so each article is a section."""
+    heading = article.find(_HEADINGS)
+    if isinstance(heading, Tag) and heading.name != "h1" and int(heading.name[1]) > level:
+        return heading
+    return None
 
 
 def parse(path: Path, *, section_level: int = 2) -> list[ParsedDocument]:
@@ -169,14 +273,22 @@ def parse(path: Path, *, section_level: int = 2) -> list[ParsedDocument]:
         IngestError: the file cannot be read.
     """
     soup = BeautifulSoup(read_bytes(path), "lxml")
-    root = _content_root(soup)
-    h1 = root.find("h1")
+    roots, warnings = _content_roots(soup)
+    # the first h1 of the content, else (sibling articles) the page's, outside its chrome
+    found = [h for r in roots for h in [r.find("h1")] if isinstance(h, Tag)]
+    if not found and len(roots) > 1:
+        found = [h for h in soup.find_all("h1") if not _inside(h, _DROP)]
+    h1 = found[0] if found else None
     first_h1 = normalize(h1.get_text(" ")) if isinstance(h1, Tag) else ""
-    strip_chrome(root)
     walker = _Walker(section_level)
-    walker.walk(root)
-    walker.flush()
+    for root in roots:
+        strip_chrome(root)
+        opening = _own_heading(root, section_level) if len(roots) > 1 else None
+        if opening is not None:
+            walker.flush()
+        walker.walk(root, opening)
+        walker.flush()
     title_tag = soup.find("title")
     page_title = normalize(title_tag.get_text(" ")) if isinstance(title_tag, Tag) else ""
     title = walker.title or first_h1 or page_title or None
-    return [ParsedDocument(None, title, tuple(walker.blocks), {})]
+    return [ParsedDocument(None, title, tuple(walker.blocks), {}, tuple(warnings))]

@@ -12,6 +12,7 @@ Dates are ISO ``YYYY-MM-DD`` and inclusive; an empty date is an open end. An emp
 from __future__ import annotations
 
 import csv
+import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date
@@ -55,8 +56,15 @@ class InventoryRow:
 
 
 def normalize_file_key(file: str) -> str:
-    """The key under which a ``file`` value is stored (POSIX separators, no ``./``)."""
-    return PurePath(file.strip().replace("\\", "/")).as_posix()
+    """The key under which a ``file`` value is stored (POSIX separators, no ``./``, Unicode
+    NFC: a macOS-made tree names ``é`` as ``e`` + U+0301, a CSV usually as one letter)."""
+    return unicodedata.normalize("NFC", PurePath(file.strip().replace("\\", "/")).as_posix())
+
+
+def file_key(path: Path) -> Path:
+    """``path`` with its name in Unicode NFC: how a file found on disk and an inventory row's
+    file (:func:`normalize_file_key`) are compared, whichever form each is written in."""
+    return Path(unicodedata.normalize("NFC", str(path)))
 
 
 def _date(value: str, column: str, line: int) -> date | None:

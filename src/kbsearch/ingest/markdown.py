@@ -4,7 +4,8 @@ Headings of levels 2..``section_level`` open sections (their texts form the sect
 the first level-1 heading is the title unless the front matter gives one; deeper headings stay
 inside their section as a text block. A ``#`` line inside a fenced code block is code, not a
 heading (the parser sees a ``fence`` token); setext headings (``Title`` over ``---``) are
-headings. Offsets come from the token line map.
+headings. Offsets come from the token line map. Template and shortcode markup (Twig, Liquid,
+Hugo, Grav) is removed from the text outside code (:mod:`kbsearch.ingest.markup`).
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from mdit_py_plugins.front_matter import front_matter_plugin
 
 from kbsearch.errors import IngestError
 from kbsearch.ingest.html import strip_chrome
+from kbsearch.ingest.markup import closed_shortcodes, strip_markup
+from kbsearch.ingest.metadata import check_yaml_tags
 from kbsearch.ingest.text import normalize, normalize_lines, read_text
 from kbsearch.records import Block, ParsedDocument, Table
 
@@ -30,18 +33,21 @@ def _parser() -> MarkdownIt:
     return MarkdownIt("commonmark").enable("table").use(front_matter_plugin)
 
 
-def _inline_text(token: Token) -> str:
-    """Plain text of an inline token: text, code spans and image alt texts; markup dropped."""
+def _inline_text(token: Token, closed: frozenset[str] = frozenset()) -> str:
+    """Plain text of an inline token: text, code spans and image alt texts; markup dropped,
+    template and shortcode tags too outside code spans (:mod:`kbsearch.ingest.markup`;
+    ``closed``: the document's closed shortcodes)."""
     parts: list[str] = []
+    run: list[str] = []  # text between code spans and images, emphasis included
     for child in token.children or ():
-        if child.type in ("text", "code_inline"):
-            parts.append(child.content)
+        if child.type == "text":
+            run.append(child.content)
         elif child.type in ("softbreak", "hardbreak"):
-            parts.append("\n")
-        elif child.type == "image":
-            parts.append(child.content)
-        elif child.type in ("html_inline",):
-            continue
+            run.append("\n")
+        elif child.type in ("code_inline", "image"):
+            parts += [strip_markup("".join(run), closed), child.content]
+            run = []
+    parts.append(strip_markup("".join(run), closed))
     return normalize("".join(parts))
 
 
@@ -63,7 +69,8 @@ def _front_matter(content: str, path: Path) -> dict[str, str]:
     numbers and dates are not reinterpreted).
 
     Raises:
-        IngestError: malformed YAML, or not a mapping.
+        IngestError: malformed YAML, not a mapping, or a value with a tag that asks for an
+            object (:func:`~kbsearch.ingest.metadata.check_yaml_tags`).
     """
     try:
         root = yaml.compose(content, Loader=yaml.SafeLoader)
@@ -74,11 +81,10 @@ def _front_matter(content: str, path: Path) -> dict[str, str]:
         return {}
     if not isinstance(root, yaml.MappingNode):
         raise IngestError(f"{path}: front matter must be a YAML mapping of keys to values")
-    return {
-        str(key.value): _node_text(value)
-        for key, value in root.value
-        if isinstance(key, yaml.ScalarNode)
-    }
+    fields = [(key, value) for key, value in root.value if isinstance(key, yaml.ScalarNode)]
+    for key, value in fields:
+        check_yaml_tags(str(key.value), value, path)
+    return {str(key.value): _node_text(value) for key, value in fields}
 
 
 class _Builder:
@@ -120,7 +126,7 @@ class _Builder:
             self.add(text, token)
 
 
-def _table(tokens: Sequence[Token], i: int) -> tuple[Table, int]:
+def _table(tokens: Sequence[Token], i: int, closed: frozenset[str]) -> tuple[Table, int]:
     """Read the table starting at ``tokens[i]`` (``table_open``); returns it and the index of
     its ``table_close``."""
     header: list[str] = []
@@ -135,7 +141,7 @@ def _table(tokens: Sequence[Token], i: int) -> tuple[Table, int]:
         elif tok.type == "tr_open" and not in_head:
             rows.append([])
         elif tok.type == "inline":
-            (header if in_head else rows[-1]).append(_inline_text(tok))
+            (header if in_head else rows[-1]).append(_inline_text(tok, closed))
         i += 1
     return Table(tuple(header), tuple(tuple(r) for r in rows if any(r))), i
 
@@ -157,6 +163,7 @@ def parse_text(source: str, path: Path, *, section_level: int = 2) -> ParsedDocu
     """
     tokens = _parser().parse(source)
     build = _Builder(source, section_level)
+    closed = closed_shortcodes(source)
     metadata: dict[str, str] = {}
     i = 0
     while i < len(tokens):
@@ -165,19 +172,19 @@ def parse_text(source: str, path: Path, *, section_level: int = 2) -> ParsedDocu
             metadata = _front_matter(tok.content, path)
             build.title = metadata.get("title") or None  # a later `#` heading stays as text
         elif tok.type == "heading_open":
-            build.heading(int(tok.tag[1:]), _inline_text(tokens[i + 1]), tok)
+            build.heading(int(tok.tag[1:]), _inline_text(tokens[i + 1], closed), tok)
             i += 2  # skip inline and heading_close
         elif tok.type == "paragraph_open":
-            build.add(_inline_text(tokens[i + 1]), tok)
+            build.add(_inline_text(tokens[i + 1], closed), tok)
             i += 2
         elif tok.type in ("fence", "code_block"):
             build.add(normalize_lines(tok.content), tok)
         elif tok.type == "html_block":
             soup = BeautifulSoup(tok.content, "lxml")
             strip_chrome(soup)
-            build.add(normalize(soup.get_text(" ")), tok)
+            build.add(normalize(strip_markup(soup.get_text(" "), closed)), tok)
         elif tok.type == "table_open":
-            table, end = _table(tokens, i)
+            table, end = _table(tokens, i, closed)
             if table.header or table.rows:
                 build.add("", tok, table)
             i = end

@@ -10,17 +10,19 @@ from __future__ import annotations
 
 import os
 import re
+import unicodedata
 from dataclasses import asdict
 from datetime import date
 from pathlib import Path, PurePath
 
+import yaml
 from langdetect import detector_factory
 
 from kbsearch.errors import IngestError, InvalidArgumentError
 from kbsearch.filters import parse_day
 from kbsearch.ingest.inventory import InventoryRow, period_text
-from kbsearch.language import detect_language
 from kbsearch.records import Document, ParsedDocument
+from kbsearch.text.language import detect_language
 
 ACCESS_LABELS = ("public", "staff")
 RESERVED_ID_CHARS = "@#"  # passage ids are doc_id@vVERSION#slug
@@ -85,8 +87,10 @@ def language_from_name(path: PurePath) -> str | None:
 
 def path_doc_id(relative: PurePath) -> str:
     """The doc id a path gives: the path relative to the indexed folder, POSIX separators,
-    without its last suffix (``guide/docs.md`` -> ``guide/docs``). Whitespace and control
+    without its last suffix (``guide/docs.md`` -> ``guide/docs``), in Unicode NFC (a name
+    written in NFD, as macOS does, gives the id a user types). Whitespace and control
     characters (a newline in a file name) become one space."""
+    relative = PurePath(unicodedata.normalize("NFC", str(relative)))
     parts = [*relative.parts[:-1], relative.stem]
     cleaned = (_CONTROL_OR_SPACE.sub(" ", part).strip() for part in parts)
     return "/".join(part for part in cleaned if part)
@@ -109,6 +113,31 @@ def check_identifier(value: str, what: str) -> str:
             "the inventory"
         )
     return value
+
+
+# the tags YAML's safe loader constructs (str, int, float, bool, null, timestamp, seq, map...):
+# any other (``!!python/object/apply:...``, ``!custom``) asks for an object, not text
+SAFE_YAML_TAGS = frozenset(t for t in yaml.SafeLoader.yaml_constructors if t is not None)
+
+
+def check_yaml_tags(field: str, node: yaml.Node, path: PurePath) -> None:
+    """Raises IngestError when front-matter ``field``'s value (a composed YAML node, its
+    items included) carries a tag the safe loader does not construct (:data:`SAFE_YAML_TAGS`):
+    ``title: !!python/object/apply:os.system [...]`` was stored as the title
+    ``os.system, ...``."""
+    if node.tag not in SAFE_YAML_TAGS:
+        tag = node.tag.replace("tag:yaml.org,2002:", "!!")
+        raise IngestError(
+            f"{path}: front matter field {field!r} has the YAML tag {tag}, which kbsearch does"
+            " not read (write the value as plain text)"
+        )
+    if isinstance(node, yaml.SequenceNode):
+        for item in node.value:
+            check_yaml_tags(field, item, path)
+    elif isinstance(node, yaml.MappingNode):
+        for key, value in node.value:
+            check_yaml_tags(field, key, path)
+            check_yaml_tags(field, value, path)
 
 
 def parse_date(value: object, name: str = "date") -> date | None:

@@ -19,6 +19,11 @@
   or a short line ending with punctuation. Every block records its 1-based page.
 * All text is NFKC-normalised (the ligature U+FB01 becomes ``fi``); pdfplumber's own ligature
   expansion is turned off so that this one rule applies to every compatibility character.
+* Limits (:mod:`kbsearch.ingest.pdf_limits`): a PDF whose page tree declares more than
+  ``max_pages`` pages is refused before any page is parsed, and pdfplumber loads at most one
+  page more (a tree that understates its count is refused there); the decoded streams
+  together stop at ``max_uncompressed_bytes``; the document's time budget is checked after
+  every page.
 """
 
 from __future__ import annotations
@@ -31,13 +36,14 @@ from pathlib import Path
 from statistics import median
 from typing import Any
 
-import pdfplumber
 from pdfminer.pdfdocument import PDFEncryptionError, PDFPasswordIncorrect
 from pdfminer.pdfparser import PDFSyntaxError
 from pdfminer.psparser import PSException
 from pdfplumber.utils.exceptions import PdfminerException
 
-from kbsearch.errors import IngestError
+from kbsearch.errors import IngestError, LimitExceededError
+from kbsearch.ingest.limits import Budget, IngestLimits
+from kbsearch.ingest.pdf_limits import bounded_streams, open_pdf
 from kbsearch.ingest.text import normalize
 from kbsearch.records import Block, ParsedDocument, Table
 
@@ -139,17 +145,25 @@ def _page_items(page: Any, number: int) -> Iterator[_Line | _TableItem]:
         yield _Line(number, line["top"], line["bottom"], line["x1"], text, size, bold, in_margin)
 
 
-def _read(path: Path) -> list[_Line | _TableItem]:
+def _read(path: Path, limits: IngestLimits, budget: Budget | None) -> list[_Line | _TableItem]:
     items: list[_Line | _TableItem] = []
     try:
-        with pdfplumber.open(path) as pdf:
+        with bounded_streams(path, limits) as ceiling, path.open("rb") as stream:
+            pdf = open_pdf(stream, path, limits)  # not closed on a refusal: see open_pdf
             for number, page in enumerate(pdf.pages, start=1):
                 page_items = list(_page_items(page, number))
                 page_items.sort(key=lambda it: it.top)
                 items.extend(page_items)
+                if budget is not None:
+                    budget.check("parse")
+            pdf.close()
+    except LimitExceededError:
+        raise
     except OSError as exc:
         raise IngestError(f"{path}: cannot read file ({exc.strerror or exc})") from exc
     except _PDF_ERRORS as exc:
+        if ceiling.exceeded:  # the refusal, wrapped by pdfplumber or pdfminer
+            raise ceiling.refusal() from exc
         if _encrypted(exc):
             raise IngestError(
                 f"{path}: the PDF is encrypted (password-protected); save an unprotected copy"
@@ -322,15 +336,24 @@ def _pick_title(
     return best[2], rest, set(range(best[0], best[1] + 1))
 
 
-def parse(path: Path, *, section_level: int = 2) -> list[ParsedDocument]:
+def parse(
+    path: Path,
+    *,
+    section_level: int = 2,
+    limits: IngestLimits | None = None,
+    budget: Budget | None = None,
+) -> list[ParsedDocument]:
     """Parse one PDF into a single ParsedDocument (blocks carry pages; no char offsets).
     ``section_level`` is unused: PDF headings have no reliable levels, so sections are flat.
+    ``limits``: default :class:`IngestLimits`; ``budget``: checked after every page.
 
     Raises:
+        LimitExceededError: over ``max_pages`` or ``max_uncompressed_bytes``, or past the
+            ``budget`` (the message names the limit).
         IngestError: unreadable, corrupt or encrypted PDF (the message says which), or a PDF
             without extractable text.
     """
-    items = _join_tables(_drop_running(_read(path)))
+    items = _join_tables(_drop_running(_read(path, limits or IngestLimits(), budget)))
     lines = [it for it in items if isinstance(it, _Line)]
     if not lines and not any(isinstance(it, _TableItem) for it in items):
         raise IngestError(f"{path}: has no extractable text (scanned?)")

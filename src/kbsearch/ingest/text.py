@@ -3,30 +3,26 @@
 from __future__ import annotations
 
 import re
-import unicodedata
 from pathlib import Path
 
 from kbsearch.errors import IngestError
+from kbsearch.text.analysis import clean_text
 
-# Characters that carry no text: soft hyphen, zero-width space/joiners, byte-order mark.
-_INVISIBLE = dict.fromkeys(map(ord, "\u00ad\u200b\u200c\u200d\u2060\ufeff"))
-_CONTROLS = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f]")
 _SPACES = re.compile(r"\s+")
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t\r\f\v]*\n")
 
 
 def normalize(text: str) -> str:
-    """NFKC-normalise ``text`` (ligatures such as U+FB01 become ``fi``, no-break spaces become
-    spaces), drop invisible and control characters, collapse whitespace runs to one space,
+    """:func:`kbsearch.text.analysis.clean_text` (NFKC, invisible and control characters dropped:
+    the cleaning queries get too), then collapse whitespace runs to one space,
     strip."""
-    text = _CONTROLS.sub("", unicodedata.normalize("NFKC", text).translate(_INVISIBLE))
-    return _SPACES.sub(" ", text).strip()
+    return _SPACES.sub(" ", clean_text(text)).strip()
 
 
 def normalize_lines(text: str) -> str:
     """Like :func:`normalize` but keeps line breaks (code blocks, preformatted text): NFKC,
     invisible characters dropped, trailing spaces and leading/trailing blank lines removed."""
-    text = _CONTROLS.sub("", unicodedata.normalize("NFKC", text).translate(_INVISIBLE))
+    text = clean_text(text)
     lines = [line.rstrip() for line in text.replace("\r\n", "\n").split("\n")]
     return "\n".join(lines).strip("\n")
 

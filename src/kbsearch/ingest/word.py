@@ -5,12 +5,18 @@ The ``Title`` style (else the document's core property ``title``) is the title; 
 terms) and ``Heading N`` is level N+1, sections down to ``section_level``; every other
 non-empty paragraph is a block; a table is a table block (first row = header; merged cells
 repeat their text). Blocks carry no character offsets.
+
+A ``.docx`` is a zip archive: before python-docx reads it, its members are checked against
+``max_uncompressed_bytes`` (:mod:`kbsearch.ingest.limits`), first by the sizes their headers
+declare, then by the bytes actually decompressed, counted as they are read (a header may lie),
+so a zip bomb is refused after reading at most the limit.
 """
 
 from __future__ import annotations
 
 import re
 import zipfile
+import zlib
 from pathlib import Path
 
 import docx
@@ -20,12 +26,21 @@ from docx.table import Table as WordTable
 from docx.text.paragraph import Paragraph
 
 from kbsearch.errors import IngestError
+from kbsearch.ingest.limits import MIB, Budget, IngestLimits, over_uncompressed
 from kbsearch.ingest.outline import Outline
 from kbsearch.ingest.text import normalize
 from kbsearch.records import ParsedDocument, Table
 
 SUFFIXES = (".docx",)
 _HEADING = re.compile(r"^heading\s*(\d)$", re.IGNORECASE)
+# what python-docx and zipfile raise on a damaged archive (a bad member: zlib.error, EOFError;
+# an unknown compression method: NotImplementedError)
+_CORRUPT = (
+    PackageNotFoundError, zipfile.BadZipFile, KeyError, ValueError, zlib.error, EOFError,
+    NotImplementedError,
+)  # fmt: skip
+_CHECK_EVERY = 256  # paragraphs and tables between two looks at the time budget
+_CHUNK = 1 << 20  # bytes decompressed per read while members are counted
 
 
 def _table(table: WordTable) -> Table | None:
@@ -36,25 +51,65 @@ def _table(table: WordTable) -> Table | None:
     return Table(rows[0], tuple(rows[1:]))
 
 
-def _read(path: Path) -> WordDocument:
+def check_archive(path: Path, limits: IngestLimits) -> None:
+    """Refuse a zip whose members expand past ``max_uncompressed_bytes``: by the sizes the
+    central directory declares, then by the bytes decompressed (at most the limit is read).
+
+    Raises:
+        LimitExceededError: over the limit.
+        zipfile.BadZipFile, OSError, ...: as :mod:`zipfile` (the caller names them corrupt).
+    """
+    limit = limits.max_uncompressed_bytes
+    with zipfile.ZipFile(path) as archive:
+        members = archive.infolist()
+        declared = sum(info.file_size for info in members)
+        if declared > limit:
+            raise over_uncompressed(
+                path, f"its zip members declare {declared / MIB:.1f} MiB", limits
+            )
+        total = 0
+        for info in members:
+            with archive.open(info) as member:
+                while chunk := member.read(_CHUNK):
+                    total += len(chunk)
+                    if total > limit:
+                        what = "its zip members expand past the limit"
+                        raise over_uncompressed(path, what, limits)
+
+
+def _read(path: Path, limits: IngestLimits) -> WordDocument:
     try:
+        check_archive(path, limits)
         return docx.Document(str(path))
     except OSError as exc:
         raise IngestError(f"{path}: cannot read file ({exc.strerror or exc})") from exc
-    except (PackageNotFoundError, zipfile.BadZipFile, KeyError, ValueError) as exc:
+    except _CORRUPT as exc:
         reason = " ".join(str(exc).split()) or type(exc).__name__
         raise IngestError(f"{path}: corrupt or unreadable Word file ({reason[:200]})") from exc
 
 
-def parse(path: Path, *, section_level: int = 2) -> list[ParsedDocument]:
+def parse(
+    path: Path,
+    *,
+    section_level: int = 2,
+    limits: IngestLimits | None = None,
+    budget: Budget | None = None,
+) -> list[ParsedDocument]:
     """Parse one ``.docx`` file into a single ParsedDocument (see the module docstring).
+    ``limits``: default :class:`IngestLimits`; ``budget``: checked once the file is read,
+    then every ``_CHECK_EVERY`` paragraphs and tables (python-docx takes minutes over a
+    50 MB ``document.xml``).
 
     Raises:
+        LimitExceededError: the archive expands past ``max_uncompressed_bytes``, or reading
+            took the document past its ``budget``.
         IngestError: unreadable or corrupt file (not a Word document).
     """
-    document = _read(path)
+    document = _read(path, limits or IngestLimits())
     outline = Outline(section_level)
-    for item in document.iter_inner_content():
+    for position, item in enumerate(document.iter_inner_content()):
+        if budget is not None and position % _CHECK_EVERY == 0:
+            budget.check("parse")
         if isinstance(item, WordTable):
             table = _table(item)
             if table is not None:

@@ -4,17 +4,17 @@ metrics. Every route takes the audience from the caller's key (:func:`caller_of`
 from __future__ import annotations
 
 import difflib
-import json
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, File, Form, Query, Request, UploadFile
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic_core import from_json
 from starlette.exceptions import HTTPException
 from starlette.requests import ClientDisconnect
 
 from . import operations as ops
-from .context import Service, caller_of, known_parameters, service_of
+from .context import Service, answer_head, caller_of, known_parameters, service_of
 from .keys import ANONYMOUS, Caller
 from .metrics import CONTENT_TYPE
 from .present import visible_documents
@@ -124,8 +124,12 @@ async def search_body(request: Request, caller: CallerDep) -> SearchBody:
     except ClientDisconnect:  # gone, or cut off by the body limit (app.py), which answered 413
         raise HTTPException(400, "the request body could not be read") from None
     try:
-        data = json.loads(raw)
-    except (ValueError, UnicodeDecodeError):
+        # pydantic's parser, not json.loads: it refuses nesting deeper than 200 levels
+        # (json.loads recursed until RecursionError: a 500) and NaN (no JSON value)
+        data = from_json(raw, allow_inf_nan=False)
+    except ValueError as error:
+        if "recursion limit" in str(error):
+            raise HTTPException(422, "the body's JSON is nested too deeply") from None
         data = None
     if not isinstance(data, dict):
         raise HTTPException(
@@ -235,7 +239,7 @@ async def documents(service: ServiceDep, caller: CallerDep) -> dict[str, Any]:
 
 
 @router.get(
-    "/documents/{doc_id}",
+    "/documents/{doc_id:path}",
     summary="A document: versions, metadata, passage ids",
     responses=errors(*READ_ERRORS, 404),
 )
@@ -263,7 +267,8 @@ async def known_fields(request: Request, caller: WriterDep) -> None:
     if dependant is None:
         return
     known = {p.alias for p in dependant.body_params}
-    sent = set((await request.form()).keys())
+    form = await request.form()
+    sent = set(form.keys())
     if "audience" in sent:  # as caller_of says of the query parameter
         raise HTTPException(422, "audience is not a field: it comes from the API key")
     unknown = sorted(sent - known)
@@ -272,10 +277,22 @@ async def known_fields(request: Request, caller: WriterDep) -> None:
         raise HTTPException(
             422, f"unknown field(s) {', '.join(unknown)}; this endpoint takes: {takes}"
         )
+    for name in sorted(sent):  # FastAPI would keep the last of a repeated part
+        if len(form.getlist(name)) > 1:
+            count = len(form.getlist(name))
+            raise HTTPException(422, f"field {name!r} sent {count} times; send it once")
+    for param in dependant.body_params:
+        # FastAPI reads an empty form value as the field left out: "version=" would be
+        # stored as the default version 1
+        default = param.field_info.default
+        if isinstance(default, str) and default and form.get(param.alias) == "":
+            raise HTTPException(
+                422, f"{param.alias} is empty; leave it out for {default!r}, or give a value"
+            )
 
 
 @router.put(
-    "/documents/{doc_id}",
+    "/documents/{doc_id:path}",
     summary="Add or replace a document version from a file",
     dependencies=[Depends(known_fields)],
     status_code=201,
@@ -331,7 +348,7 @@ async def put_document(
 
 
 @router.delete(
-    "/documents/{doc_id}",
+    "/documents/{doc_id:path}",
     summary="Remove a document (one version, or all)",
     responses=errors(*READ_ERRORS, 404),
 )
@@ -363,7 +380,7 @@ async def healthz(service: ServiceDep) -> JSONResponse:
     """Needs no key, so it says nothing about the index (its generation moves on every write,
     staff-only ones included: `/metrics`, behind a key, has it)."""
     try:
-        await service.engine.run_read(lambda kb: kb.store.generation())
+        await service.engine.run_check()
     except Exception as exc:  # any failure to answer is unhealthy, with its kind only
         return JSONResponse({"status": "error", "error": type(exc).__name__}, status_code=503)
     return JSONResponse({"status": "ok"})
@@ -390,3 +407,6 @@ async def metrics(service: ServiceDep, caller: CallerDep, request: Request) -> R
     generation, docs, passages = await service.engine.run_read(index_figures)
     body = service.metrics.exposition(generation, docs, passages)
     return Response(body, media_type=CONTENT_TYPE)
+
+
+answer_head(router)  # every GET route above answers HEAD too

@@ -27,14 +27,16 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .. import errors
 from ..embedders import Embedder
+from ..ingest.limits import IngestLimits
 from . import access_log
-from .context import HERE, Service
+from .context import HERE, Service, answer_head
 from .docs import declare_keys, install_docs
 from .engine import Engine, SearchTimeout
 from .keys import Caller, KeyRing
+from .messages import shown_error
 from .operations import Limits
 from .statuses import error_status
-from .uploads import MAX_UPLOAD_BYTES
+from .uploads import MAX_UPLOAD_BYTES, recover_uploads
 
 MAX_BODY_BYTES = 1024 * 1024  # a request body but an upload's (a JSON search: a few KB)
 MAX_UPLOAD_BODY_BYTES = MAX_UPLOAD_BYTES + 1024 * 1024  # PUT: the file and its form fields
@@ -61,7 +63,8 @@ def _validation_message(exc: RequestValidationError) -> str:
 def _install_handlers(app: FastAPI) -> None:
     @app.exception_handler(errors.KbsearchError)
     async def library_error(request: Request, exc: errors.KbsearchError) -> JSONResponse:
-        return _error(error_status(exc), str(exc))
+        engine = request.app.state.service.engine
+        return _error(error_status(exc), await shown_error(engine, exc))
 
     @app.exception_handler(SearchTimeout)
     async def timeout(request: Request, exc: SearchTimeout) -> JSONResponse:
@@ -181,12 +184,14 @@ def create_app(
     limits: Limits | None = None,
     report: str | Path | None = None,
     log_format: str = "text",
+    ingest_limits: IngestLimits | None = None,
 ) -> FastAPI:
     """The app serving the knowledge base at ``db``.
 
     ``keys``: a keys file (or a loaded :class:`KeyRing`); ``None`` serves public, read-only,
     loopback only. ``workers`` read threads; ``time_limit`` seconds per search (then 503).
     ``report``: an evaluation report (HTML) or a folder of them (the newest is shown).
+    ``ingest_limits``: the limits every upload is held to (:mod:`kbsearch.ingest.limits`).
 
     Raises:
         KnowledgeBaseNotFoundError, SchemaError, EmbedderMismatchError,
@@ -194,7 +199,9 @@ def create_app(
         InvalidArgumentError: a malformed keys file.
     """
     ring = KeyRing.load(keys) if isinstance(keys, str | Path) else keys
-    engine = Engine(db, embedder=embedder, workers=workers, time_limit=time_limit)
+    engine = Engine(db, embedder=embedder, workers=workers, time_limit=time_limit,
+                    ingest_limits=ingest_limits)  # fmt: skip
+    recover_uploads(engine.kb)  # a crash mid-upload: finished or undone before serving
     service = Service(engine, ring, limits or Limits(), Path(report) if report else None)
     access_log.configure(log_format)
 
@@ -223,6 +230,7 @@ def create_app(
     app.include_router(pages.router)
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
     install_docs(app, "kbsearch")
+    answer_head(app.router)  # its own pages (/docs); the routers' routes have theirs
     if ring is not None:
         declare_keys(app)
     return app

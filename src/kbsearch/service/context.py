@@ -7,9 +7,11 @@ import gc
 import ipaddress
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
+from urllib.parse import parse_qsl
 
-from fastapi import Request
+from fastapi import APIRouter, Depends, Request
+from fastapi.routing import APIRoute
 from starlette.exceptions import HTTPException
 
 from .engine import Engine
@@ -134,6 +136,7 @@ async def known_parameters(request: Request) -> None:
         return
     if _needs_caller(dependant):
         await caller_of(request)
+    check_utf8_query(request)
     known = _query_names(dependant)
     unknown = sorted(set(request.query_params) - known - {"audience"})
     if unknown:
@@ -141,3 +144,51 @@ async def known_parameters(request: Request) -> None:
         raise HTTPException(
             422, f"unknown parameter(s) {', '.join(unknown)}; this endpoint takes: {takes}"
         )
+
+
+def check_utf8_query(request: Request) -> None:
+    """Rejects (422) a query string whose percent-escapes are not UTF-8 (``q=pass%FFword``):
+    Starlette decodes them with U+FFFD in place of each bad byte, and that text would be
+    searched. The parameter is named; an escaped U+FFFD itself (``%EF%BF%BD``) is text.
+
+    Raises:
+        HTTPException: 422, naming the first such parameter.
+    """
+    raw = request.scope.get("query_string", b"").decode("latin-1")
+    # latin-1 keeps each escaped byte as one character, to be decoded as UTF-8 here
+    for name, value in parse_qsl(raw, keep_blank_values=True, encoding="latin-1"):
+        try:
+            name.encode("latin-1").decode("utf-8")
+            value.encode("latin-1").decode("utf-8")
+        except UnicodeDecodeError:
+            shown = name.encode("latin-1").decode("utf-8", "replace")
+            raise HTTPException(
+                422, f"parameter {shown!r} is not valid UTF-8 text (percent-encode UTF-8 bytes)"
+            ) from None
+
+
+async def utf8_query(request: Request, caller: Annotated[Caller, Depends(caller_of)]) -> None:
+    """:func:`check_utf8_query` as a dependency, after the key is checked (no key is 401)."""
+    check_utf8_query(request)
+
+
+def answer_head(router: APIRouter) -> None:
+    """A ``HEAD`` route beside each of ``router``'s ``GET`` routes: the same endpoint and
+    dependencies (the key check among them), left out of the OpenAPI schema. FastAPI's
+    routes answer only the methods they list (fastapi/fastapi#1773), and listing HEAD beside
+    GET would make it a second operation of the schema; uvicorn sends a HEAD answer's
+    headers without its body. Call it once the routes are declared (a route that has its
+    HEAD twin already gets no second one)."""
+    routes = [r for r in router.routes if isinstance(r, APIRoute)]
+    heads = {r.path for r in routes if "HEAD" in (r.methods or ())}
+    for route in routes:
+        if "GET" in (route.methods or ()) and route.path not in heads:
+            router.add_api_route(
+                route.path,
+                route.endpoint,
+                methods=["HEAD"],
+                name=f"{route.name}_head",
+                dependencies=route.dependencies,
+                response_class=route.response_class,
+                include_in_schema=False,
+            )

@@ -18,17 +18,22 @@ from __future__ import annotations
 
 import asyncio
 import ctypes
+import sqlite3
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TypeVar
 
 from ..backends.background import BackgroundSnapshots
 from ..backends.sqlite import SqliteBackend
 from ..embedders import Embedder
+from ..errors import StorageError
 from ..filters import AUDIENCES
+from ..ingest.limits import IngestLimits
 from ..knowledge_base import KnowledgeBase, open_kb
+from ..store.schema import storage_error
 from .present import Catalogue
 
 T = TypeVar("T")
@@ -68,7 +73,9 @@ class Engine:
 
     One :class:`KnowledgeBase` serves every thread: its store opens one SQLite connection
     per thread and its searches share one read-only snapshot per index generation.
-    ``workers`` read threads; ``time_limit`` seconds per read. Opening checks the file and
+    ``workers`` read threads; ``time_limit`` seconds per read; ``ingest_limits``: what every
+    write applies (:mod:`kbsearch.ingest.limits`: among them ``max_seconds``, so one upload
+    holds the single write thread about that long at most). Opening checks the file and
     loads the embedder once (so a broken index fails at start, not on the first request).
 
     Raises:
@@ -84,11 +91,13 @@ class Engine:
         workers: int = 4,
         time_limit: float = 5.0,
         background: bool = True,
+        ingest_limits: IngestLimits | None = None,
     ) -> None:
         self.db = Path(db)
+        self.damage: StorageError | None = None  # the first damaged page a read met
         self.time_limit = time_limit
         self.workers = workers
-        self.kb = open_kb(self.db, embedder=embedder)
+        self.kb = open_kb(self.db, embedder=embedder, ingest_limits=ingest_limits)
         self.snapshots: BackgroundSnapshots | None = None
         try:
             self.embedder = self.kb.embedder()  # loaded once, shared by every thread
@@ -112,18 +121,61 @@ class Engine:
             backend.languages(audience)
             backend.title_counts(audience)
         if self.embedder is not None:
-            self.kb.abstention.prepare(self.kb.dense_index())
+            self.kb.abstention.prepare()
             backend.heading_index(self.embedder.dim)
         Catalogue.of(self.kb)
 
     def read(self, fn: Callable[[KnowledgeBase], T]) -> T:
         """``fn(kb)`` inside one read transaction: everything it reads (ranking, passages,
-        documents) comes from one generation of the file (the served snapshot's)."""
-        if self.snapshots is None:
-            with self.kb.store.read_transaction():
+        documents) comes from one generation of the file (the served snapshot's).
+
+        Raises:
+            StorageError: the file cannot be read (a damaged page: :attr:`damage` keeps the
+                first, for :meth:`check`), for a SQLite error about the file that the
+                snapshot's reader let through untranslated.
+        """
+        with self._file_errors():
+            if self.snapshots is None:
+                with self.kb.store.read_transaction():
+                    return fn(self.kb)
+            with self.snapshots.reading(), self.kb.store.read_transaction():
                 return fn(self.kb)
-        with self.snapshots.reading(), self.kb.store.read_transaction():
-            return fn(self.kb)
+
+    @contextmanager
+    def _file_errors(self) -> Iterator[None]:
+        """A SQLite error about the file as a :class:`StorageError`; a damaged page, whether
+        the store or this translated it, kept in :attr:`damage`."""
+        try:
+            yield
+        except sqlite3.DatabaseError as exc:
+            raise self._storage_error(exc) from exc
+        except StorageError as exc:
+            if isinstance(exc.__cause__, sqlite3.DatabaseError):
+                self._storage_error(exc.__cause__)
+            raise
+
+    def _storage_error(self, exc: sqlite3.DatabaseError) -> StorageError:
+        """``exc`` as the store names it (:func:`kbsearch.store.schema.storage_error`); a
+        damaged page kept in :attr:`damage`."""
+        error = storage_error(self.db, exc, 0) or StorageError(f"cannot read {self.db}: {exc}")
+        name = getattr(exc, "sqlite_errorname", "")
+        if name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB")) and self.damage is None:
+            self.damage = error
+        return error
+
+    def check(self) -> int:
+        """The health probe: the generation, read from the file, and every table's first
+        pages readable, on a new connection (:meth:`Store.check_tables`: the served snapshot
+        and the threads' connections hold what they read in memory); and no read met a
+        damaged page since the start.
+
+        Raises:
+            StorageError: the file cannot be read, or a read met a damaged page.
+        """
+        if self.damage is not None:
+            raise self.damage
+        with self._file_errors():
+            return self.kb.store.check_tables()
 
     def write(
         self, fn: Callable[[KnowledgeBase], T], hides: Callable[[KnowledgeBase], bool] | None = None
@@ -135,15 +187,16 @@ class Engine:
         then the old snapshot stops serving before the write (module docstring).
         """
         try:
-            if self.snapshots is None:
-                return fn(self.kb)
-            if hides is not None and hides(self.kb):
-                with self.snapshots.withdrawn():
+            with self._file_errors():
+                if self.snapshots is None:
+                    return fn(self.kb)
+                if hides is not None and hides(self.kb):
+                    with self.snapshots.withdrawn():
+                        result = fn(self.kb)
+                else:
                     result = fn(self.kb)
-            else:
-                result = fn(self.kb)
-            self.snapshots.wait_for(self.kb.store.generation(), self.time_limit)
-            return result
+                self.snapshots.wait_for(self.kb.store.generation(), self.time_limit)
+                return result
         finally:
             release_free_memory()
 
@@ -158,6 +211,15 @@ class Engine:
             return await asyncio.wait_for(future, self.time_limit)
         except TimeoutError:
             raise SearchTimeout(f"the search took longer than {self.time_limit:g} s") from None
+
+    async def run_check(self) -> int:
+        """Run :meth:`check` on a worker thread (within the time limit, as a read)."""
+        future = asyncio.get_running_loop().run_in_executor(self._reads, self.check)
+        try:
+            return await asyncio.wait_for(future, self.time_limit)
+        except TimeoutError:
+            message = f"the health check took longer than {self.time_limit:g} s"
+            raise SearchTimeout(message) from None
 
     async def run_write(
         self, fn: Callable[[KnowledgeBase], T], hides: Callable[[KnowledgeBase], bool] | None = None

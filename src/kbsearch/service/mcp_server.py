@@ -2,46 +2,47 @@
 to an assistant as five tools: ``search``, ``ask``, ``explain``, ``show`` and ``documents``.
 
 The audience is fixed when the server starts (``kbsearch mcp --audience``); no tool takes it
-as an argument, so a conversation cannot widen what it sees. Tools return the same JSON as the
-HTTP API; a library error becomes the tool's error message.
+as an argument (one sent is refused), so a conversation cannot widen what it sees. Tools
+return the same JSON as the HTTP API, as compact text; a library error becomes the tool's error
+message.
 """
 
 from __future__ import annotations
 
+import inspect
+import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.tools import Tool
+from pydantic import BaseModel, create_model, model_validator
 
 from .. import __version__
 from ..errors import KbsearchError
 from ..knowledge_base import KnowledgeBase
 from . import operations as ops
 from .engine import Engine, SearchTimeout
+from .messages import shown_error
 
 
 def build_server(engine: Engine, audience: str, limits: ops.Limits | None = None) -> MCPServer:
-    """The MCP server for ``engine``'s knowledge base, searching as ``audience``."""
+    """The MCP server for ``engine``'s knowledge base, searching as ``audience``. Each tool
+    answers compact JSON text (one line: what a model reads, once), refuses an argument it
+    does not take (:func:`strict_tool`), and its description is its docstring without the
+    source's indentation; the server logs warnings only (an INFO line on stderr per tool
+    error, rich-formatted, was noise beside the error the model reads)."""
     limits = limits or ops.Limits()
-    server = MCPServer(
-        "kbsearch",
-        version=__version__,
-        instructions=(
-            "Search a help-centre knowledge base. Use `search` for a question, `ask` for a "
-            "cited answer (or that the documents don't say), `show` to read a passage in "
-            "full, `explain` to see why a passage ranks where it does, and "
-            f"`documents` to list documents. Audience: {audience} (fixed)."
-        ),
-    )
 
-    async def read(fn: Any) -> Any:
+    async def read(fn: Any) -> str:
         try:
-            return await engine.run_read(fn)
+            result = await engine.run_read(fn)
         except (KbsearchError, SearchTimeout) as exc:  # a message for the model, no traceback
-            raise ToolError(str(exc)) from None
+            raise ToolError(await shown_error(engine, exc)) from None
+        return json.dumps(result, ensure_ascii=False, separators=(",", ":"))
 
-    @server.tool()
     async def search(
         query: str,
         k: int = 5,
@@ -49,7 +50,7 @@ def build_server(engine: Engine, audience: str, limits: ops.Limits | None = None
         as_of: str | None = None,
         lang: str | None = None,
         offset: int = 0,
-    ) -> dict[str, Any]:
+    ) -> str:
         """Passages that answer `query`, best first: each with its title, section, version,
         effective dates, language, source and text; `verdict`: `answered`, `uncertain`
         (the passages may not answer: say so) or `dont_say` (with its `confidence`: no
@@ -61,14 +62,13 @@ def build_server(engine: Engine, audience: str, limits: ops.Limits | None = None
         args = ops.SearchArgs(query, k, route, as_of, lang, (), offset)
         return await read(lambda kb: ops.search(kb, audience, args, limits))
 
-    @server.tool()
     async def ask(
         question: str,
         k: int = 5,
         as_of: str | None = None,
         lang: str | None = None,
         min_confidence: float | None = None,
-    ) -> dict[str, Any]:
+    ) -> str:
         """A cited answer to `question`, as `kbsearch ask --json`: `verdict` is
         `answered` (`answer`: the span of the top passages that answers, with its `citation`:
         passage id, title, section, version, effective dates, source), `uncertain` (the best
@@ -89,10 +89,9 @@ def build_server(engine: Engine, audience: str, limits: ops.Limits | None = None
             )  # fmt: skip
         )
 
-    @server.tool()
     async def explain(
         query: str, passage_id: str, as_of: str | None = None, lang: str | None = None
-    ) -> dict[str, Any]:
+    ) -> str:
         """Why `passage_id` ranks where it does for `query`: its rank and score in each
         route, each query term's BM25 share, and the parts of the fused score (learned
         fusion, or RRF)."""
@@ -100,13 +99,11 @@ def build_server(engine: Engine, audience: str, limits: ops.Limits | None = None
             lambda kb: ops.explain(kb, audience, query, passage_id, limits, as_of=as_of, lang=lang)
         )
 
-    @server.tool()
-    async def show(passage_id: str) -> dict[str, Any]:
+    async def show(passage_id: str) -> str:
         """One passage in full, with its document's title, version, dates and source."""
         return await read(lambda kb: ops.passage(kb, audience, passage_id))
 
-    @server.tool()
-    async def documents(doc_id: str | None = None) -> dict[str, Any]:
+    async def documents(doc_id: str | None = None) -> str:
         """The documents (every version, with metadata); with `doc_id`, that document's
         versions and their passage ids."""
 
@@ -117,7 +114,54 @@ def build_server(engine: Engine, audience: str, limits: ops.Limits | None = None
 
         return await read(fn)
 
-    return server
+    return MCPServer(
+        "kbsearch",
+        version=__version__,
+        instructions=(
+            "Search a help-centre knowledge base. Use `search` for a question, `ask` for a "
+            "cited answer (or that the documents don't say), `show` to read a passage in "
+            "full, `explain` to see why a passage ranks where it does, and "
+            f"`documents` to list documents. Audience: {audience} (fixed)."
+        ),
+        tools=[strict_tool(fn) for fn in (search, ask, explain, show, documents)],
+        log_level="WARNING",
+    )
+
+
+class _RefuseUnknown(BaseModel):
+    """A tool's argument model that refuses an argument it has no field for."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def refuse_unknown(cls, data: Any) -> Any:
+        known = list(cls.model_fields)
+        unknown = sorted(set(data) - set(known)) if isinstance(data, dict) else []
+        if "audience" in unknown:
+            raise ValueError("audience is not an argument: it is fixed when the server starts")
+        if unknown:
+            takes = ", ".join(known) or "none"
+            raise ValueError(f"unknown argument(s) {', '.join(unknown)}; it takes: {takes}")
+        return data
+
+
+def strict_tool(fn: Callable[..., Any]) -> Tool:
+    """The SDK's tool for ``fn`` (:meth:`Tool.from_function`: arguments validated by a model
+    of its signature), described by its docstring (:func:`inspect.cleandoc`), its result
+    the text it returns, and refusing an argument it does not take: the SDK's models ignore
+    one, so ``audience: "staff"`` searched silently as the server's audience. The input
+    schema says so (``additionalProperties: false``).
+
+    Raises:
+        ToolError (at call time): an unknown argument, named, with the ones the tool takes.
+    """
+    tool = Tool.from_function(
+        fn, description=inspect.cleandoc(fn.__doc__ or ""), structured_output=False
+    )
+    loose = tool.fn_metadata.arg_model
+    strict = create_model(f"{loose.__name__}Strict", __base__=(loose, _RefuseUnknown))
+    metadata = tool.fn_metadata.model_copy(update={"arg_model": strict})
+    parameters = {**tool.parameters, "additionalProperties": False}
+    return tool.model_copy(update={"fn_metadata": metadata, "parameters": parameters})
 
 
 def serve_stdio(db: str | Path, audience: str) -> None:

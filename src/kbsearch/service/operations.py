@@ -5,20 +5,20 @@ an audience, returning JSON-ready dictionaries. Each runs inside one read transa
 
 from __future__ import annotations
 
-import contextlib
-import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
-from ..analysis import MAX_QUERY_CHARS
 from ..errors import InvalidArgumentError, KbsearchError, QueryError
 from ..filters import parse_day
 from ..ingest.metadata import known_language
+from ..judge.confidence import decision_fields
 from ..knowledge_base import DEFAULT_K, KnowledgeBase
+from ..present.sources import uploads_folder
 from ..records import ROUTES, Filters
-from ..search.abstain import decision_fields
+from ..store.upload_files import UploadFiles
+from ..text.analysis import MAX_QUERY_CHARS
 from .present import Catalogue, document_summary, hit_dict, passage_dict, visible_documents
 
 
@@ -239,11 +239,13 @@ def document(kb: KnowledgeBase, audience: str, doc_id: str) -> dict[str, Any]:
 
 def delete(kb: KnowledgeBase, audience: str, doc_id: str, version: str | None) -> list[str]:
     """Remove ``doc_id`` (one version, or all) as ``audience`` sees it, each version in one
-    transaction; the versions removed.
+    transaction, and its uploaded file (:mod:`kbsearch.store.upload_files`); the versions
+    removed.
 
     Raises:
         DocumentNotFoundError: no such document, or none visible to ``audience`` (one message
             for missing and hidden); or no such version of a document ``audience`` sees.
+        StorageError: the index or the upload store cannot be written.
     """
     seen = [
         d.document.version for d in visible_documents(kb, audience) if d.document.doc_id == doc_id
@@ -253,12 +255,8 @@ def delete(kb: KnowledgeBase, audience: str, doc_id: str, version: str | None) -
     versions = [v for v in seen if version in (None, v)]
     if not versions:
         raise DocumentNotFoundError(f"document {doc_id!r} has no version {version!r}")
-    from .uploads import uploads_dir
-
-    folder = uploads_dir(kb) / doc_id
-    for v in versions:
-        kb.store.delete_document(doc_id, v)
-        shutil.rmtree(folder / f"v{v}", ignore_errors=True)
-    with contextlib.suppress(OSError):  # the last version gone: its empty folder too
-        folder.rmdir()
+    files = UploadFiles(uploads_folder(kb.store.path))
+    for v in versions:  # the index first, then the uploaded file (kept in step through a crash)
+        with files.removing(kb.store, doc_id, v):
+            kb.store.delete_document(doc_id, v)
     return versions

@@ -15,12 +15,13 @@ from fastapi.templating import Jinja2Templates
 from markupsafe import Markup, escape
 
 from ..errors import KbsearchError
-from ..search import HYBRID
-from ..search.answer import NO_ANSWER, UNCERTAIN_NOTE
+from ..judge.answer import NO_ANSWER, UNCERTAIN_NOTE
+from ..pipeline import HYBRID
 from . import operations as ops
-from .context import COOKIE, HERE, Service, caller_of, service_of
+from .context import COOKIE, HERE, Service, answer_head, caller_of, service_of, utf8_query
 from .engine import SearchTimeout
 from .keys import Caller
+from .messages import shown_error
 from .present import visible_documents
 from .statuses import status_of
 
@@ -54,7 +55,7 @@ def _languages(kb: Any, audience: str) -> list[str]:
     return sorted({d.document.language for d in visible_documents(kb, audience)})
 
 
-@router.get("/", response_class=HTMLResponse)
+@router.get("/", response_class=HTMLResponse, dependencies=[Depends(utf8_query)])
 async def search_page(
     request: Request,
     service: ServiceDep,
@@ -86,8 +87,11 @@ async def search_page(
     try:
         languages, routes, result = await service.engine.run_read(read)
     except (KbsearchError, SearchTimeout) as exc:
-        error, status = str(exc), 503 if isinstance(exc, SearchTimeout) else 422
-        languages, routes = await service.engine.run_read(facts)
+        error, status = await shown_error(service.engine, exc), status_of(exc)
+        try:
+            languages, routes = await service.engine.run_read(facts)
+        except (KbsearchError, SearchTimeout):  # the index cannot answer at all (damaged)
+            languages, routes = [], (ops.LEXICAL,)
     context = {
         "q": q,
         "route": route or (HYBRID if HYBRID in routes else ops.LEXICAL),
@@ -106,7 +110,7 @@ async def search_page(
     return templates.TemplateResponse(request, "search.html", context, status_code=status)
 
 
-@router.get("/ui/why", response_class=HTMLResponse)
+@router.get("/ui/why", response_class=HTMLResponse, dependencies=[Depends(utf8_query)])
 async def why_fragment(
     request: Request,
     service: ServiceDep,
@@ -124,7 +128,8 @@ async def why_fragment(
         )
     except (KbsearchError, SearchTimeout) as exc:
         # the API's status: a hidden passage is the same 404 as a missing one
-        return HTMLResponse(f'<p class="error">{escape(str(exc))}</p>', status_code=status_of(exc))
+        shown = await shown_error(service.engine, exc)
+        return HTMLResponse(f'<p class="error">{escape(shown)}</p>', status_code=status_of(exc))
     return templates.TemplateResponse(request, "why.html", {"e": explanation})
 
 
@@ -179,3 +184,6 @@ async def set_key(request: Request, key: Annotated[str, Form()]) -> Response:
     response = RedirectResponse("/", status_code=303)
     response.set_cookie(COOKIE, key, httponly=True, samesite="strict")
     return response
+
+
+answer_head(router)  # every GET route above answers HEAD too

@@ -17,9 +17,9 @@ from typing import Any
 import numpy as np
 
 from ..knowledge_base import KnowledgeBase
+from ..present.snippets import make_snippet, match_spans, query_keys, sentence_spans
+from ..present.sources import public_root, shown_source, uploads_folder
 from ..records import Document, Hit, Passage
-from ..snippets import make_snippet, match_spans, query_keys, sentence_spans
-from ..sources import public_root, shown_source, uploads_folder
 from ..store import StoredDocument
 
 SENTENCE_CACHE = 4096  # sentence vectors kept per process (dense-only snippets)
@@ -41,7 +41,7 @@ class Catalogue:
     def __init__(self, kb: KnowledgeBase) -> None:
         self.stored = kb.documents()
         self.by_key = {(d.document.doc_id, d.document.version): d.document for d in self.stored}
-        # the folders of public documents only, uploads left out (kbsearch.sources)
+        # the folders of public documents only, uploads left out (kbsearch.present.sources)
         self.uploads = uploads_folder(kb.store.path)
         self.common = public_root((d.document for d in self.stored), self.uploads)
 
@@ -136,7 +136,7 @@ def snippet_of(
     kb: KnowledgeBase, query: str, text: str, title: str, section: str, language: str
 ) -> dict[str, Any]:
     """The part of ``text`` that matches ``query`` with match offsets (see
-    :func:`kbsearch.snippets.make_snippet`), taken from the body after the title and heading
+    :func:`kbsearch.present.snippets.make_snippet`), taken from the body after the title and heading
     lines (shown apart on every result); for a body sharing no word with the query, the
     sentence closest to it by cosine. ``start``/``end`` are offsets in ``text``."""
     languages = [language] if language else ["en", "fr"]

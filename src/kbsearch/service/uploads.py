@@ -2,31 +2,35 @@
 
 The file is kept under ``<db>.uploads/<doc_id>/v<version>/<name>`` (its lasting source) and
 indexed through :meth:`KnowledgeBase.index` with a one-row inventory holding the metadata, so
-it is parsed, split, embedded and written in one transaction like any indexed file. When the
-file cannot be indexed the stored version and its previous upload stay as they were.
+it is parsed, split, embedded and written in one transaction like any indexed file (a ``/``
+in the id percent-encoded in the folder's name). When the
+file cannot be indexed (or written: a full disk) the stored version and its previous upload
+stay as they were; a crash at any point is finished or undone on the next start
+(:mod:`kbsearch.store.upload_files`, which keeps the files and the index in step).
 """
 
 from __future__ import annotations
 
-import contextlib
 import csv
 import re
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import IngestError, InvalidArgumentError, KbsearchError
 from ..filters import parse_day
-from ..indexing import IndexReport
+from ..index.indexer import IndexReport
 from ..ingest import FORMAT_MODULES, SUPPORTED_SUFFIXES
 from ..ingest.metadata import known_language
 from ..knowledge_base import KnowledgeBase
-from ..sources import UPLOADS_SHOWN, uploads_folder
+from ..present.sources import UPLOADS_SHOWN, uploads_folder
+from ..store.upload_files import INVENTORY, UploadFiles, file_errors
 
 # one file, one document: the BEIR corpus (.jsonl) and card (.json) formats hold many
 SINGLE_DOCUMENT_SUFFIXES = tuple(s for s in SUPPORTED_SUFFIXES if s not in (".jsonl", ".json"))
 SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
 ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+# a doc id as a folder makes them (kbsearch.ingest.metadata.path_doc_id): segments like ID
+DOC_ID = re.compile(r"(?=[^\n]{1,128}$)[A-Za-z0-9][A-Za-z0-9._-]*(?:/[A-Za-z0-9][A-Za-z0-9._-]*)*")
 MAX_UPLOAD_BYTES = 20 * 1024 * 1024
 
 
@@ -69,11 +73,15 @@ class Upload:
             )
         if len(self.content) > MAX_UPLOAD_BYTES:
             raise UploadTooLargeError(f"file over {MAX_UPLOAD_BYTES // 2**20} MiB")
-        for name, value in (("doc_id", self.doc_id), ("version", self.version)):
-            if not ID.fullmatch(value):
-                raise InvalidArgumentError(
-                    f"{name} must be 1 to 128 letters, digits, '.', '_' or '-', got {value!r}"
-                )
+        if not DOC_ID.fullmatch(self.doc_id):
+            raise InvalidArgumentError(
+                "doc_id must be 1 to 128 letters, digits, '.', '_' or '-' (and '/' between"
+                f" parts that start with a letter or digit), got {self.doc_id!r}"
+            )
+        if not ID.fullmatch(self.version):
+            raise InvalidArgumentError(
+                f"version must be 1 to 128 letters, digits, '.', '_' or '-', got {self.version!r}"
+            )
         if self.access not in ("public", "staff"):
             raise InvalidArgumentError(f"access must be public or staff, got {self.access!r}")
         if self.language:
@@ -103,32 +111,40 @@ def uploads_dir(kb: KnowledgeBase) -> Path:
     return Path(uploads_folder(kb.store.path))
 
 
+def upload_files(kb: KnowledgeBase) -> UploadFiles:
+    """``kb``'s upload store (:mod:`kbsearch.store.upload_files`)."""
+    return UploadFiles(uploads_folder(kb.store.path))
+
+
+def recover_uploads(kb: KnowledgeBase) -> list[str]:
+    """At a server's start: every upload or deletion a crash cut short finished or undone, and
+    every version folder made to hold just the file the index names
+    (:meth:`UploadFiles.recover <kbsearch.store.upload_files.UploadFiles.recover>` with
+    ``sweep``); the ``doc_id@version`` settled. Nothing for a read-only index."""
+    if kb.store.read_only:
+        return []
+    return upload_files(kb).recover(kb.store, sweep=True)
+
+
 def write_upload(kb: KnowledgeBase, upload: Upload) -> WriteResult:
-    """Index ``upload`` as ``doc_id`` version ``version``, replacing that version atomically.
+    """Index ``upload`` as ``doc_id`` version ``version``, replacing that version atomically:
+    its stored file and the index change together or not at all, through a crash or a full
+    disk too (:mod:`kbsearch.store.upload_files`).
 
     Raises:
         UnsupportedFormatError, UploadTooLargeError, InvalidArgumentError: see
             :meth:`Upload.check`.
         IngestError: the file cannot be parsed or holds no text (nothing changed).
+        StorageFullError, StorageError: the file or the index cannot be written (nothing
+            changed).
     """
     upload.check()
     name = SAFE_NAME.sub("-", Path(upload.filename).name).strip("-.") or "document"
     if not name.lower().endswith(Path(upload.filename).suffix.lower()):
         name += Path(upload.filename).suffix.lower()
-    home = uploads_dir(kb) / upload.doc_id / f"v{upload.version}"
-    created = [d for d in (home.parent.parent, home.parent, home) if not d.exists()]
-    home.mkdir(parents=True, exist_ok=True)
-    target = home / name
-    try:
-        report = _replace(kb, upload, target)
-    except BaseException:
-        for folder in reversed(created):  # a failed first upload leaves no empty folder
-            with contextlib.suppress(OSError):
-                folder.rmdir()
-        raise
-    for other in home.iterdir():  # one file per version: the one just indexed
-        if other != target and other.is_file():
-            other.unlink()
+    files = upload_files(kb)
+    with files.replacing(kb.store, upload.doc_id, upload.version, name, upload.content) as target:
+        report = _index(kb, upload, target)
     status = "added" if report.added else "updated" if report.updated else "unchanged"
     (stored,) = (
         d
@@ -142,37 +158,31 @@ def write_upload(kb: KnowledgeBase, upload: Upload) -> WriteResult:
     return WriteResult(upload.doc_id, upload.version, status, stored.passages, metadata)
 
 
-def _replace(kb: KnowledgeBase, upload: Upload, target: Path) -> IndexReport:
-    """Write ``target`` and index it; on failure the previous file is back in its place."""
-    name, home = target.name, target.parent
-    with tempfile.TemporaryDirectory(dir=home.parent) as tmp:
-        previous = Path(tmp) / "previous"
-        if target.exists():  # kept until the new file is indexed
-            target.replace(previous)
-        target.write_bytes(upload.content)
-        inventory = Path(tmp) / "inventory.csv"
+def _index(kb: KnowledgeBase, upload: Upload, target: Path) -> IndexReport:
+    """Index ``target`` (in place, its previous version kept aside) with ``upload``'s
+    metadata.
+
+    Raises:
+        IngestError: it cannot be indexed; StorageFullError, StorageError: see
+            :meth:`KnowledgeBase.index`.
+    """
+    name = target.name
+    inventory = target.parent / INVENTORY
+    with file_errors():
         _write_inventory(inventory, upload, target)
-        try:
-            report = kb.index(
-                [target], inventory=inventory, default_access=upload.access, takeover=True
-            )
-            problems = report.failed + report.warnings
-            if report.failed or not (report.added or report.updated or report.unchanged):
-                reason = problems[0][1] if problems else "no document in this file"
-                reason = _scrub(reason, target)
-                raise IngestError(f"{name}: {reason.removeprefix(f'{name}: ')}")
-        except BaseException:
-            target.unlink(missing_ok=True)
-            if previous.exists():
-                previous.replace(target)
-            raise
+    report = kb.index([target], inventory=inventory, default_access=upload.access, takeover=True)
+    problems = report.failed + report.warnings
+    if report.failed or not (report.added or report.updated or report.unchanged):
+        reason = problems[0][1] if problems else "no document in this file"
+        reason = _scrub(reason, target)
+        raise IngestError(f"{name}: {reason.removeprefix(f'{name}: ')}")
     return report
 
 
 def _scrub(reason: str, target: Path) -> str:
     """``reason`` without the server's folders (nobody's business): ``target`` (an upload's
     file) named by its file name, and another upload's path as readers see it
-    (``uploads/DOC/vN/NAME``: :func:`~kbsearch.sources.shown_source`).
+    (``uploads/DOC/vN/NAME``: :func:`~kbsearch.present.sources.shown_source`).
     Whatever form the message gives a path in (as given, e.g. relative to the server's
     working directory, absolute or resolved), the longest forms are replaced first, so that
     no folder above a relative path is left behind."""
@@ -198,7 +208,7 @@ def format_name(path: Path) -> str:
 
 def _write_inventory(path: Path, upload: Upload, target: Path) -> None:
     """A one-row inventory for ``target`` (its ``file`` relative to the CSV's folder)."""
-    relative = Path("..") / target.relative_to(path.parent.parent)
+    relative = target.relative_to(path.parent)
     with path.open("w", encoding="utf-8", newline="") as fh:
         writer = csv.writer(fh)
         writer.writerow(

@@ -12,12 +12,12 @@ settings the index was built with. The package is split by job:
 - :mod:`.vectors`: passage vectors and the embedding cache;
 - :mod:`.snapshot`: :meth:`Store.read_snapshot`, one consistent read for a search snapshot;
 - :mod:`.pinning`: pinned readers, which keep seeing one state while others write;
-- :mod:`.staging`: re-embedding into a copy that replaces the index only when complete.
+- :mod:`.staging`: re-embedding into a copy that replaces the index only when complete;
+- :mod:`.upload_files`: the files uploaded beside the index, kept in step with it through a
+  crash or a full disk (a journal per change, settled by what the index holds).
 """
 
 from __future__ import annotations
-
-from pathlib import Path
 
 from .columns import PassageColumns
 from .documents import PassageRow, StoredDocument
@@ -37,10 +37,6 @@ class Store(SnapshotStore, PinnedReads):
         StorageError: the path is a folder or its folder does not exist.
         SchemaError: the file is not a kbsearch index of this schema version.
     """
-
-    def __init__(self, path: str | Path, *, create: bool = False) -> None:
-        self._df = (-1, {})
-        super().__init__(path, create=create)
 
 
 __all__ = [

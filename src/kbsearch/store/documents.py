@@ -7,6 +7,7 @@ disagree. The first document of an index records the index settings in that same
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
@@ -16,10 +17,10 @@ import numpy as np
 
 from ..errors import SettingsConflictError
 from ..filters import Filters, to_sql
-from ..records import Document, Passage
+from ..records import Document, Passage, PassageRow
 from .columns import COLUMNS, PassageColumns, column_arrays
 from .fts import FTS_TABLES
-from .schema import StoreBase
+from .schema import IN_CHUNK, StoreBase, in_chunks
 from .settings import IndexSettings
 
 
@@ -30,16 +31,6 @@ class StoredDocument:
     row_id: int
     document: Document
     passages: int
-
-
-@dataclass(frozen=True)
-class PassageRow:
-    """A passage with the document fields needed to filter and display it."""
-
-    row_id: int
-    passage: Passage
-    access: str
-    language: str
 
 
 class DocumentStore(StoreBase):
@@ -55,12 +46,39 @@ class DocumentStore(StoreBase):
         rows = self.connection.execute("SELECT doc_id, version, source FROM documents")
         return {(r["doc_id"], r["version"]): r["source"] for r in rows}
 
+    def document_state(self, doc_id: str, version: str) -> tuple[str, str] | None:
+        """``(content_hash, source)`` of one stored version; ``None`` when it is not stored."""
+        row = self.connection.execute(
+            "SELECT content_hash, source FROM documents WHERE doc_id = ? AND version = ?",
+            (doc_id, version),
+        ).fetchone()
+        return (row["content_hash"], row["source"]) if row else None
+
     def documents(self) -> list[StoredDocument]:
         rows = self.connection.execute(
             "SELECT d.*, (SELECT count(*) FROM passages p WHERE p.document = d.id) AS n "
             "FROM documents d ORDER BY d.doc_id, d.version"
         )
         return [StoredDocument(r["id"], _document(r), r["n"]) for r in rows]
+
+    def documents_of(self, keys: Iterable[tuple[str, str]]) -> dict[tuple[str, str], Document]:
+        """``{(doc_id, version): document}`` of the stored documents among ``keys`` (by the
+        unique key: no scan of the documents)."""
+        out: dict[tuple[str, str], Document] = {}
+        for chunk, _ in in_chunks(keys, IN_CHUNK // 2):
+            where = " OR ".join("(doc_id = ? AND version = ?)" for _ in chunk)
+            params = [x for key in chunk for x in key]
+            for r in self.connection.execute(f"SELECT * FROM documents WHERE {where}", params):
+                out[(r["doc_id"], r["version"])] = _document(r)
+        return out
+
+    def public_folders(self) -> list[str]:
+        """The folders of the public documents read from files (URLs left out), sorted, once
+        each. O(documents): a collection statistic, read once per generation."""
+        rows = self.connection.execute(
+            "SELECT DISTINCT source FROM documents WHERE access = 'public' AND source != ''"
+        )
+        return file_folders(r[0] for r in rows)
 
     def write_document(
         self,
@@ -187,18 +205,41 @@ class DocumentStore(StoreBase):
         self, passage_ids: Iterable[str], filters: Filters | None = None
     ) -> dict[str, PassageRow]:
         """The passages among ``passage_ids`` that pass ``filters`` (all when ``None``)."""
-        ids = list(dict.fromkeys(passage_ids))
-        if not ids:
-            return {}
         out: dict[str, PassageRow] = {}
         where, params = ("1", []) if filters is None else to_sql(filters)
-        for start in range(0, len(ids), 500):
-            chunk = ids[start : start + 500]
-            marks = ",".join("?" * len(chunk))
+        for chunk, marks in in_chunks(passage_ids):
             sql = f"SELECT p.* FROM passages p WHERE p.passage_id IN ({marks}) AND {where}"
             for r in self.connection.execute(sql, [*chunk, *params]):
                 out[r["passage_id"]] = PassageRow(r["id"], _passage(r), r["access"], r["language"])
         return out
+
+    def passage_languages(self, passage_ids: Sequence[str], audience: str) -> dict[str, str]:
+        """``{passage_id: language}`` of the given passages ``audience`` may see."""
+        visible = "" if audience == "staff" else " AND access = 'public'"
+        out: dict[str, str] = {}
+        for chunk, marks in in_chunks(passage_ids):
+            sql = f"SELECT passage_id, language FROM passages WHERE passage_id IN ({marks})"
+            out.update({r[0]: r[1] for r in self.connection.execute(sql + visible, chunk)})
+        return out
+
+    def heading_fields(self, passage_ids: Sequence[str]) -> dict[str, tuple[str, str, str]]:
+        """``{passage_id: (document title, section, doc_id)}`` of the given passages."""
+        out: dict[str, tuple[str, str, str]] = {}
+        for chunk, marks in in_chunks(passage_ids):
+            rows = self.connection.execute(
+                "SELECT p.passage_id, d.title, p.section, p.doc_id FROM passages p"
+                f" JOIN documents d ON d.id = p.document WHERE p.passage_id IN ({marks})",
+                chunk,
+            )
+            out.update({r[0]: (r[1], r[2], r[3]) for r in rows})
+        return out
+
+    def audience_languages(self, audience: str) -> list[str]:
+        """The languages of the passages ``audience`` may see, sorted (O(passages): a
+        collection statistic)."""
+        where = "" if audience == "staff" else " WHERE access = 'public'"
+        rows = self.connection.execute(f"SELECT DISTINCT language FROM passages{where} ORDER BY 1")
+        return [r[0] for r in rows]
 
     def languages(self, audience: str = "staff") -> list[str]:
         """The languages of the documents ``audience`` may see, sorted."""
@@ -233,6 +274,15 @@ class DocumentStore(StoreBase):
         cursor.row_factory = None
         rows = cursor.execute(f"SELECT {COLUMNS} FROM passages p ORDER BY p.id").fetchall()
         return PassageColumns(**column_arrays(rows))
+
+
+def file_folders(sources: Iterable[str]) -> list[str]:
+    """The folders of ``sources`` read from files (empty ones and URLs left out), sorted,
+    once each."""
+    return sorted({os.path.dirname(s) for s in sources if s and not s.startswith(URLS)})
+
+
+URLS = ("http://", "https://")
 
 
 def _conflict(path: str, recorded: IndexSettings, wanted: IndexSettings) -> str:

@@ -41,8 +41,6 @@ class FtsPostings:
 class FtsStore(StoreBase):
     """Reads of the FTS5 tables (writes are part of :meth:`Store.write_document`)."""
 
-    _df: tuple[int, dict[tuple[str, str], int]]  # (generation, cache), swapped whole
-
     def _lexical_sql(self, filters: Filters) -> tuple[str, list[object]]:
         table = fts_table(filters.audience)
         where, params = to_sql(filters)

@@ -16,9 +16,10 @@ import os
 import sqlite3
 import stat
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TypeVar
 from urllib.parse import quote
 
 from ..errors import (
@@ -79,6 +80,19 @@ CREATE TABLE IF NOT EXISTS embedding_cache (
 """
 
 
+T = TypeVar("T")
+IN_CHUNK = 500  # values bound in one ``IN (...)`` (SQLite caps a statement's parameters)
+
+
+def in_chunks(values: Iterable[T], size: int = IN_CHUNK) -> Iterator[tuple[list[T], str]]:
+    """``values`` (repeats dropped) ``size`` at a time, each chunk with its ``?,?,...``
+    marks for an ``IN (...)``."""
+    unique = list(dict.fromkeys(values))
+    for start in range(0, len(unique), size):
+        chunk = unique[start : start + size]
+        yield chunk, ",".join("?" * len(chunk))
+
+
 def busy_timeout() -> float:
     """Seconds a write waits for another writer: ``$KBSEARCH_BUSY_TIMEOUT`` or 10."""
     raw = os.environ.get("KBSEARCH_BUSY_TIMEOUT", "")
@@ -129,14 +143,26 @@ def _writable(path: Path) -> bool:
 class StoreBase:
     """Connections, transactions, schema and meta of one knowledge base file.
 
+    ``tracer``: called with every SQL statement any of the store's connections runs (its
+    text with the parameters bound, as SQLite's trace callback gives it), as sqlite-utils'
+    ``Database(tracer=...)``; :meth:`tracing` sets one for a block.
+
     Raises:
         KnowledgeBaseNotFoundError: the file is missing and ``create`` is false.
         StorageError: the path is a folder, or its folder does not exist.
         SchemaError: the file is not a kbsearch index of this schema version.
     """
 
-    def __init__(self, path: str | Path, *, create: bool = False) -> None:
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        create: bool = False,
+        tracer: Callable[[str], None] | None = None,
+    ) -> None:
         self.path = Path(path)
+        self._tracer = tracer
+        self._df: tuple[int, dict[tuple[str, str], int]] = (-1, {})  # FtsStore's cache
         if not create and not self.path.exists():
             raise KnowledgeBaseNotFoundError(
                 f"no knowledge base at {self.path}; create it with `kbsearch index PATH "
@@ -200,6 +226,8 @@ class StoreBase:
                 raise StorageError(f"cannot open a database at {self.path}: {exc}") from exc
             self._connections.append(connection)
         connection.row_factory = sqlite3.Row
+        if self._tracer is not None:
+            connection.set_trace_callback(self._tracer)
         if not self.read_only:
             connection.execute("PRAGMA synchronous=NORMAL")
         connection.execute("PRAGMA foreign_keys=ON")
@@ -223,6 +251,23 @@ class StoreBase:
         return sqlite3.connect(
             target, timeout=self.timeout, isolation_level=None, check_same_thread=False, uri=uri
         )
+
+    @contextmanager
+    def tracing(self, tracer: Callable[[str], None]) -> Iterator[None]:
+        """Within: ``tracer`` sees every statement of every connection (class docstring),
+        those opened meanwhile too; the previous tracer afterwards."""
+        previous = self._tracer
+        self._set_tracer(tracer)
+        try:
+            yield
+        finally:
+            self._set_tracer(previous)
+
+    def _set_tracer(self, tracer: Callable[[str], None] | None) -> None:
+        with self._lock:
+            self._tracer = tracer
+            for connection in self._connections:
+                connection.set_trace_callback(tracer)
 
     def close(self) -> None:
         """Close every thread's connection; the store cannot be used afterwards."""
@@ -314,9 +359,12 @@ class StoreBase:
             yield connection
             return
         connection.execute("BEGIN")
+        # the state is fixed from the first read on: the generation is read once in it
+        self._local.reading, self._local.read_generation = True, None
         try:
             yield connection
         except BaseException as exc:
+            self._local.reading = False
             if connection.in_transaction:  # the first error is the one to report
                 with contextlib.suppress(sqlite3.Error):
                     connection.execute("COMMIT")
@@ -325,6 +373,7 @@ class StoreBase:
                 if error is not None:
                     raise error from exc
             raise
+        self._local.reading = False
         if connection.in_transaction:
             connection.execute("COMMIT")
 
@@ -346,15 +395,41 @@ class StoreBase:
 
     def generation(self) -> int:
         """A counter bumped by every write; readers cache by it. Read from the file, except
-        inside a pinned reader (:mod:`kbsearch.store.pinning`), whose generation cannot change:
-        there it is read once."""
+        inside a pinned reader (:mod:`kbsearch.store.pinning`) or a :meth:`read_transaction`,
+        whose generation cannot change: there it is read once."""
         pinned = getattr(self._local, "pinned", None)
         if pinned is not None:
             known: int | None = getattr(self._local, "pinned_generation", None)
             if known is None:
                 known = self._local.pinned_generation = int(self.get_meta("generation") or 0)
             return known
-        return int(self.get_meta("generation") or 0)
+        if not getattr(self._local, "reading", False):
+            return int(self.get_meta("generation") or 0)
+        read: int | None = self._local.read_generation
+        if read is None:
+            read = self._local.read_generation = int(self.get_meta("generation") or 0)
+        return read
+
+    def check_tables(self) -> int:
+        """Read the generation and the first row of every table of the file (each table's
+        first pages) on a new connection, closed after: this store's connections trust the
+        pages they hold in memory, so they would not see a page damaged since they read it.
+        A health probe's check, a few statements (``PRAGMA quick_check`` reads every page).
+
+        Raises:
+            sqlite3.DatabaseError: a page it read is damaged, or the file is no database.
+        """
+        connection = self._connect()
+        try:
+            names = connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+            for (name,) in names.fetchall():
+                quoted = '"' + str(name).replace('"', '""') + '"'
+                # every column: "SELECT 1" may read a covering index instead of the table
+                connection.execute(f"SELECT * FROM {quoted} LIMIT 1").fetchone()
+            row = connection.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
+            return int(row[0]) if row else 0
+        finally:
+            connection.close()
 
     def bump_generation(self) -> None:
         self.connection.execute(

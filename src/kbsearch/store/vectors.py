@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from .columns import COLUMNS, column_arrays
-from .schema import StoreBase
+from .schema import StoreBase, in_chunks
 
 
 @dataclass(frozen=True)
@@ -45,16 +45,41 @@ class VectorStore(StoreBase):
         vectors = np.frombuffer(b"".join(r[7] for r in rows), dtype=np.float32)
         return VectorTable(vectors=vectors.reshape(len(rows), dim), **column_arrays(rows))
 
+    def passage_vectors(self, passage_ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """``{passage_id: vector}`` (float32) of the given passages that have one."""
+        out: dict[str, np.ndarray] = {}
+        for chunk, marks in in_chunks(passage_ids):
+            rows = self.connection.execute(
+                "SELECT p.passage_id, v.vector FROM passages p JOIN vectors v ON v.id = p.id"
+                f" WHERE p.passage_id IN ({marks})",
+                chunk,
+            )
+            out.update({r[0]: np.frombuffer(r[1], dtype=np.float32) for r in rows})
+        return out
+
+    def vector_blocks(self, dim: int, size: int = 8192) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """Every stored vector, ``size`` rows at a time by row id: ``(access, vectors)``
+        arrays of shapes ``(m,)`` and ``(m, dim)``. Call it inside a read transaction."""
+        last = -1
+        while True:
+            rows = self.connection.execute(
+                "SELECT p.id, p.access, v.vector FROM vectors v JOIN passages p ON p.id = v.id"
+                " WHERE p.id > ? ORDER BY p.id LIMIT ?",
+                (last, size),
+            ).fetchall()
+            if not rows:
+                return
+            last = int(rows[-1][0])
+            vectors = np.frombuffer(b"".join(r[2] for r in rows), dtype=np.float32)
+            yield np.array([r[1] for r in rows], dtype=object), vectors.reshape(len(rows), dim)
+
     def count_vectors(self) -> int:
         return int(self.connection.execute("SELECT count(*) FROM vectors").fetchone()[0])
 
     def cached_vectors(self, embedder: str, role: str, hashes: Sequence[str]) -> dict[str, bytes]:
         """``{text hash: float32 bytes}`` of the cached vectors among ``hashes``."""
         out: dict[str, bytes] = {}
-        unique = list(dict.fromkeys(hashes))
-        for start in range(0, len(unique), 500):
-            chunk = unique[start : start + 500]
-            marks = ",".join("?" * len(chunk))
+        for chunk, marks in in_chunks(hashes):
             rows = self.connection.execute(
                 "SELECT text_hash, vector FROM embedding_cache WHERE embedder = ? AND role = ?"
                 f" AND text_hash IN ({marks})",

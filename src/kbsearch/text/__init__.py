@@ -1,1 +1,1 @@
-"""Text processing shared by indexing and answering (sentence segmentation, ...)."""
+"""Text analysis: words, stems and stop words per language, language detection."""

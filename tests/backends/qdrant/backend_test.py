@@ -15,17 +15,17 @@ import numpy as np
 import pytest
 from support import FakeEmbedder
 
-from kbsearch.analysis import Analyzer
 from kbsearch.backends.qdrant.backend import QdrantBackend
 from kbsearch.backends.qdrant.collection import Collection
 from kbsearch.backends.qdrant.sparse import qdrant_idf
 from kbsearch.backends.sqlite import SqliteBackend
 from kbsearch.errors import PartialWriteError
 from kbsearch.filters import Filters
+from kbsearch.pipeline import Pipeline, RouteContext, SearchRequest, make_routes
 from kbsearch.records import Document, Passage
-from kbsearch.search import Pipeline, RouteContext, SearchRequest, make_routes
-from kbsearch.search.backend import Backend
+from kbsearch.retrieve.backend import Backend
 from kbsearch.store import Store
+from kbsearch.text.analysis import Analyzer
 
 QUERIES = ["refund parcel", "garantie retour", "late delivery week", "carte cadeau prix", "staff"]
 
@@ -264,3 +264,68 @@ def test_given_passages_score_as_in_qdrants_own_lexical_list(
         for fusion in ("learned", "convex"):
             result = pipeline(qdrant).run(SearchRequest(query, filters=filters, fusion=fusion))
             assert result.trace.fusion.startswith(fusion) and result.trace.candidates
+
+
+WHOLE_TABLES = ("passages", "vectors", "documents", "embedding_cache")
+
+
+def whole_table_reads(db: Path, statements: list[str]) -> list[str]:
+    """The statements among ``statements`` that read a whole table of the collection, by
+    SQLite's own query plan: a full scan of a passage, vector, document or embedding-cache
+    table (or of an index over one), an FTS5 table read without MATCH, or an fts5vocab table
+    read other than by one term (``term = ?``, the O(vocabulary) statistics)."""
+    import sqlite3
+
+    connection = sqlite3.connect(db)
+    aliases = {"p": "passages", "v": "vectors", "d": "documents"}
+    whole = []
+    for sql in statements:
+        if not sql.lstrip().upper().startswith("SELECT"):
+            continue
+        for row in connection.execute(f"EXPLAIN QUERY PLAN {sql}"):
+            detail = str(row[3])
+            words = detail.split()
+            if words[0] != "SCAN":
+                continue
+            table = aliases.get(words[1], words[1])
+            vocabulary = table.endswith(("_vocab", "_instance"))
+            if (
+                table in WHOLE_TABLES
+                or (vocabulary and "INDEX 1:" not in detail)
+                or (not vocabulary and "VIRTUAL TABLE" in detail and ":M" not in detail)
+            ):
+                whole.append(f"{sql}  [{detail}]")
+    connection.close()
+    return whole
+
+
+@pytest.mark.parametrize("kind", ["local", "edge"])
+def test_a_fresh_search_node_reads_no_whole_table(tmp_path: Path, kind: str) -> None:
+    """A process that opens a Qdrant-backed index and searches, assesses and asks reads the
+    rows it names and O(vocabulary) statistics, never every passage, vector or posting."""
+    from support import FILES, write_files
+
+    import kbsearch
+    from kbsearch.backends.qdrant.target import QdrantTarget
+
+    docs = write_files(tmp_path / "docs", FILES)
+    where = str(tmp_path / kind)
+    target = QdrantTarget(url=where) if kind == "local" else QdrantTarget(path=where)
+    db = tmp_path / "kb.db"
+    with kbsearch.open_kb(db, create=True, embedder=FakeEmbedder(), qdrant=target) as kb:
+        assert kb.index([docs], inventory=docs / "inventory.csv").ok
+    statements: list[str] = []
+    # a fresh process: nothing cached; the index records its Qdrant target
+    with kbsearch.open_kb(db, embedder=FakeEmbedder()) as kb:
+        assert type(kb.backend).__name__ == "QdrantBackend"
+        with kb.store.tracing(statements.append):
+            day = Filters(as_of=date(2026, 6, 1))
+            hits = kb.search("lost parcel refund", filters=day)
+            assert hits and hits[0].passage_id == "delivery@v1#lost-parcel"
+            staff = Filters(audience="staff", as_of=date(2026, 6, 1))
+            assert kb.assess("goodwill credit for a late parcel", filters=staff).decision
+            answer = kb.ask("is a lost parcel refunded", filters=day)
+            assert answer.nearest
+    own = [s for s in statements if not s.startswith("--")]
+    assert any("FROM passages p WHERE p.passage_id IN" in s for s in own)  # it did read
+    assert whole_table_reads(db, own) == []

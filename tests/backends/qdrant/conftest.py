@@ -13,12 +13,12 @@ import numpy as np
 import pytest
 from support import FakeEmbedder
 
-from kbsearch.analysis import Analyzer
 from kbsearch.backends.qdrant.collection import ClientCollection, Collection
 from kbsearch.backends.qdrant.edge import EdgeCollection
 from kbsearch.backends.qdrant.points import PassagePoint, passage_points
 from kbsearch.backends.qdrant.sparse import LengthStatistics, SparseWeights, average_length
 from kbsearch.records import Document, Passage
+from kbsearch.text.analysis import Analyzer
 
 WORDS = [
     "refund",

@@ -1,6 +1,11 @@
 """The Qdrant backend: the SQLite file stays the system of record, Qdrant ranks the candidates.
 
-:class:`QdrantBackend` implements :class:`kbsearch.search.backend.Backend`. Documents, versions,
+A search node holds no copy of the collection: it reads the rows of the passages it names, one
+term's FTS5 statistics at a time, and the collection statistics recorded at the last sync
+(:mod:`.statistics`), never a whole table (the embedded backend's in-memory indexes are built
+only for tools that ask for them: :meth:`QdrantBackend.dense_index`, ``impact_index``).
+
+:class:`QdrantBackend` implements :class:`kbsearch.retrieve.backend.Backend`. Documents, versions,
 passages, the FTS5 statistics the query terms are prepared with, explanations and the
 embedding cache stay in SQLite (:class:`kbsearch.backends.sqlite.SqliteBackend`); the lexical
 and dense candidates come from a Qdrant collection (:mod:`.collection`) holding one point per
@@ -18,21 +23,24 @@ Writes go to SQLite first, then to Qdrant (:func:`.mirror.write_points`). :meth:
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 from qdrant_client import models
 
-from ...analysis import Analyzer
 from ...filters import Audience, Filters
-from ...records import Document, Passage
-from ...search.backend import LexicalStatistics
-from ...search.dense import DenseIndex
-from ...search.fusion_methods import TitleCounts
-from ...search.lexical.bm25 import BM25Explanation
-from ...search.lexical.impact import ImpactIndex
-from ...search.lexical.terms import QueryTerms
-from ...store import PassageRow, Store
+from ...fuse.methods import TitleCounts
+from ...index.headings import heading_scores_of
+from ...records import Document, Passage, PassageRow
+from ...retrieve.backend import Background, LexicalStatistics
+from ...retrieve.dense import DenseIndex
+from ...retrieve.lexical.bm25 import BM25Explanation
+from ...retrieve.lexical.impact import ImpactIndex
+from ...retrieve.lexical.terms import QueryTerms
+from ...store import Store
+from ...text.analysis import Analyzer
 from ..sqlite import SqliteBackend
 from .collection import Collection
 from .filters import to_qdrant
@@ -47,13 +55,29 @@ from .mirror import (
 )
 from .points import DENSE, SPARSE_ALL, SPARSE_PUBLIC, PassagePoint, passage_points, text_hash
 from .sparse import LengthStatistics, SparseWeights, query_vector
+from .statistics import CollectionStatistics
 from .target import SETTINGS_KEY, QdrantTarget
 
 Ranking = list[tuple[str, float]]
 
 
+@dataclass(frozen=True)
+class FtsStatistics:
+    """:class:`~kbsearch.retrieve.backend.LexicalStatistics` of one audience's FTS5 table, read
+    from SQLite a term at a time (``%_vocab``; cached per generation by the store) instead of
+    from an in-memory copy of its postings."""
+
+    store: Store
+    audience: str
+    passages: int
+    languages: list[str]
+
+    def frequency(self, term: str) -> int:
+        return self.store.fts_document_frequency(term, self.audience)
+
+
 class QdrantBackend:
-    """:class:`kbsearch.search.backend.Backend` on SQLite + a Qdrant collection (module
+    """:class:`kbsearch.retrieve.backend.Backend` on SQLite + a Qdrant collection (module
     docstring). ``collection`` is created on first use with the index's dimension."""
 
     def __init__(
@@ -74,6 +98,8 @@ class QdrantBackend:
         self.hnsw_ef = hnsw_ef
         self.batch_size = batch_size
         self._ensured = False
+        self._statistics: CollectionStatistics | None = None
+        self._statistics_lock = threading.Lock()
 
     # -- the collection ---------------------------------------------------------------------
 
@@ -151,15 +177,45 @@ class QdrantBackend:
 
     # -- reads ------------------------------------------------------------------------------
 
+    def statistics(self) -> CollectionStatistics:
+        """The collection statistics of the generation this thread reads: those the last
+        sync recorded, else (the file written since without a sync) computed from the tables
+        (:mod:`.statistics`); kept per generation."""
+        generation = self.store.generation()
+        found = self._statistics
+        if found is not None and found.generation == generation:
+            return found
+        with self._statistics_lock:
+            found = self._statistics
+            if found is None or found.generation != generation:
+                recorded = CollectionStatistics.recorded(self.store)
+                if recorded is None or recorded.generation != generation:
+                    recorded = CollectionStatistics.compute(self.store, self.dimension() or 0)
+                found = recorded
+                if self._statistics is None or found.generation >= self._statistics.generation:
+                    self._statistics = found
+        return found
+
+    def save_statistics(self) -> None:
+        """Compute the collection statistics of the file's current generation and record them
+        (:mod:`.statistics`), so search nodes read no whole table."""
+        statistics = CollectionStatistics.compute(self.store, self.dimension() or 0)
+        statistics.save(self.store)
+        self._statistics = statistics
+
     def languages(self, audience: str) -> list[str]:
-        return self.sqlite.languages(audience)
+        return list(self.statistics().audiences[_audience(audience)].document_languages)
 
     def passage_languages(self, passage_ids: Sequence[str], audience: str) -> dict[str, str]:
-        return self.sqlite.passage_languages(passage_ids, audience)
+        return self.store.passage_languages(passage_ids, _audience(audience))
 
     def lexical_statistics(self, audience: str) -> LexicalStatistics:
-        """FTS5's statistics (they prepare the query terms as in the embedded backend)."""
-        return self.sqlite.lexical_statistics(audience)
+        """FTS5's statistics (they prepare the query terms as in the embedded backend), read
+        a term at a time."""
+        name = _audience(audience)
+        passages, _ = self.store.fts_statistics(name)
+        languages = list(self.statistics().audiences[name].passage_languages)
+        return FtsStatistics(self.store, name, passages, languages)
 
     def lexical_candidates(self, terms: QueryTerms, filters: Filters, depth: int) -> Ranking:
         """As the embedded backend: the kept terms' matches by BM25 (Qdrant's IDF), then,
@@ -199,7 +255,7 @@ class QdrantBackend:
         return self.sqlite.explain_lexical(terms, row, audience)
 
     def dense_similarity(self, vector: np.ndarray, row: PassageRow) -> float | None:
-        return self.sqlite.dense_similarity(vector, row)
+        return self.dense_scores(vector, [row.passage.passage_id]).get(row.passage.passage_id)
 
     def lexical_scores(
         self, terms: QueryTerms, audience: str, passage_ids: Sequence[str]
@@ -231,14 +287,41 @@ class QdrantBackend:
         return scores
 
     def dense_scores(self, vector: np.ndarray, passage_ids: Sequence[str]) -> dict[str, float]:
-        """The embedded backend's cosines (the vectors Qdrant holds are the index's)."""
-        return self.sqlite.dense_scores(vector, passage_ids)
+        """The embedded backend's cosines (the vectors Qdrant holds are the index's), from
+        the given passages' vectors in SQLite."""
+        found = self.store.passage_vectors(passage_ids)
+        known = [pid for pid in dict.fromkeys(passage_ids) if pid in found]
+        if not known:
+            return {}
+        cosines = np.stack([found[pid] for pid in known]) @ np.asarray(vector, dtype=np.float32)
+        return dict(zip(known, cosines.tolist(), strict=True))
 
     def heading_scores(self, vector: np.ndarray, passage_ids: Sequence[str]) -> dict[str, float]:
-        return self.sqlite.heading_scores(vector, passage_ids)
+        settings = self.store.index_settings()
+        name = settings.embedder if settings is not None and settings.embedder else ""
+        return heading_scores_of(self.store, name, vector, passage_ids)
 
     def title_counts(self, audience: str) -> TitleCounts:
-        return self.sqlite.title_counts(audience)
+        return self.statistics().audiences[_audience(audience)].titles
+
+    def term_presence(
+        self, words: Sequence[Sequence[str]], row: PassageRow, audience: str
+    ) -> tuple[bool, ...]:
+        """From FTS5's instances of each term in the row (one term's postings at a time)."""
+        name = _audience(audience)
+        return tuple(
+            any(self.store.fts_term_frequency(t, row.row_id, name) > 0 for t in group)
+            for group in words
+        )
+
+    def background(self, audience: str) -> Background:
+        return self.statistics().audiences[_audience(audience)].background
+
+    def documents(self, keys: Iterable[tuple[str, str]]) -> dict[tuple[str, str], Document]:
+        return self.store.documents_of(keys)
+
+    def public_folders(self) -> list[str]:
+        return list(self.statistics().folders)
 
     # -- drift ------------------------------------------------------------------------------
 
@@ -295,7 +378,13 @@ class QdrantBackend:
         """
         report = self.verify()
         changed = sync(self.collection, report, self.points_of, self.lengths(), self.batch_size)
+        self.save_statistics()
         return report, changed
 
     def close(self) -> None:
         self.collection.close()
+
+
+def _audience(audience: str) -> str:
+    """``"staff"`` for the staff audience, else ``"public"`` (what every other sees)."""
+    return Audience.STAFF.value if audience == Audience.STAFF else Audience.PUBLIC.value

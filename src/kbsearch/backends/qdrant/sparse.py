@@ -34,7 +34,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from ...analysis import fold_diacritics, words
+from ...text.analysis import fold_diacritics, words
 
 K1 = 1.2
 B = 0.75

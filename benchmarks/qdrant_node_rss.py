@@ -1,0 +1,177 @@
+"""Resident memory of a ``kbsearch serve`` search node over a Qdrant Edge index, by size.
+
+Builds (unless present) a Qdrant Edge-backed index of ``N`` synthetic passages for each size
+given: documents of ``--per-document`` passages (500) whose texts draw words from a fixed synthetic
+vocabulary and whose vectors are random unit vectors (the index records the default
+embedder, so a query is encoded as usual; its vector is compared with random ones, which is
+what costs memory, not what finds answers). Then for each index starts ``kbsearch serve`` in a
+fresh process, sends ``--queries`` searches and asks, and reads the server's resident set
+(``VmRSS``) and peak (``VmHWM``) from ``/proc``. Prints one JSON line per size and the growth
+from the smallest to the largest.
+
+    OPENBLAS_NUM_THREADS=1 python benchmarks/qdrant_node_rss.py --work /tmp/rss 10000 200000
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import socket
+import subprocess
+import sys
+import time
+import urllib.parse
+import urllib.request
+from pathlib import Path
+
+import numpy as np
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+DIM = 384
+VOCABULARY = 20_000
+QUERIES = [
+    "how long does a refund take",
+    "where is my parcel",
+    "can I return an opened item",
+    "what does the warranty cover",
+    "gift card balance",
+]
+
+
+def words(rng: random.Random, n: int) -> str:
+    return " ".join(f"w{rng.randrange(VOCABULARY):05d}" for _ in range(n))
+
+
+def build(db: Path, edge: Path, passages: int, per_document: int) -> None:
+    """An index of ``passages`` synthetic passages at ``db`` with its Qdrant Edge shard."""
+    from kbsearch import open_kb
+    from kbsearch.backends.qdrant.backend import QdrantBackend
+    from kbsearch.backends.qdrant.target import QdrantTarget
+    from kbsearch.records import Document, Passage
+    from kbsearch.text.analysis import Analyzer
+
+    seed = db.parent / "seed"
+    seed.mkdir(parents=True, exist_ok=True)
+    (seed / "refunds.md").write_text(
+        "# Refunds\n\n## Timing\n\nA refund reaches your card in 5 days.\n", encoding="utf-8"
+    )
+    rng = random.Random(7)
+    vectors_rng = np.random.default_rng(7)
+    with open_kb(db, create=True, qdrant=QdrantTarget(path=str(edge))) as kb:
+        # one real document records the default embedder's settings and the Qdrant target
+        assert kb.index([seed], default_access="public").ok
+        backend = kb.backend
+        assert isinstance(backend, QdrantBackend)
+        analyzer = Analyzer("stem")
+        written = 0
+        for d in range(0, (passages + per_document - 1) // per_document):
+            count = min(per_document, passages - written)
+            doc = Document(
+                doc_id=f"doc{d:06d}",
+                version="1",
+                title=f"Document {d}",
+                language="en",
+                access="public" if d % 4 else "staff",
+                source=str(seed / f"doc{d:06d}.md"),
+            )
+            texts = [f"Document {d}\nSection {i}\n{words(rng, 60)}" for i in range(count)]
+            rows = [
+                Passage(f"{doc.doc_id}@v1#s{i}", doc.doc_id, "1", f"Section {i}", "text", t, i)
+                for i, t in enumerate(texts)
+            ]
+            x = vectors_rng.standard_normal((count, DIM)).astype(np.float32)
+            x /= np.linalg.norm(x, axis=1, keepdims=True)
+            backend.write_document(doc, rows, [analyzer.body(t, "en") for t in texts], x)
+            written += count
+        backend.save_statistics()
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def memory(pid: int) -> dict[str, int]:
+    """``VmRSS``, ``VmHWM`` (peak), ``RssAnon`` (the process's own memory) and ``RssFile``
+    (mapped file pages: the model, Qdrant Edge's segment files) of ``pid``, in kB."""
+    out = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(("VmRSS:", "VmHWM:", "RssAnon:", "RssFile:")):
+            name, value = line.split(":", 1)
+            out[name] = int(value.split()[0])
+    return out
+
+
+def get(port: int, path: str, **params: object) -> dict:
+    url = f"http://127.0.0.1:{port}{path}?{urllib.parse.urlencode(params)}"
+    with urllib.request.urlopen(url, timeout=60) as response:
+        return json.loads(response.read())
+
+
+def serve(db: Path, queries: int) -> dict[str, object]:
+    """Start ``kbsearch serve`` on ``db``, search and ask ``queries`` times, read its memory."""
+    port = free_port()
+    command = [sys.executable, "-m", "kbsearch", "serve", "--db", str(db), "--port", str(port),
+               "--time-limit", "300"]  # fmt: skip
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        started = time.monotonic()
+        while True:
+            try:
+                get(port, "/search", q="refund")
+                break
+            except OSError as exc:
+                if process.poll() is not None or time.monotonic() - started > 300:
+                    stderr = process.stderr.read().decode() if process.stderr else ""
+                    raise RuntimeError(stderr) from exc
+                time.sleep(0.5)
+        first = memory(process.pid)
+        for i in range(queries):
+            get(port, "/search", q=QUERIES[i % len(QUERIES)], k=10)
+            get(port, "/ask", q=QUERIES[i % len(QUERIES)])
+        after = memory(process.pid)
+        return {
+            "rss_first_kb": first["VmRSS"],
+            "rss_kb": after["VmRSS"],
+            "peak_kb": after["VmHWM"],
+            "anon_kb": after["RssAnon"],
+            "file_kb": after["RssFile"],
+        }
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("sizes", type=int, nargs="+", help="Passages per index.")
+    parser.add_argument("--work", type=Path, required=True, help="Folder of the indexes.")
+    parser.add_argument("--per-document", type=int, default=500)
+    parser.add_argument("--queries", type=int, default=20, help="Searches and asks each.")
+    args = parser.parse_args()
+    results = []
+    for size in args.sizes:
+        folder = args.work / str(size)
+        db = folder / "kb.db"
+        if not db.exists():
+            folder.mkdir(parents=True, exist_ok=True)
+            started = time.monotonic()
+            build(db, folder / "edge", size, args.per_document)
+            print(f"built {size} passages in {time.monotonic() - started:.0f} s", file=sys.stderr)
+        result = {"passages": size, **serve(db, args.queries)}
+        results.append(result)
+        print(json.dumps(result), flush=True)
+    if len(results) > 1:
+
+        def growth(key: str) -> float:
+            return round((results[-1][key] - results[0][key]) / 1024, 1)  # type: ignore[operator]
+
+        print(json.dumps({f"{k}_growth_mb": growth(f"{k}_kb") for k in ("rss", "anon", "file")}))
+
+
+if __name__ == "__main__":
+    main()

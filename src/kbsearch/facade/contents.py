@@ -1,0 +1,87 @@
+"""The facade's reading side: what a knowledge base holds (a passage by id, a document's
+passages, the documents, statistics, the settings) and its backup
+(:class:`~kbsearch.knowledge_base.KnowledgeBase` inherits it)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ..errors import PassageNotFoundError
+from ..filters import Audience
+from ..records import DEFAULT_AUDIENCE, Passage
+from ..store import Store, StoredDocument
+from ..text.analysis import is_text
+
+SHOWN_IDS = 10  # passage ids named in the error for a document id given as a passage id
+
+
+class Contents:
+    """Reading a knowledge base's contents (the attribute is the knowledge base's)."""
+
+    store: Store
+
+    @property
+    def settings(self) -> dict[str, Any]:
+        return self.store.settings()
+
+    def get_passage(self, passage_id: str, audience: str = DEFAULT_AUDIENCE) -> Passage:
+        """One passage by id, if ``audience`` may see it (any version).
+
+        Raises:
+            PassageNotFoundError: missing or hidden (one message for both).
+        """
+        audience = Audience.parse(audience)
+        if not isinstance(passage_id, str) or not is_text(passage_id):
+            raise PassageNotFoundError(f"no passage {passage_id!r} for this audience")
+        row = self.store.passage_rows([passage_id]).get(passage_id)
+        if row is None or (audience != Audience.STAFF and row.access != "public"):
+            raise self._not_found(passage_id, audience)
+        return row.passage
+
+    def document_passages(self, document: str, audience: str = DEFAULT_AUDIENCE) -> list[Passage]:
+        """The passages ``audience`` may see of ``document``: a document id (every version) or
+        ``DOC_ID@vVERSION``; empty when there are none or ``document`` is not of that form."""
+        audience = Audience.parse(audience)
+        if not isinstance(document, str) or "#" in document or not is_text(document):
+            return []
+        doc_id, at, version = document.partition("@")
+        if at and not version.startswith("v"):
+            return []
+        return self.store.document_passages(doc_id, version[1:] if at else None, str(audience))
+
+    def _not_found(self, passage_id: str, audience: str, what: str = "") -> PassageNotFoundError:
+        """The error for a passage ``audience`` cannot see; when ``passage_id`` names a
+        document it can see, the error says so and lists the passage ids (issue 14 item 14)."""
+        ids = [p.passage_id for p in self.document_passages(passage_id, audience)]
+        if not ids:
+            return PassageNotFoundError(f"no passage {passage_id!r} for this audience{what}")
+        more = f" and {len(ids) - SHOWN_IDS} more" if len(ids) > SHOWN_IDS else ""
+        return PassageNotFoundError(
+            f"{passage_id!r} is a document id, not a passage id; its passages: "
+            f"{', '.join(ids[:SHOWN_IDS])}{more}"
+        )
+
+    def documents(self) -> list[StoredDocument]:
+        return self.store.documents()
+
+    def stats(self) -> dict[str, Any]:
+        docs = self.store.documents()
+        by: dict[str, dict[str, int]] = {"access": {}, "language": {}, "format": {}}
+        for d in docs:
+            for field_name in by:
+                value = str(getattr(d.document, field_name))
+                by[field_name][value] = by[field_name].get(value, 0) + 1
+        return {
+            "path": str(self.store.path),
+            "bytes": self.store.path.stat().st_size,
+            "documents": len(docs),
+            "passages": self.store.count_passages(),
+            "vectors": self.store.count_vectors(),
+            "settings": self.settings,
+            **{f"documents_by_{k}": v for k, v in by.items()},
+        }
+
+    def backup(self, destination: str | Path) -> None:
+        """Write a consistent copy of the knowledge base (SQLite online backup API)."""
+        self.store.backup(destination)

@@ -1,0 +1,2 @@
+"""Judging a ranked list: the evidence, the confidence model, the abstention stage, the
+answer."""

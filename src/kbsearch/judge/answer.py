@@ -1,0 +1,322 @@
+"""A cited answer, uncertain, or "the documents don't say": what ``kbsearch ask`` prints.
+
+Three verdicts (:data:`VERDICTS`), from the abstention stage's confidence and the span chosen
+(:func:`verdict`):
+
+- ``answered``: the confidence reaches the answer threshold and the span holds at least
+  :data:`MIN_COVERAGE` of the question's words (IDF-weighted): the span, cited;
+- ``uncertain``: the confidence reaches the band's floor (or the threshold, with a span that
+  covers too little of the question): the best span and its passage, said plainly to maybe not
+  answer;
+- ``dont_say``: "the documents don't say" (:data:`NO_ANSWER`), with the nearest passages.
+
+The span is chosen from the top passages by :func:`kbsearch.judge.span.choose_span`; the
+citation names the passage it came from: passage id, document title, section, version,
+effective dates and source. The passages come from the search's own hits, so nothing the
+audience may not see can appear. The nearest passages are kept in every verdict.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import date
+from functools import lru_cache
+from typing import Any
+
+from ..present.snippets import match_spans, query_keys
+from ..records import Document, Hit
+from ..text.analysis import Analyzer, stem_words, words
+from ..text.stopwords import content_words, strip_elisions
+from .confidence import ANSWERED, DONT_SAY, UNCERTAIN, VERDICTS, Decision, band
+from .span import Candidate, Span, choose_span
+
+NO_ANSWER = "The documents don't say"
+__all__ = ["ANSWERED", "DONT_SAY", "UNCERTAIN", "VERDICTS", "Answer", "compose", "render"]
+MIN_COVERAGE = 0.4  # share of the question's words (IDF-weighted) an answered span holds (PIAF dev)
+UNCERTAIN_NOTE = "This may not answer the question"
+
+
+@dataclass(frozen=True)
+class Citation:
+    """Where an answer comes from (dates inclusive, ``None`` = open)."""
+
+    passage_id: str
+    doc_id: str
+    title: str
+    section: str
+    version: str
+    effective_from: date | None
+    effective_to: date | None
+    source: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "passage_id": self.passage_id,
+            "doc_id": self.doc_id,
+            "title": self.title,
+            "section": self.section,
+            "version": self.version,
+            "effective_from": self.effective_from.isoformat() if self.effective_from else None,
+            "effective_to": self.effective_to.isoformat() if self.effective_to else None,
+            "source": self.source,
+        }
+
+
+@dataclass(frozen=True)
+class Answer:
+    """The answer to one question.
+
+    ``verdict``: one of :data:`VERDICTS`; ``text``: the span (``None`` for ``dont_say``);
+    ``start``/``end``: its character offsets in the cited passage's text; ``marks``: matched
+    query words, offsets within ``text``; ``threshold``/``floor``: the confidence from which
+    it answers / is uncertain; ``span``: the chosen span's scores (``None`` without one);
+    ``nearest``: the search's hits, best first (kept in every verdict).
+    """
+
+    query: str
+    verdict: str
+    confidence: float
+    threshold: float
+    floor: float
+    text: str | None
+    start: int | None
+    end: int | None
+    marks: tuple[tuple[int, int], ...]
+    citation: Citation | None
+    nearest: tuple[Hit, ...]
+    span: Span | None = None
+
+    @property
+    def answerable(self) -> bool:
+        """True for the ``answered`` verdict."""
+        return self.verdict == ANSWERED
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "query": self.query,
+            "verdict": self.verdict,
+            "answerable": self.answerable,
+            "confidence": self.confidence,
+            "min_confidence": self.threshold,  # named as in search results (decision_fields)
+            "uncertain_from": self.floor,
+            "answer": self.text if self.text is not None else NO_ANSWER,
+            "note": UNCERTAIN_NOTE if self.verdict == UNCERTAIN else None,
+            "start": self.start,
+            "end": self.end,
+            "marks": [list(m) for m in self.marks],
+            "citation": self.citation.to_dict() if self.citation else None,
+            "span": None
+            if self.span is None
+            else {
+                "coverage": self.span.coverage,
+                "score": self.span.score,
+                "margin": self.span.margin,
+                "agree": self.span.agree,
+            },
+            "nearest": [
+                {
+                    "rank": h.rank,
+                    "passage_id": h.passage_id,
+                    "doc_id": h.doc_id,
+                    "version": h.version,
+                    "section": h.section,
+                    "score": h.score,
+                }
+                for h in self.nearest
+            ],
+        }
+
+
+def heading_prefix(text: str, titles: Sequence[str]) -> int:
+    """Characters at the start of ``text`` taken by its leading lines that are one of
+    ``titles`` (the document title and the section headings the passage text begins with)."""
+    wanted = {t.strip() for t in titles if t.strip()}
+    position = 0
+    for line in text.split("\n"):
+        if line.strip() and line.strip() not in wanted:
+            break
+        position += len(line) + 1
+    return min(position, len(text))
+
+
+def verdict(confidence: float, threshold: float, floor: float, coverage: float | None) -> str:
+    """The verdict (module docstring) of a confidence against the band ``[floor, threshold)``
+    and the chosen span's ``coverage`` (``None``: no span, never answered)."""
+    if coverage is None:
+        return DONT_SAY
+    found = band(confidence, threshold, min(floor, threshold))
+    return UNCERTAIN if found == ANSWERED and coverage < MIN_COVERAGE else found
+
+
+def content_terms(text: str, analyzer: str, languages: Sequence[str]) -> frozenset[str]:
+    """The content words of ``text`` as the query's are made into terms (French elisions and
+    stop words dropped, stemmed in each of ``languages`` with the ``stem`` analyzer, accents
+    folded); cached per process."""
+    return _content_terms(text, analyzer, tuple(languages) or ("en",))
+
+
+@lru_cache(maxsize=16384)
+def _content_terms(text: str, analyzer: str, languages: tuple[str, ...]) -> frozenset[str]:
+    from ..text.analysis import fold_diacritics
+
+    found = content_words(words(strip_elisions(text)), ("en", "fr"))
+    if analyzer == "plain":
+        return frozenset(fold_diacritics(w) for w in found)
+    return frozenset(t for lang in languages for t in stem_words(found, lang))
+
+
+@dataclass(frozen=True)
+class QuestionTerms:
+    """The question's content words (groups of alternative terms) and their weights (IDF),
+    as :class:`kbsearch.judge.evidence.TermStatistics` gives them; ``analyzer``: the
+    index's."""
+
+    words: tuple[tuple[str, ...], ...]
+    idf: tuple[float, ...]
+    analyzer: str = "stem"
+
+    @classmethod
+    def of(cls, query: str, languages: Sequence[str], analyzer: str = "stem") -> QuestionTerms:
+        """Every content word of ``query`` at weight 1 (when no index statistics are at hand).
+
+        Raises:
+            QueryError: the query cannot be analysed.
+        """
+        found = tuple(Analyzer(analyzer).word_terms(query, languages))
+        return cls(found, (1.0,) * len(found), analyzer)
+
+
+def _citation(hit: Hit, document: Document) -> Citation:
+    return Citation(
+        passage_id=hit.passage_id,
+        doc_id=hit.doc_id,
+        title=document.title,
+        section=hit.section,
+        version=hit.version,
+        effective_from=document.effective_from,
+        effective_to=document.effective_to,
+        source=document.source,
+    )
+
+
+def compose(
+    query: str,
+    decision: Decision,
+    hits: Sequence[Hit],
+    documents: Mapping[tuple[str, str], Document],
+    languages: Sequence[str],
+    question: QuestionTerms | None = None,
+    cosines: Mapping[str, float] | None = None,
+) -> Answer:
+    """The answer from the decision, the hits (best first), their documents by ``(doc_id,
+    version)`` (a hit without one is not a candidate), the question's terms (default: every
+    content word at weight 1) and the passages' cosines to the question (the dense route's
+    list; default none).
+
+    Raises:
+        QueryError: the query cannot be analysed (only without ``question``).
+    """
+    terms = question or QuestionTerms.of(query, languages)
+    floor = decision.threshold if decision.floor is None else decision.floor
+    usable = [h for h in hits if (h.doc_id, h.version) in documents]
+    language = languages[0] if len(languages) == 1 else "en"
+    candidates = []
+    for h in usable:
+        document = documents[(h.doc_id, h.version)]
+        sections = [document.title, h.section, *h.section.split(" > ")]
+        body = heading_prefix(h.text, sections)
+        cosine = (cosines or {}).get(h.passage_id)
+        candidates.append(Candidate(h.text, body, cosine, document.language or language))
+    span = choose_span(
+        candidates,
+        terms.words,
+        terms.idf,
+        lambda text: content_terms(text, terms.analyzer, languages),
+    )
+    chosen = verdict(
+        decision.confidence, decision.threshold, floor, None if span is None else span.coverage
+    )
+    if chosen == DONT_SAY or span is None:
+        return Answer(
+            query, DONT_SAY, decision.confidence, decision.threshold, floor,
+            None, None, None, (), None, tuple(hits), span,
+        )  # fmt: skip
+    hit = usable[span.passage]
+    text = hit.text[span.start : span.end]
+    matches = match_spans(text, query_keys(query, languages), languages)
+    return Answer(
+        query,
+        chosen,
+        decision.confidence,
+        decision.threshold,
+        floor,
+        text,
+        span.start,
+        span.end,
+        tuple((s, e) for s, e, _ in matches),
+        _citation(hit, documents[(hit.doc_id, hit.version)]),
+        tuple(hits),
+        span,
+    )
+
+
+def _in_force(start: date | None, end: date | None) -> str:
+    """``"in force 2026-01-01 to 2026-06-30"``, ``"in force from ..."``, ``"in force until
+    ..."`` or ``"no effective dates"``."""
+    if start and end:
+        return f"in force {start.isoformat()} to {end.isoformat()}"
+    if start:
+        return f"in force from {start.isoformat()}"
+    if end:
+        return f"in force until {end.isoformat()}"
+    return "no effective dates"
+
+
+def marked(text: str, marks: Sequence[tuple[int, int]], mark: Callable[[str], str]) -> str:
+    """``text`` with each ``(start, end)`` span of ``marks`` passed through ``mark``."""
+    pieces, last = [], 0
+    for start, end in sorted(marks):
+        if last <= start < end <= len(text):
+            pieces += [text[last:start], mark(text[start:end])]
+            last = end
+    return "".join([*pieces, text[last:]])
+
+
+def verdict_line(verdict_: str, confidence: float, threshold: float, floor: float) -> str:
+    """The one line that states a verdict and its confidence, as ``ask`` and ``search`` print
+    it (the same words on the page and in the MCP tools' descriptions)."""
+    if verdict_ == ANSWERED:
+        return f"Answered (confidence {confidence:.2f}, answers from {threshold:.2f})"
+    if verdict_ == UNCERTAIN:
+        return (
+            f"Uncertain (confidence {confidence:.2f}, answers from {threshold:.2f}):"
+            f" {UNCERTAIN_NOTE.lower()}"
+        )
+    return f"{NO_ANSWER} (confidence {confidence:.2f}, below {min(floor, threshold):.2f})"
+
+
+def render(answer: Answer, mark: Callable[[str], str] = str) -> str:
+    """The text ``kbsearch ask`` prints (module docstring); ``mark`` styles the answer's
+    matched query words (e.g. bold on a terminal)."""
+    state = verdict_line(answer.verdict, answer.confidence, answer.threshold, answer.floor)
+    if answer.verdict != DONT_SAY and answer.citation is not None:
+        c = answer.citation
+        dates = _in_force(c.effective_from, c.effective_to)
+        lines = [f"{UNCERTAIN_NOTE}:", ""] if answer.verdict == UNCERTAIN else []
+        return "\n".join(
+            [
+                *lines,
+                marked(str(answer.text), answer.marks, mark),
+                "",
+                f"Source: {' > '.join(filter(None, (c.title, c.section)))}"
+                f" (version {c.version}, {dates})",
+                f"Passage: {c.passage_id}" + (f"  File: {c.source}" if c.source else ""),
+                state,
+            ]
+        )
+    lines = [f"{state}."]
+    if answer.nearest:
+        lines += ["", "Nearest passages, for checking:"]
+        lines += [f"  {h.rank}. {h.passage_id}  {h.section}" for h in answer.nearest]
+    return "\n".join(lines)

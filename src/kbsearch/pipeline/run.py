@@ -1,0 +1,473 @@
+"""The search pipeline: routes -> fusion -> stages -> hits, with a trace of every step.
+
+    query, filters --> each route's candidates (top depth, filters applied first)
+                   --> fusion (RRF over the routes' lists; hybrid only, or to explain)
+                   --> stages (a request's reranker, then the pipeline's own: abstain)
+                   --> top k hits  +  Trace (read by kbsearch.pipeline.explain)
+
+One run serves ``search``, ``search --explain`` and ``explain``, so they always agree.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
+
+from ..errors import InvalidArgumentError, OptionConflictError, StorageError
+from ..filters import Filters, check_language
+from ..fuse.convex import Candidate, ConvexFused
+from ..fuse.methods import DEFAULT_FUSION, RRF, FusionSpec, parse_fusion, score_fusion
+from ..fuse.rrf import DEFAULT_RRF_K, Fused, reciprocal_rank_fusion
+from ..judge.confidence import check_threshold
+from ..ranking.stages import JudgingStage, ReportingStage, Run, Stage
+from ..ranking.trace import StageTrace, Trace
+from ..records import Hit, PassageRow, RouteHit
+from ..rerank.rerankers import RerankSettings, load_reranker
+from ..rerank.stage import RerankStage
+from ..retrieve.backend import Backend
+from ..retrieve.crosslang import not_applicable, query_language_among
+from ..retrieve.lexical.terms import query_languages
+from ..retrieve.routes import HYBRID, Route, Scorer, route_names
+from ..text.analysis import query_words
+
+MAX_K = 100_000  # hits a search may ask for (k and depth)
+# Search defaults: the CLI's and the HTTP API's defaults are these (a test checks the README).
+DEFAULT_K = 5  # hits returned
+DEFAULT_ROUTE = HYBRID
+DEFAULT_DEPTH = 100  # hits each route hands to fusion
+DEFAULT_WEIGHTS = (1.0, 1.0)  # RRF weights of the lexical and dense routes
+ATTEMPTS = 5  # runs of one search when another writer removes a hit's passage meanwhile
+
+
+class _IndexChanged(Exception):
+    """A ranked passage was removed by another writer before its row was read."""
+
+
+class RunRows:
+    """The stored passages one run reads, by id (unfiltered), each read once: the first read
+    also takes the passages :meth:`expect` named (the hits to be), so a run that judges its
+    list reads the judge's passages and its hits' rows in one statement."""
+
+    def __init__(self, backend: Backend) -> None:
+        self.backend = backend
+        self._rows: dict[str, PassageRow] = {}
+        self._read: set[str] = set()
+        self._expected: list[str] = []
+
+    def expect(self, passage_ids: Sequence[str]) -> None:
+        """Read ``passage_ids`` too with the next read."""
+        self._expected = [p for p in passage_ids if p not in self._read]
+
+    def __call__(self, passage_ids: Sequence[str]) -> dict[str, PassageRow]:
+        """``{passage_id: row}`` of the stored passages among ``passage_ids``."""
+        wanted = list(dict.fromkeys(passage_ids))
+        missing = [p for p in wanted if p not in self._read]
+        if missing:
+            missing = list(dict.fromkeys([*missing, *self._expected]))
+            self._expected = []
+            self._rows.update(self.backend.passages(missing))
+            self._read.update(missing)
+        return {p: self._rows[p] for p in wanted if p in self._rows}
+
+
+def _whole(value: object, name: str) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= MAX_K:
+        raise InvalidArgumentError(
+            f"{name} must be a whole number from 1 to {MAX_K}, got {value!r}"
+        )
+    return value
+
+
+@dataclass(frozen=True)
+class SearchRequest:
+    """One search, validated when built.
+
+    ``route``: a registered route or ``hybrid``; ``depth``: how many candidates each route
+    gives fusion, whatever ``k`` (so a hybrid search returns at most the union of the routes'
+    top ``depth``, and the order of its top hits does not change with ``k``; a route searched
+    alone lists ``max(depth, k)``); ``weights``: one per registered route, in
+    registry order (RRF's); ``explain``: fuse every available route too, so each hit carries
+    its rank in each; ``fusion``: the hybrid route's method, ``rrf`` or a score fusion with
+    optional parameters (:func:`kbsearch.fuse.methods.parse_fusion`; kept in its full
+    form, defaults filled in); ``rerank``: a reranker spec or
+    :class:`~kbsearch.rerank.rerankers.RerankSettings` (kept as settings), run on the ranked
+    list before the pipeline's own stages (a route searched alone then gives
+    ``max(depth, k)``).
+
+    Raises:
+        InvalidArgumentError: k or depth not in 1..MAX_K, unknown route, RRF k not a finite
+            number >= 0, weights not finite numbers >= 0 (one per route, one positive), an
+            unknown fusion or fusion parameter, an unknown reranker or bad rerank settings.
+        OptionConflictError: fusion settings the route would ignore
+            (:func:`check_fusion_settings`).
+    """
+
+    query: str
+    k: int = DEFAULT_K
+    route: str = DEFAULT_ROUTE
+    filters: Filters = Filters()
+    rrf_k: float = DEFAULT_RRF_K
+    depth: int = DEFAULT_DEPTH
+    weights: tuple[float, ...] = DEFAULT_WEIGHTS
+    explain: bool = False
+    fusion: str = DEFAULT_FUSION
+    min_confidence: float | None = None
+    rerank: RerankSettings | str | None = None
+
+    def __post_init__(self) -> None:
+        _whole(self.k, "k")
+        object.__setattr__(self, "rerank", RerankSettings.of(self.rerank))
+        if self.min_confidence is not None:
+            object.__setattr__(self, "min_confidence", check_threshold(self.min_confidence))
+        _whole(self.depth, "depth")
+        names = route_names()
+        if self.route not in names:
+            raise InvalidArgumentError(
+                f"unknown route {self.route!r}; choose one of {', '.join(names)}"
+            )
+        if not isinstance(self.filters, Filters):
+            raise InvalidArgumentError(
+                f"filters must be a kbsearch.Filters, got {type(self.filters).__name__}"
+            )
+        check_rrf_k(self.rrf_k)
+        object.__setattr__(self, "weights", _weights(self.weights, len(names) - 1))
+        spec = parse_fusion(self.fusion)
+        object.__setattr__(self, "fusion", str(spec))
+        check_fusion_settings(self.route, spec, self.rrf_k, self.weights)
+
+
+def check_rrf_k(rrf_k: object) -> float:
+    """RRF's constant k, a finite number >= 0, as a float.
+
+    Raises:
+        InvalidArgumentError: not one.
+    """
+    if (
+        isinstance(rrf_k, bool)
+        or not isinstance(rrf_k, int | float)
+        or not math.isfinite(rrf_k)
+        or rrf_k < 0
+    ):
+        raise InvalidArgumentError(f"RRF k must be a finite number >= 0, got {rrf_k!r}")
+    return float(rrf_k)
+
+
+def parse_rrf_k(text: str) -> float:
+    """RRF's k from its text form (``"60"``), checked as :func:`check_rrf_k` does.
+
+    Raises:
+        InvalidArgumentError: not a finite number >= 0.
+    """
+    try:
+        value = float(text)
+    except ValueError:
+        raise InvalidArgumentError(f"RRF k must be a finite number >= 0, got {text!r}") from None
+    return check_rrf_k(value)
+
+
+FUSION_SETTINGS = frozenset({"fusion", "rrf_k", "weights"})
+
+
+def check_fusion_settings(
+    route: str,
+    spec: FusionSpec,
+    rrf_k: float,
+    weights: Sequence[float],
+    given: Collection[str] = (),
+) -> None:
+    """Refuse fusion settings a search would ignore: for a route that is not fused, a fusion
+    other than the default, RRF k or route weights; for a score fusion, RRF k or route weights.
+    ``given``: the settings (of :data:`FUSION_SETTINGS`) the caller named, which count as set
+    even at their default value (the command line's options given at all: ``--rrf-k 10`` is
+    refused where ``--rrf-k 11`` is).
+
+    Raises:
+        OptionConflictError: naming the settings and the route.
+    """
+    named = set(given)
+    rrf_settings = (
+        bool(named & {"rrf_k", "weights"})
+        or tuple(weights) != DEFAULT_WEIGHTS
+        or rrf_k != DEFAULT_RRF_K
+    )
+    if route == HYBRID:
+        if spec.scored and rrf_settings:
+            raise OptionConflictError(
+                f"RRF k and route weights set Reciprocal Rank Fusion; fusion {spec.name!r}"
+                " weighs the routes itself: add --fusion rrf to set them"
+            )
+        return
+    if "fusion" in named or str(spec) != str(parse_fusion(DEFAULT_FUSION)):
+        raise OptionConflictError(
+            f"fusion {str(spec)!r} applies to the hybrid route only; route {route!r} is not"
+            " fused: leave the fusion out or use route hybrid"
+        )
+    if rrf_settings:
+        raise OptionConflictError(
+            f"RRF k and route weights apply to the hybrid route only; route {route!r} is not"
+            " fused: leave them out or use route hybrid"
+        )
+
+
+def _weights(weights: object, count: int) -> tuple[float, ...]:
+    values = (
+        tuple(weights) if isinstance(weights, Sequence) and not isinstance(weights, str) else ()
+    )
+    if len(values) != count or not all(
+        isinstance(w, int | float) and not isinstance(w, bool) and math.isfinite(w) and w >= 0
+        for w in values
+    ):
+        names = ", ".join(route_names()[:-1])
+        raise InvalidArgumentError(
+            f"weights are {count} finite numbers >= 0 ({names}), got {weights!r}"
+        )
+    if not any(values):
+        raise InvalidArgumentError("at least one route weight must be positive")
+    return tuple(float(w) for w in values)
+
+
+def validate_weights(weights: object) -> tuple[float, ...]:
+    """The RRF weights, one per registered route (lexical, dense), as floats.
+
+    Raises:
+        InvalidArgumentError: not one finite number >= 0 per route with one of them positive.
+    """
+    return _weights(weights, len(route_names()) - 1)
+
+
+def parse_weights(text: str) -> tuple[float, ...]:
+    """RRF weights from their text form ``"lexical,dense"`` (``"1,1"``, ``"0.5, 2"``), checked
+    as :func:`validate_weights` does; the one parser of the CLI and the HTTP API.
+
+    Raises:
+        InvalidArgumentError: not comma-separated numbers, or as :func:`validate_weights`.
+    """
+    try:
+        parts = tuple(float(x) for x in str(text).split(","))
+    except ValueError:
+        raise InvalidArgumentError(f"weights are numbers 'lexical,dense', got {text!r}") from None
+    return validate_weights(parts)
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    hits: list[Hit]
+    trace: Trace
+
+
+class Pipeline:
+    """Runs a :class:`SearchRequest` over ``routes`` (registry order) and ``stages`` (in
+    order; a :class:`~kbsearch.ranking.stages.JudgingStage` passes the list on unchanged and
+    its verdict is recorded in the trace); ``scorers`` give a score fusion's extra scores
+    (``title``)."""
+
+    def __init__(
+        self,
+        backend: Backend,
+        routes: Mapping[str, Route],
+        stages: Sequence[Stage | JudgingStage] = (),
+        scorers: Mapping[str, Scorer] | None = None,
+    ) -> None:
+        self.backend = backend
+        self.routes = dict(routes)
+        self.stages = tuple(stages)
+        self.scorers = dict(scorers or {})
+
+    def plan(self, request: SearchRequest) -> list[str]:
+        """The routes a request runs: all for hybrid; the one asked for, plus every other
+        available route when explaining."""
+        if request.route == HYBRID:
+            return list(self.routes)
+        if not request.explain:
+            return [request.route]
+        return [
+            name
+            for name, route in self.routes.items()
+            if name == request.route or route.available()
+        ]
+
+    def run(self, request: SearchRequest) -> SearchResult:
+        """The top ``k`` hits and the trace. A run whose hit was removed by another writer
+        before its passage was read runs again (on the new snapshot).
+
+        Raises:
+            QueryError, InvalidArgumentError (also: a language the audience's passages do not
+            have), EmbedderMismatchError, EmbedderUnavailableError,
+            RerankerUnavailableError.
+            StorageError: the index changed under ``ATTEMPTS`` runs in a row.
+        """
+        for _ in range(ATTEMPTS):
+            try:
+                return self._run(request)
+            except _IndexChanged:
+                continue
+        raise StorageError(f"the index changed under {ATTEMPTS} searches in a row; try again")
+
+    def _run(self, request: SearchRequest) -> SearchResult:
+        query, filters = request.query, request.filters
+        query_words(query)  # every route validates the query the same way
+        check_language(filters, self.backend.languages(str(filters.audience)))
+        names = self.plan(request)
+        # explaining one route also shows where hybrid would put the passage, when there is a
+        # hybrid: an index without vectors has one route and nothing to fuse
+        fusing = request.route == HYBRID or (request.explain and len(names) > 1)
+        deep = fusing or request.explain or request.rerank is not None
+        # fusion reads each route's top `depth`, whatever k (so a search and the explain of one
+        # of its hits agree for any k); a route searched alone lists its own top max(depth, k)
+        own = max(request.depth, request.k) if deep else request.k
+        depth = request.depth if request.route == HYBRID else own
+        lists = {
+            name: self.routes[name].candidates(
+                query, filters, own if name == request.route else request.depth
+            )
+            for name in names
+        }
+        fusable = {name: ranking[: request.depth] for name, ranking in lists.items()}
+        weights = dict(zip(self.routes, request.weights, strict=True))
+        spec = parse_fusion(request.fusion)
+        fused: list[Fused] | None = None
+        candidates: list[Candidate] | None = None
+        scored: list[ConvexFused] | None = None
+        language, missing = self.not_applicable(query, filters, fusable) if fusing else (None, {})
+        if request.route == HYBRID and spec.scored:
+            candidates = self.candidates(query, filters, fusable, missing)
+            audience = str(filters.audience)
+            scored = score_fusion(spec, candidates, lambda: self.backend.title_counts(audience))
+            ranked = [(f.passage_id, f.score) for f in scored]
+        else:
+            if fusing:
+                chosen = {name: weights[name] for name in names}
+                fused = reciprocal_rank_fusion(fusable, request.rrf_k, chosen, missing)
+            if fused is not None and request.route == HYBRID:
+                ranked = [(f.passage_id, f.score) for f in fused]
+            else:
+                ranked = list(lists[request.route])
+        start = tuple(ranked)
+        stages = []
+        routes = {name: tuple(ranking) for name, ranking in lists.items()}
+        rows = RunRows(self.backend)
+        for stage in self.stages_for(request):
+            before = tuple(ranked)
+            if isinstance(stage, JudgingStage):
+                rows.expect([pid for pid, _ in before[: request.k]])
+                run = Run(query, filters, request.k, routes, before, request.min_confidence, rows)
+                stages.append(StageTrace(stage.name, before, before, stage.judge(run)))
+                continue
+            report = None
+            if isinstance(stage, ReportingStage):
+                ranked, report = stage.apply_reported(query, ranked, filters)
+            else:
+                ranked = stage.apply(query, ranked, filters)
+            stages.append(StageTrace(stage.name, before, tuple(ranked), report))
+        trace = Trace(
+            query=query,
+            route=request.route,
+            k=request.k,
+            depth=depth,
+            filters=filters,
+            rrf_k=request.rrf_k,
+            weights=weights,
+            routes=routes,
+            fused=None if fused is None else tuple(fused),
+            ranked=start,
+            stages=tuple(stages),
+            fusion=request.fusion if request.route == HYBRID else RRF,
+            candidates=None if candidates is None else tuple(candidates),
+            scored=None if scored is None else tuple(scored),
+            query_language=language,
+        )
+        return SearchResult(self._hits(trace, rows), trace)
+
+    def stages_for(self, request: SearchRequest) -> tuple[Stage | JudgingStage, ...]:
+        """The request's reranking stage (its reranker loaded once per process), when it
+        asks for one, then the pipeline's own stages.
+
+        Raises:
+            RerankerUnavailableError: the reranker cannot be loaded.
+        """
+        settings = request.rerank
+        if not isinstance(settings, RerankSettings):
+            return self.stages
+        stage = RerankStage(
+            load_reranker(settings.reranker),
+            self.texts,
+            reranker=settings.reranker,
+            top_n=settings.top_n,
+            budget_ms=settings.budget_ms,
+        )
+        return (stage, *self.stages)
+
+    def texts(self, passage_ids: Sequence[str], filters: Filters) -> dict[str, str]:
+        """``{passage_id: text}`` of the passages among ``passage_ids`` that pass
+        ``filters``."""
+        return {
+            pid: row.passage.text
+            for pid, row in self.backend.passages(passage_ids, filters).items()
+        }
+
+    def not_applicable(
+        self, query: str, filters: Filters, lists: Mapping[str, Sequence[tuple[str, float]]]
+    ) -> tuple[str | None, dict[str, frozenset[str]]]:
+        """The query's language when the search can return passages of several languages
+        (else ``None``), and ``{passage_id: routes that do not apply}`` for the listed
+        passages written in another language (:mod:`kbsearch.retrieve.crosslang`); in a
+        one-language index, ``(None, {})`` without detecting anything."""
+        audience = str(filters.audience)
+        visible = query_languages(filters, self.backend.languages(audience))
+        language = query_language_among(query, visible)
+        if language is None:
+            return None, {}
+        ids = list(dict.fromkeys(pid for ranking in lists.values() for pid, _ in ranking))
+        return language, not_applicable(language, self.backend.passage_languages(ids, audience))
+
+    def candidates(
+        self,
+        query: str,
+        filters: Filters,
+        lists: Mapping[str, Sequence[tuple[str, float]]],
+        inapplicable: Mapping[str, frozenset[str]] | None = None,
+    ) -> list[Candidate]:
+        """The union of the routes' lists (first seen first), each passage scored in every
+        route (its own list's score where it is listed, else the route's
+        :meth:`~kbsearch.retrieve.routes.Route.scores`) and by every scorer, with its rank in
+        each list holding it and the routes that do not apply to it (``inapplicable``, from
+        :meth:`not_applicable`)."""
+        ids = list(dict.fromkeys(pid for ranking in lists.values() for pid, _ in ranking))
+        scores: dict[str, dict[str, float]] = {pid: {} for pid in ids}
+        ranks: dict[str, dict[str, int]] = {pid: {} for pid in ids}
+        for name, ranking in lists.items():
+            listed = dict(ranking)
+            missing = [pid for pid in ids if pid not in listed]
+            found = self.routes[name].scores(query, filters, missing) if missing else {}
+            found.update(listed)
+            for pid in ids:
+                if pid in found:
+                    scores[pid][name] = found[pid]
+            for rank, (pid, _) in enumerate(ranking, start=1):
+                ranks[pid][name] = rank
+        for name, scorer in self.scorers.items():
+            for pid, score in scorer.scores(query, filters, ids).items():
+                scores[pid][name] = score
+        out = inapplicable or {}
+        return [Candidate(pid, scores[pid], ranks[pid], out.get(pid, frozenset())) for pid in ids]
+
+    def _hits(self, trace: Trace, read: RunRows) -> list[Hit]:
+        top = trace.final[: trace.k]
+        fusing = trace.fused is not None or trace.scored is not None
+        per_route: dict[str, dict[str, RouteHit]] = {pid: {} for pid, _ in top}
+        for route, ranking in trace.routes.items():  # each hit's rank in each list fused
+            if fusing or route == trace.route:
+                for i, (pid, s) in enumerate(ranking, start=1):
+                    if pid in per_route:
+                        per_route[pid][route] = RouteHit(i, s)
+        rows = read([pid for pid, _ in top])
+        if len(rows) < len(top):
+            raise _IndexChanged
+        hits = []
+        for rank, (pid, score) in enumerate(top, start=1):
+            p = rows[pid].passage
+            hits.append(
+                Hit(rank, pid, p.doc_id, p.version, p.section, score, p.text, per_route[pid])
+            )
+        return hits

@@ -1,0 +1,1 @@
+"""The reranking stage and its rerankers."""

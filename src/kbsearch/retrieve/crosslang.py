@@ -1,0 +1,98 @@
+"""Cross-language candidates: where a route's evidence does not apply to a passage.
+
+BM25 matches the query's words, so a passage written in another language than the query gets a
+lexical score of (nearly) 0 however well it answers: "how long does delivery to Belgium take"
+shares no word with the French page on "délais de livraison". Read as evidence, that 0 says
+"the lexical route found nothing", and every fusion turns it against the passage. It is not
+evidence: the route could not judge the passage at all. The multilingual dense route can.
+
+So, in an index where the audience sees more than one language (after the language filter),
+a passage whose document language differs from the query's has its lexical evidence **not
+applicable**: missing, not zero. The fusions treat a route that does not apply to a candidate
+as absent rather than as its lowest score (:mod:`kbsearch.fuse.rrf`,
+:mod:`kbsearch.fuse.convex`, :mod:`kbsearch.fuse.learned`), and ``explain``
+says so. A monolingual index (or a search filtered to one language) marks nothing: when every
+candidate is in the same language the routes' scores compare like with like, whatever the
+query's language, and results are the same as without this module.
+
+The query's language is the best of all langdetect's languages
+(:func:`kbsearch.text.language.detect_any`) on a query of at least
+:data:`kbsearch.text.language.MIN_LETTERS` letters: one of the visible languages detected with
+probability :data:`CONFIDENT` is trusted; another language detected with probability
+:data:`FOREIGN` makes it unknown (``None``, nothing marked: a German question in an English and
+French index, read as English, would have every French passage's lexical evidence replaced for
+a query that matches neither language's words); an unsure detection (langdetect on a short
+question: "Do you deliver to Corsica?" comes out es 0.71, it 0.29) falls back to
+:func:`query_language`, which prefers English and French, when that is a visible language.
+Marking a candidate never discards its own lexical evidence (the fusions read the better of
+its own and the imputed), so an unsure mark costs little; a missed one leaves a lexical 0
+counted against every passage in the other language.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from functools import lru_cache
+
+from ..text.language import MIN_LETTERS, detect_any, detect_language
+
+# the routes whose evidence is about the query's words, so holds only within its language
+LANGUAGE_BOUND = frozenset({"lexical"})
+# langdetect's probability is about the share of its 7 random trials that agree: 0.7 needs
+# 5 of 7. Clear one-language questions reach 1.0 (over 90 % of the shared datasets' queries,
+# nearly all the rest 0.86); a query mixing languages ("combien de temps does shipping take",
+# es 0.43) falls below and marks nothing
+CONFIDENT = 0.7
+# a language the index does not hold, detected this surely (German, Spanish questions: 0.99+),
+# means the query is in none of them
+FOREIGN = 0.9
+
+
+@lru_cache(maxsize=4096)
+def query_language(query: str) -> str:
+    """:func:`kbsearch.text.language.detect_language` of a query (``"en"`` when too short), cached
+    per process: langdetect costs ~7-9 ms a query, so every reader of a query's language
+    (fusion here, the abstention evidence) should share this one cache."""
+    return detect_language(query)
+
+
+@lru_cache(maxsize=4096)
+def _detected(query: str) -> tuple[str, float] | None:
+    """:func:`kbsearch.text.language.detect_any` of a query, cached per process."""
+    return detect_any(query)
+
+
+def query_language_among(query: str, languages: Sequence[str]) -> str | None:
+    """The ISO 639-1 code of ``query``'s language when it can tell candidates apart: ``None``
+    when ``languages`` (those the search can return) are fewer than two (without detecting
+    anything), the query is too short to detect (under ``MIN_LETTERS`` letters), its most
+    likely language (of all langdetect knows) is none of them with probability at least
+    :data:`FOREIGN`, or detection is unsure and :func:`query_language` (which prefers English
+    and French) is none of them either (module docstring)."""
+    if len(set(languages)) < 2 or sum(ch.isalpha() for ch in query) < MIN_LETTERS:
+        return None
+    found = _detected(query)
+    if found is not None and found[0] in languages and found[1] >= CONFIDENT:
+        return found[0]
+    if found is not None and found[0] not in languages and found[1] >= FOREIGN:
+        return None
+    preferred = query_language(query)
+    return preferred if preferred in languages else None
+
+
+def is_cross_language(query_language: str | None, document_language: str) -> bool:
+    """True when the query's language is known and the document's differs from it."""
+    return query_language is not None and document_language != query_language
+
+
+def not_applicable(
+    query_language: str | None, languages: Mapping[str, str]
+) -> dict[str, frozenset[str]]:
+    """``{passage_id: routes that do not apply}`` for the passages of ``languages``
+    (``{passage_id: document language}``) written in another language than the query's;
+    empty when the query's language is unknown."""
+    return {
+        pid: LANGUAGE_BOUND
+        for pid, language in languages.items()
+        if is_cross_language(query_language, language)
+    }

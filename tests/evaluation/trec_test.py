@@ -1,0 +1,46 @@
+"""TREC runs and qrels: ids with whitespace (passage ids made from file names such as
+``return policy.md``) are written escaped and read back as they were (issue 22)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kbsearch.errors import EvaluationError
+from kbsearch.evaluation.formats import read_trec_qrels
+from kbsearch.evaluation.trec import (
+    escape_id,
+    read_trec_run,
+    unescape_id,
+    write_trec_qrels,
+    write_trec_run,
+)
+
+IDS = ["return policy@v1#refunds", "tab\there", "50% off@v1#top", "plain@v1#a", "é\u00a0nbsp"]
+
+
+def test_escaping_replaces_whitespace_and_percent_only() -> None:
+    assert escape_id("return policy@v1#refunds") == "return%20policy@v1#refunds"
+    assert escape_id("50% off") == "50%25%20off"
+    assert escape_id("plain@v1#a") == "plain@v1#a"
+    assert escape_id("é\u00a0x") == "é%C2%A0x"  # a no-break space is whitespace too
+    for value in IDS:
+        assert unescape_id(escape_id(value)) == value
+        assert not any(ch.isspace() for ch in escape_id(value))
+
+
+def test_a_run_and_qrels_with_spaces_in_ids_round_trip(tmp_path: Path) -> None:
+    run = {"q 1": IDS, "q2": IDS[::-1]}
+    path = write_trec_run(tmp_path / "run.trec", run, "kbsearch-lexical")
+    first = path.read_text(encoding="utf-8").splitlines()[0]
+    assert first == "q%201 Q0 return%20policy@v1#refunds 1 5 kbsearch-lexical"
+    assert all(len(line.split()) == 6 for line in path.read_text().splitlines())
+    assert read_trec_run(path) == run
+    qrels = {"q 1": {"return policy@v1#refunds": 2, "50% off@v1#top": 1}}
+    assert read_trec_qrels(write_trec_qrels(tmp_path / "qrels.txt", qrels)) == qrels
+
+
+def test_the_tag_still_refuses_whitespace(tmp_path: Path) -> None:
+    with pytest.raises(EvaluationError, match="tag"):
+        write_trec_run(tmp_path / "run.trec", {"q": ["a"]}, "two words")

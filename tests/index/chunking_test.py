@@ -1,0 +1,244 @@
+"""Passage splitting: ids, prefixes, budgets, overlap, tables, and that no text is lost."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kbsearch.errors import IngestError, InvalidArgumentError
+from kbsearch.index.chunking import make_passages, render_table, slugify, split_sentences
+from kbsearch.records import Block, Document, ParsedDocument, Table
+
+DOC = Document("pump", "2", "Pump guide", "en", "public")
+
+
+def words(text: str) -> int:
+    return len(text.split())
+
+
+def subword(text: str) -> int:
+    """A counter shaped like an embedder's: word pieces plus 4 tokens of prefix/specials."""
+    return len(re.findall(r"\w{1,4}|[^\w\s]", text)) + 4
+
+
+def _parsed(*blocks: Block) -> ParsedDocument:
+    return ParsedDocument(None, "Pump guide", tuple(blocks))
+
+
+def _body(passage_text: str) -> str:
+    return passage_text.split("\n\n", 1)[1]
+
+
+@pytest.mark.parametrize(
+    ("heading", "slug"),
+    [
+        ("Returns & Refunds", "returns-refunds"),
+        ("Délais de remboursement", "delais-de-remboursement"),
+        ("  --Über  straße_2-- ", "uber-straße-2"),
+        ("***", ""),
+    ],
+)
+def test_slugify(heading: str, slug: str) -> None:
+    assert slugify(heading) == slug
+
+
+def test_split_sentences_keeps_all_text() -> None:
+    text = 'He said "stop." Then he left. Prix : 3 €.\nNew line'
+    parts = split_sentences(text)
+    assert [p for p, _ in parts] == ['He said "stop."', "Then he left.", "Prix : 3 €.", "New line"]
+    assert "".join(j + p for p, j in parts) == text
+
+
+def test_ids_prefix_and_metadata() -> None:
+    parsed = _parsed(
+        Block((), "Intro text.", start=0, end=11),
+        Block(("Returns",), "Return within 30 days.", start=20, end=42),
+        Block(("Returns",), "Keep the receipt.", start=43, end=60),
+        Block(("Returns",), table=Table(("Item", "Days"), (("Kettle", "30"),))),
+        Block(("Returns 2",), "Numbered heading."),
+        Block(("Returns",), "Second returns section."),
+        Block(("***",), "Punctuation heading."),
+    )
+    passages = make_passages(DOC, parsed, budget=512, token_count=words)
+    assert [p.passage_id for p in passages] == [
+        "pump@v2#top",
+        "pump@v2#returns",
+        "pump@v2#returns-2",
+        "pump@v2#returns-2-2",
+        "pump@v2#returns-3",
+        "pump@v2#section",
+    ]
+    assert [p.kind for p in passages] == ["text", "text", "table", "text", "text", "text"]
+    assert [p.ordinal for p in passages] == list(range(6))
+    assert passages[0].text == "Pump guide\n\nIntro text."
+    assert passages[0].section == ""
+    assert passages[1].text == "Pump guide\nReturns\n\nReturn within 30 days.\n\nKeep the receipt."
+    assert passages[1].section == "Returns"
+    assert (passages[1].start, passages[1].end) == (20, 60)
+    assert passages[2].text == "Pump guide\nReturns\n\nItem | Days\nKettle | 30"
+    assert all(p.text.startswith("Pump guide\n") for p in passages)
+    assert all(p.token_count == words(p.text) for p in passages)
+    assert all(p.doc_id == "pump" and p.version == "2" for p in passages)
+
+
+def test_nested_section_path() -> None:
+    parsed = _parsed(Block(("Returns", "Opened items"), "Opened items cost 10 %."))
+    (passage,) = make_passages(DOC, parsed, budget=512, token_count=words)
+    assert passage.section == "Returns > Opened items"
+    assert passage.passage_id == "pump@v2#opened-items"
+    assert passage.text.startswith("Pump guide\nReturns > Opened items\n\n")
+
+
+def test_table_row_stays_on_one_line_under_its_header() -> None:
+    table = Table(
+        ("Part", "Code", "Notes"),
+        (("Pump kit", "PK-2200-07", "fits the PW-2200 only"), ("Seal", "SE-100", "all models")),
+    )
+    assert render_table(table).split("\n") == [
+        "Part | Code | Notes",
+        "Pump kit | PK-2200-07 | fits the PW-2200 only",
+        "Seal | SE-100 | all models",
+    ]
+
+
+def _long_section(n_paragraphs: int, sentences: int) -> list[Block]:
+    blocks = []
+    k = 0
+    for page in range(n_paragraphs):
+        sents = []
+        for _ in range(sentences):
+            sents.append(f"Sentence w{k:04d}a w{k:04d}b w{k:04d}c w{k:04d}d ends.")
+            k += 1
+        blocks.append(Block(("Long part",), " ".join(sents), page=page + 1))
+    return blocks
+
+
+@pytest.mark.parametrize("counter", [words, subword])
+def test_long_section_split_within_budget_with_overlap_and_nothing_lost(
+    counter: Callable[[str], int],
+) -> None:
+    blocks = _long_section(n_paragraphs=6, sentences=12)
+    budget = 60
+    passages = make_passages(DOC, _parsed(*blocks), budget=budget, token_count=counter)
+    assert len(passages) > 6
+    assert all(p.token_count == counter(p.text) <= budget for p in passages)
+    assert all(p.text.startswith("Pump guide\nLong part\n\n") for p in passages)
+    assert [p.passage_id for p in passages][:3] == [
+        "pump@v2#long-part",
+        "pump@v2#long-part-2",
+        "pump@v2#long-part-3",
+    ]
+    seen = {w for p in passages for w in p.text.split()}
+    source = [w for b in blocks for w in b.text.split()]
+    assert all(w in seen for w in source)
+    # overlap: each piece starts with the last sentence of the one before
+    for prev, cur in zip(passages, passages[1:], strict=False):
+        last_sentence = split_sentences(_body(prev.text))[-1][0]
+        assert _body(cur.text).startswith(last_sentence)
+    assert passages[0].page == 1 and passages[-1].page == 6
+
+
+def test_overlap_zero_repeats_nothing() -> None:
+    blocks = _long_section(n_paragraphs=3, sentences=10)
+    passages = make_passages(DOC, _parsed(*blocks), budget=50, token_count=words, overlap=0)
+    body_words = [w for p in passages for w in _body(p.text).split()]
+    assert body_words == [w for b in blocks for w in b.text.split()]
+
+
+def test_small_paragraphs_split_at_paragraph_boundaries() -> None:
+    blocks = [Block(("Steps",), f"Step {i} do thing {i}.") for i in range(30)]
+    passages = make_passages(DOC, _parsed(*blocks), budget=40, token_count=words)
+    for p in passages:
+        assert all(
+            re.fullmatch(r"Step \d+ do thing \d+\.", para) for para in _body(p.text).split("\n\n")
+        )
+        assert p.token_count <= 40
+    # the last paragraph of a piece is repeated first in the next one (small paragraph overlap)
+    assert _body(passages[1].text).split("\n\n")[0] == _body(passages[0].text).split("\n\n")[-1]
+
+
+def test_sentence_longer_than_budget_split_at_words() -> None:
+    sentence = " ".join(f"token{i}" for i in range(200))
+    passages = make_passages(
+        DOC, _parsed(Block(("Run-on",), sentence)), budget=30, token_count=words
+    )
+    assert len(passages) >= 8
+    assert all(p.token_count <= 30 for p in passages)
+    seen = {w for p in passages for w in p.text.split()}
+    assert all(f"token{i}" in seen for i in range(200))
+
+
+def test_long_table_split_by_rows_with_header_repeated() -> None:
+    rows = tuple((f"Kit {i}", f"PK-{i:04d}", f"fits the PW-{i} only") for i in range(60))
+    table = Table(("Part", "Code", "Notes"), rows)
+    passages = make_passages(
+        DOC, _parsed(Block(("Kits",), table=table)), budget=80, token_count=words
+    )
+    assert len(passages) > 3
+    lines: list[str] = []
+    for p in passages:
+        assert p.kind == "table"
+        assert p.token_count <= 80
+        assert p.text.startswith("Pump guide\nKits\n\nPart | Code | Notes\n")
+        lines.extend(_body(p.text).split("\n")[1:])
+    assert lines == [" | ".join(r) for r in rows]  # every row once, intact, in order
+
+
+def test_counter_calls_grow_linearly() -> None:
+    blocks = _long_section(n_paragraphs=40, sentences=25)  # 1000 sentences
+    calls = 0
+
+    def counting(text: str) -> int:
+        nonlocal calls
+        calls += 1
+        return subword(text)
+
+    passages = make_passages(DOC, _parsed(*blocks), budget=512, token_count=counting)
+    assert all(p.token_count <= 512 for p in passages)
+    assert calls <= 4 * len(passages) + 10
+
+
+def test_prefix_over_budget_is_an_error() -> None:
+    doc = Document("d", "1", "A title far too long for the budget", "en", "public")
+    with pytest.raises(IngestError, match="over the passage budget"):
+        make_passages(doc, _parsed(Block((), "word " * 50)), budget=5, token_count=words)
+
+
+def test_bad_arguments() -> None:
+    with pytest.raises(InvalidArgumentError):
+        make_passages(DOC, _parsed(Block((), "x")), budget=0, token_count=words)
+    with pytest.raises(InvalidArgumentError):
+        make_passages(DOC, _parsed(Block((), "x")), budget=10, token_count=words, overlap=-1)
+
+
+def test_empty_document_gives_no_passages() -> None:
+    assert make_passages(DOC, _parsed(Block((), "  ")), budget=10, token_count=words) == []
+
+
+_WORD = st.text(alphabet="abcdefghijklmnopqrstuvwxyzé", min_size=1, max_size=12)
+_SENTENCE = st.lists(_WORD, min_size=1, max_size=40).map(lambda ws: " ".join(ws).capitalize() + ".")
+_PARAGRAPH = st.lists(_SENTENCE, min_size=1, max_size=8).map(" ".join)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    paragraphs=st.lists(_PARAGRAPH, min_size=1, max_size=12),
+    budget=st.integers(min_value=20, max_value=120),
+    overlap=st.integers(min_value=0, max_value=2),
+)
+def test_property_within_budget_and_nothing_lost(
+    paragraphs: list[str], budget: int, overlap: int
+) -> None:
+    blocks = [Block(("Sec",), p) for p in paragraphs]
+    passages = make_passages(
+        DOC, _parsed(*blocks), budget=budget, token_count=subword, overlap=overlap
+    )
+    assert all(p.token_count == subword(p.text) <= budget for p in passages)
+    assert len({p.passage_id for p in passages}) == len(passages)
+    text = "\n".join(_body(p.text) for p in passages)
+    for w in {w for para in paragraphs for w in para.split()}:
+        assert w in text

@@ -1,0 +1,100 @@
+"""Fitting the abstention model: weights, threshold rule, determinism, and the shipped file
+rebuilt byte for byte from the committed dev table by the training script's own code."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from kbsearch.errors import InvalidArgumentError
+from kbsearch.judge.confidence import DENSE_FEATURES
+from kbsearch.judge.confidence_fit import (
+    TrainingRow,
+    choose_threshold,
+    cross_validated,
+    dumps,
+    fit,
+    weights,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPT = ROOT / "benchmarks" / "train_abstain.py"
+TABLE = ROOT / "benchmarks" / "data" / "abstain_dev.tsv"
+SHIPPED = ROOT / "src" / "kbsearch" / "judge" / "models" / "abstain.json"
+
+
+def rows(n: int = 60) -> list[TrainingRow]:
+    rng = np.random.default_rng(1)
+    out = []
+    for i in range(n):
+        covered = i % 2 == 0
+        label = int(covered and i % 10 != 0)
+        values = {"x": rng.normal(loc=1.0 if label else -1.0), "y": rng.normal()}
+        out.append(TrainingRow(f"s{i % 3}", f"q{i // 2}", covered, label, values))
+    return out
+
+
+def test_weights_balance_datasets_and_halves() -> None:
+    data = rows()
+    w = weights(data)
+    for stratum in ("s0", "s1", "s2"):
+        for covered in (True, False):
+            mine = [
+                wi
+                for wi, r in zip(w, data, strict=True)
+                if r.stratum == stratum and r.covered == covered
+            ]
+            assert sum(mine) == pytest.approx(0.5)
+
+
+def test_threshold_rule_by_hand() -> None:
+    conf = np.array([0.1, 0.2, 0.3, 0.4, 0.9])
+    label = np.array([0, 0, 1, 0, 1])
+    w = np.ones(5)
+    # cut 0.3: abstain on 0.1, 0.2 (both right) -> 1.0; cut 0.4: 2 of 3 -> 0.67; cut 0.9: 3/4
+    assert choose_threshold(conf, label, w, 0.9) == 0.3
+    assert choose_threshold(conf, label, w, 0.7) == 0.9
+
+
+def test_fit_is_deterministic_and_separates() -> None:
+    first = fit(rows(), ("x", "y"))
+    assert dumps(first) == dumps(fit(rows(), ("x", "y")))
+    assert first.coef[0] > 0
+    assert first.confidence({"x": 2.0, "y": 0.0}) > first.confidence({"x": -2.0, "y": 0.0})
+
+
+def test_threshold_is_chosen_on_the_cross_validated_confidences() -> None:
+    data = rows()
+    confidence = cross_validated(data, ("x", "y"))
+    assert confidence.shape == (len(data),) and ((confidence > 0) & (confidence < 1)).all()
+    label = np.array([r.label for r in data])
+    expected = choose_threshold(confidence, label, weights(data), 0.9)
+    assert fit(data, ("x", "y")).threshold == pytest.approx(expected, rel=1e-8)
+
+
+def test_dense_only_sub_model_shares_the_threshold() -> None:
+    model = fit(rows(), ("x", "y"), dense_only=("x",))
+    assert model.dense_only is not None and model.dense_only.names == ("x",)
+    assert model.dense_only.threshold == model.threshold and model.dense_only.dense_only is None
+
+
+def test_fit_refuses_one_class_and_constant_features() -> None:
+    with pytest.raises(InvalidArgumentError, match="both labels"):
+        fit([TrainingRow("s", "q", True, 1, {"x": 1.0})], ("x",))
+    constant = [TrainingRow("s", f"q{i}", True, i % 2, {"x": 1.0}) for i in range(4)]
+    with pytest.raises(InvalidArgumentError, match="constant"):
+        fit(constant, ("x",))
+
+
+def test_shipped_model_is_rebuilt_from_the_dev_table() -> None:
+    spec = importlib.util.spec_from_file_location("train_abstain", SCRIPT)
+    assert spec and spec.loader
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    table = script.read_table(str(TABLE))
+    model = script.build_model(table, str(TABLE))
+    assert dumps(model) == SHIPPED.read_text(encoding="utf-8")
+    assert model.dense_only is not None and model.dense_only.names == DENSE_FEATURES

@@ -1,0 +1,153 @@
+"""The abstention features, the shipped model, and the decision's direction on constructed
+cases (the same question with its answer present and removed)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from datetime import date
+from pathlib import Path
+
+import pytest
+from support import FILES, FakeEmbedder, write_files
+
+import kbsearch
+from kbsearch.errors import InvalidArgumentError
+from kbsearch.filters import Filters
+from kbsearch.judge.confidence import (
+    DENSE_FEATURES,
+    FEATURES,
+    LEXICAL_FEATURES,
+    ConfidenceModel,
+    Evidence,
+    check_threshold,
+    features,
+)
+from kbsearch.judge.evidence import collect
+
+DAY = date(2026, 6, 1)
+
+
+def evidence(dense: list[float], lexical: list[float], in_top: tuple[bool, ...]) -> Evidence:
+    return Evidence(
+        lexical=tuple((f"L{i}", s) for i, s in enumerate(lexical)),
+        dense=tuple((f"L{i}" if i < 2 else f"D{i}", s) for i, s in enumerate(dense)),
+        term_idf=(2.0, 1.0, 1.0),
+        term_known=(True, True, False),
+        term_in_top=in_top,
+        term_in_dense_top=in_top,
+        passages=100,
+        sentence_coverage=0.5,
+        background_mean=0.75,
+        background_std=0.05,
+        query_language="en",
+    )
+
+
+def test_features_by_hand() -> None:
+    cos = [0.9, 0.85] + [0.8] * 8 + [0.7] * 10
+    values = features(evidence(cos, [4.4, 2.2], (True, False, False)))
+    assert set(values) == set(FEATURES)
+    assert values["dense_top"] == 0.9
+    assert values["dense_margin"] == pytest.approx(0.05)
+    assert values["dense_gap"] == pytest.approx(0.1)  # c1 - c10
+    assert values["dense_z"] == pytest.approx((0.9 - 0.75) / 0.05)
+    maximum = (2.0 + 1.0 + 1.0) * 2.2  # sum IDF * (k1 + 1)
+    assert values["lexical_top"] == pytest.approx(4.4 / maximum)
+    assert values["lexical_margin"] == pytest.approx(2.2 / maximum)
+    assert values["term_coverage"] == pytest.approx(2.0 / 4.0)
+    assert values["unknown_terms"] == pytest.approx(1 / 3)
+    assert values["overlap"] == pytest.approx(2 / 10)  # L0, L1 in both top tens
+    assert values["top_agree"] == 1.0
+    assert values["log_terms"] == pytest.approx(math.log(4))
+
+
+def test_empty_routes_give_nothing_found_values() -> None:
+    values = features(evidence([], [], (False, False, False)))
+    assert values["dense_top"] == 0.0 and values["dense_z"] == 0.0
+    assert values["lexical_top"] == 0.0 and values["term_coverage"] == 0.0
+    assert values["overlap"] == 0.0 and values["top_agree"] == 0.0
+
+
+def test_shipped_model_reads_every_feature() -> None:
+    model = ConfidenceModel.load()
+    assert model.names == FEATURES
+    assert 0.0 < model.threshold < 1.0
+    assert model.info["trained_on"].endswith("dev.tsv")
+
+
+def test_confidence_lower_when_the_answer_is_removed_from_the_lists() -> None:
+    model = ConfidenceModel.load()
+    present = evidence([0.92, 0.84] + [0.82] * 18, [9.0, 3.0], (True, True, False))
+    # the same question with the answering passage gone: the next ones move up
+    removed = evidence([0.84] + [0.82] * 18, [3.0, 2.9], (False, True, False))
+    assert model.confidence(features(removed)) < model.confidence(features(present))
+
+
+def test_missing_lexical_evidence_is_read_by_the_dense_only_model() -> None:
+    model = ConfidenceModel.load()
+    assert model.dense_only is not None
+    cos = [0.9, 0.85] + [0.8] * 18
+    found = replace(evidence(cos, [9.0, 3.0], (True, True, False)), lexical_missing=True)
+    nothing = replace(evidence(cos, [], (False, False, False)), lexical_missing=True)
+    values = features(found)
+    assert all(math.isnan(values[n]) for n in LEXICAL_FEATURES)
+    assert values["dense_top"] == 0.9 and set(DENSE_FEATURES) | set(LEXICAL_FEATURES) == set(
+        FEATURES
+    )
+    # the lexical side no longer matters; the dense side still does
+    assert model.decide(found).confidence == model.decide(nothing).confidence
+    assert model.decide(found).confidence == model.dense_only.confidence(values)
+    weaker = replace(found, dense=tuple((p, s - 0.05) for p, s in found.dense))
+    assert model.decide(weaker).confidence < model.decide(found).confidence
+    assert ConfidenceModel.from_dict(model.to_dict()) == model
+
+
+def test_model_formula_and_bad_files(tmp_path: Path) -> None:
+    model = ConfidenceModel(("a", "b"), (1.0, 0.0), (2.0, 1.0), (0.5, -1.0), 0.25, 0.5)
+    z = 0.25 + 0.5 * (3.0 - 1.0) / 2.0 - 1.0 * 1.0
+    assert model.confidence({"a": 3.0, "b": 1.0}) == pytest.approx(1 / (1 + math.exp(-z)))
+    assert ConfidenceModel.from_dict(model.to_dict()) == model
+    with pytest.raises(InvalidArgumentError):
+        ConfidenceModel(("a",), (0.0,), (0.0,), (1.0,), 0.0, 0.5)
+    (tmp_path / "bad.json").write_text("{}")
+    with pytest.raises(InvalidArgumentError, match="malformed"):
+        ConfidenceModel.load(tmp_path / "bad.json")
+    with pytest.raises(InvalidArgumentError, match="cannot read"):
+        ConfidenceModel.load(tmp_path / "missing.json")
+
+
+@pytest.mark.parametrize("value", [-0.1, 1.5, "0.5", True, float("nan")])
+def test_threshold_must_be_a_probability(value: object) -> None:
+    with pytest.raises(InvalidArgumentError, match="minimum confidence"):
+        check_threshold(value)
+
+
+def test_same_question_answer_present_vs_removed_in_an_index(tmp_path: Path) -> None:
+    docs = write_files(tmp_path / "docs", FILES)
+    kb = kbsearch.open_kb(tmp_path / "kb.db", create=True, embedder=FakeEmbedder())
+    kb.index([docs], inventory=docs / "inventory.csv")
+    model = ConfidenceModel.load()
+    query = "is a lost parcel refunded in full"
+
+    def confidence(filters: Filters) -> float:
+        lexical = kb.ranking("lexical", query, filters, 100)
+        dense = kb.ranking("dense", query, filters, 100)
+        return model.confidence(
+            features(
+                collect(
+                    kb.backend,
+                    kb.analyzer,
+                    query,
+                    filters,
+                    lexical,
+                    dense,
+                    kb.query_vector(query),
+                    kb.passage_rows_of,
+                )
+            )
+        )
+
+    everything = Filters(audience="staff", as_of=DAY)
+    without_answer = Filters(audience="staff", as_of=DAY, doc_ids=("returns", "goodwill"))
+    assert confidence(without_answer) < confidence(everything)

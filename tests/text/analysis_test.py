@@ -1,0 +1,119 @@
+"""Ligatures are folded on both sides: ``oeuvre`` finds ``main-d'œuvre`` and the reverse."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from support import write_files
+
+import kbsearch
+from kbsearch.records import Filters
+from kbsearch.text.analysis import Analyzer, fold_ligatures, words
+
+
+def test_fold_ligatures() -> None:
+    assert fold_ligatures("Œuvre, vœux, ex æquo, Æsop, Straße") == (
+        "OEuvre, voeux, ex aequo, AEsop, Strasse"
+    )
+    assert words("main-d'œuvre") == ["main", "d", "oeuvre"]
+
+
+@pytest.mark.parametrize("analyzer", ["stem", "plain"])
+@pytest.mark.parametrize(
+    ("written", "query"),
+    [
+        ("Le coût de la main-d'œuvre augmente.", "oeuvre"),
+        ("Nos meilleurs vœux pour l'année.", "voeux"),
+        ("Les deux équipes finissent ex æquo.", "ex aequo"),
+        ("Le coût de la main-d'oeuvre augmente.", "œuvre"),
+        ("Nos meilleurs voeux pour l'année.", "vœux"),
+    ],
+)
+def test_ligature_spellings_find_each_other(
+    tmp_path: Path, analyzer: str, written: str, query: str
+) -> None:
+    docs = write_files(
+        tmp_path / "docs",
+        {
+            "note.fr.md": f"---\naccess: public\n---\n# Note\n\n{written}\n",
+            "other.fr.md": "---\naccess: public\n---\n# Autre\n\nRien à voir ici.\n",
+        },
+    )
+    with kbsearch.open_kb(tmp_path / "kb.db", create=True, embedder="none") as kb:
+        kb.index([docs], analyzer=analyzer)
+        hits = kb.search(query, route="lexical", filters=Filters(language="fr"))
+        assert [h.doc_id for h in hits] == ["note.fr"]
+
+
+def test_body_of_plain_analyzer_is_folded() -> None:
+    assert Analyzer("plain").body("vœux", "fr") == "voeux"
+
+
+def test_a_language_without_a_stemmer_is_searched_by_its_words() -> None:
+    """Its passages are indexed unstemmed, so its query terms are the words themselves (a
+    German staff note was unreachable: 'wasserkocher' was searched as English 'wasserkoch')."""
+    stem = Analyzer("stem")
+    assert stem.query_terms("Wasserkocher", ["de"]) == ["wasserkocher"]
+    assert stem.query_terms("kettles", ["en", "de"]) == ["kettl", "kettles"]
+    assert stem.query_terms("kettles", []) == ["kettl"]
+
+
+def test_a_document_in_a_language_without_a_stemmer_is_found(tmp_path: Path) -> None:
+    docs = write_files(
+        tmp_path / "docs",
+        {
+            "a.md": "---\naccess: public\n---\n# Kettle\n\n## Care\n\nDescale the kettle.\n",
+            "b.md": "---\naccess: staff\nlanguage: de\n---\n# Notiz\n\n## Geräte\n\n"
+            "Den Wasserkocher monatlich entkalken.\n",
+        },
+    )
+    with kbsearch.open_kb(tmp_path / "kb.db", create=True, embedder="none") as kb:
+        kb.index([docs])
+        for lang in (None, "de"):
+            hits = kb.search(
+                "Wasserkocher", route="lexical", filters=Filters(audience="staff", language=lang)
+            )
+            assert [h.passage_id for h in hits] == ["b@v1#gerate"]
+        assert kb.search("Wasserkocher", route="lexical", filters=Filters()) == []
+
+
+# issue 22 (basic-memory#1269): soft hyphen, zero-width space, word joiner and the other
+# invisible characters split a query word, although documents are cleaned of them
+INVISIBLE = ["\u00ad", "\u200b", "\u200c", "\u200d", "\u2060", "\ufeff"]
+
+
+@pytest.mark.parametrize("mark", INVISIBLE)
+def test_queries_and_documents_are_cleaned_by_one_function(mark: str) -> None:
+    from kbsearch.ingest.text import normalize
+    from kbsearch.text.analysis import clean_text
+
+    written = f"pass{mark}word re{mark}set"
+    assert clean_text(written) == "password reset" == normalize(written)
+    assert words(written) == ["password", "reset"]
+    for name in ("plain", "stem"):
+        assert Analyzer(name).query_terms(f"pass{mark}word", ["en"]) == (
+            Analyzer(name).query_terms("password", ["en"])
+        )
+
+
+@pytest.mark.parametrize("route", ["lexical", "hybrid"])
+@pytest.mark.parametrize("mark", INVISIBLE)
+def test_an_invisible_character_inside_a_query_word_still_finds_it(
+    tmp_path: Path, mark: str, route: str
+) -> None:
+    from support import FakeEmbedder
+
+    docs = write_files(
+        tmp_path / "docs",
+        {
+            "login.md": "---\naccess: public\n---\n# Login\n\nChange your password here.\n",
+            "other.md": "---\naccess: public\n---\n# Parcels\n\nParcels travel by courier.\n",
+        },
+    )
+    kb = kbsearch.open_kb(tmp_path / "kb.db", create=True, embedder=FakeEmbedder())
+    assert kb.index([docs]).ok
+    hits = kb.search(f"pass{mark}word", route=route, filters=Filters())
+    assert hits and hits[0].doc_id == "login"
+    plain = kb.search("password", route=route, filters=Filters())
+    assert [(h.passage_id, h.score) for h in hits] == [(h.passage_id, h.score) for h in plain]
