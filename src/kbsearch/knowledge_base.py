@@ -33,8 +33,9 @@ from .fuse.rrf import DEFAULT_RRF_K
 from .index.embedder_slot import EmbedderSlot
 from .ingest.limits import IngestLimits
 from .judge.abstention import AbstentionStage, Assessment
-from .judge.answer import Answer, compose
+from .judge.answer import Answer, QuestionTerms, compose
 from .judge.confidence import Decision
+from .judge.evidence import term_statistics
 from .pipeline import HYBRID, Pipeline, RouteContext, SearchRequest, SearchResult, make_routes
 from .pipeline.explain import Explanation, explain_from_trace
 from .pipeline.run import (
@@ -280,25 +281,33 @@ class KnowledgeBase(Indexing, Contents):
         )
         language = filters.language if filters is not None else None
         audience = str(filters.audience) if filters is not None else DEFAULT_AUDIENCE
-        with self.store.read_transaction():  # the search and the cited document: one state
+        with self.store.read_transaction():  # the search and the cited documents: one state
             if not self.routes["dense"].available():
                 raise no_vectors
             assessed = self.assess(query, k=k, filters=filters, min_confidence=min_confidence)
             if assessed.decision is None:  # the index lost its vectors meanwhile
                 raise no_vectors
-            document = None
-            if assessed.hits:
-                top = assessed.hits[0]
-                key = (top.doc_id, top.version)
-                document = self.backend.documents([key]).get(key)
-            if document is not None:  # cited with the source a search hit shows, never the
-                # server's absolute path (kbsearch.present.sources)
+            keys = list(dict.fromkeys((h.doc_id, h.version) for h in assessed.hits))
+            found = self.backend.documents(keys) if keys else {}
+            documents = {}
+            if found:  # cited with the source a search hit shows, never the server's
+                # absolute path (kbsearch.present.sources)
                 uploads = uploads_folder(self.store.path)
                 common = public_root_of(self.backend.public_folders(), uploads)
-                document = replace(document, source=shown_source(document.source, common, uploads))
+                documents = {
+                    key: replace(d, source=shown_source(d.source, common, uploads))
+                    for key, d in found.items()
+                }
             # the languages this audience may see: staff documents never shape a public answer
             languages = [str(language)] if language else self.backend.languages(audience)
-        return compose(query, assessed.decision, assessed.hits, document, languages)
+            statistics = term_statistics(
+                self.impact_index(audience), self.analyzer, query, languages
+            )
+        question = QuestionTerms(statistics.words, statistics.idf, self.analyzer.name)
+        cosines = dict(assessed.routes.get("dense", ()))
+        return compose(
+            query, assessed.decision, assessed.hits, documents, languages, question, cosines
+        )
 
     def passage_rows_of(self, passage_ids: Sequence[str]) -> dict[str, PassageRow]:
         """Stored passages by id (callers pass ids a search of theirs returned)."""
