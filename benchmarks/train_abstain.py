@@ -238,12 +238,16 @@ def training_rows(table: list[dict]) -> list[TrainingRow]:
     ]
 
 
-def build_model(table: list[dict], path: str, precision: float = 0.9) -> ConfidenceModel:
-    """The shipped model from the dev table at ``path``: every feature, and the dense-only
-    sub-model for searches whose lexical evidence is missing."""
+def build_model(
+    table: list[dict], path: str, precision: float = 0.9, answer_precision: float = 0.8
+) -> ConfidenceModel:
+    """The shipped model from the dev table at ``path``: every feature, the dense-only
+    sub-model for searches whose lexical evidence is missing, and the three verdicts' bands
+    (answered from ``answer_precision``, uncertain from ``precision``'s cut)."""
     return fit(
         training_rows(table),
         precision=precision,
+        answer_precision=answer_precision,
         info={"trained_on": Path(path).name, "k": K},
         dense_only=DENSE_FEATURES,
     )

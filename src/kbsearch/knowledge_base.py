@@ -32,8 +32,9 @@ from .index.embedder_slot import EmbedderSlot
 from .index.report import IndexReport
 from .ingest.limits import IngestLimits
 from .judge.abstention import AbstentionStage, Assessment
-from .judge.answer import Answer, compose
+from .judge.answer import Answer, QuestionTerms, compose
 from .judge.confidence import Decision
+from .judge.evidence import term_statistics
 from .pipeline import HYBRID, Pipeline, RouteContext, SearchRequest, SearchResult, make_routes
 from .pipeline.explain import Explanation, explain_from_trace
 from .pipeline.run import (
@@ -339,16 +340,23 @@ class KnowledgeBase:
         )
         language = filters.language if filters is not None else None
         audience = str(filters.audience) if filters is not None else DEFAULT_AUDIENCE
-        with self.store.read_transaction():  # the search and the cited document: one state
+        with self.store.read_transaction():  # the search and the cited documents: one state
             if not self.routes["dense"].available():
                 raise no_vectors
             assessed = self.assess(query, k=k, filters=filters, min_confidence=min_confidence)
             if assessed.decision is None:  # the index lost its vectors meanwhile
                 raise no_vectors
-            document = self.contents.cited(assessed.hits[0]) if assessed.hits else None
+            documents = self.contents.cited(assessed.hits)
             # the languages this audience may see: staff documents never shape a public answer
             languages = [str(language)] if language else self.backend.languages(audience)
-        return compose(query, assessed.decision, assessed.hits, document, languages)
+            statistics = term_statistics(
+                self.impact_index(audience), self.analyzer, query, languages
+            )
+        question = QuestionTerms(statistics.words, statistics.idf, self.analyzer.name)
+        cosines = dict(assessed.routes.get("dense", ()))
+        return compose(
+            query, assessed.decision, assessed.hits, documents, languages, question, cosines
+        )
 
     def passage_rows_of(self, passage_ids: Sequence[str]) -> dict[str, PassageRow]:
         """Stored passages by id (callers pass ids a search of theirs returned)."""

@@ -120,3 +120,25 @@ def test_ask_on_an_index_with_nothing_public_says_why(
     staff = runner.invoke(cli, ["ask", "is a lost parcel refunded", "--db", db,
                                 "--audience", "staff", "--min-confidence", "0"])  # fmt: skip
     assert "A lost parcel is refunded in full." in staff.stdout and staff.stderr == ""
+
+
+def test_eval_answers_judges_each_verdict(db: str, tmp_path: Path) -> None:
+    questions = tmp_path / "questions.jsonl"
+    rows = [
+        {"id": "q1", "question": "is a lost parcel refunded", "kind": "answerable",
+         "language": "en", "as_of": "2026-06-01", "public_ok": True, "abstain": False,
+         "keys": ["refunded in full"], "relevant_chunks": ["delivery@v1#lost-parcel"]},
+        {"id": "q2", "question": "do you sell hot tubs", "kind": "answerable", "language": "en",
+         "as_of": "2026-06-01", "public_ok": True, "abstain": True, "relevant_chunks": []},
+    ]  # fmt: skip
+    questions.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    dump = tmp_path / "answers.jsonl"
+    code, out = run("eval", str(questions), "--db", db, "--routes", "hybrid", "--answers",
+                    "--answers-dump", str(dump))  # fmt: skip
+    assert code == 0, out
+    assert "answers: outcomes" in out and "answers per kind" in out
+    answers = {r["qid"]: r for r in map(json.loads, dump.read_text().splitlines())}
+    assert set(answers) == {"q1", "q2"}
+    # q1's shown answer holds its key whenever it is shown (answered or uncertain)
+    if answers["q1"]["verdict"] != "dont_say":
+        assert "refunded in full" in answers["q1"]["answer"]

@@ -51,8 +51,11 @@ def test_ask_cites_or_abstains(kb: KnowledgeBase) -> None:
     assert answer.citation.passage_id == "delivery@v1#lost-parcel"
     assert answer.citation.title == "Delivery" and answer.citation.version == "1"
     assert answer.text == "A lost parcel is refunded in full."
-    refused = kb.ask(QUERY, filters=filters, min_confidence=1.0)
-    assert refused.to_dict()["answer"] == NO_ANSWER and refused.nearest
+    # a minimum confidence of 1 is never reached: the span is shown as uncertain (the model's
+    # band, from its uncertain_from); the documents don't say only below that band
+    uncertain = kb.ask(QUERY, filters=filters, min_confidence=1.0)
+    assert uncertain.verdict == "uncertain" and uncertain.nearest
+    assert uncertain.to_dict()["answer"] != NO_ANSWER and uncertain.citation is not None
 
 
 def test_public_answer_never_cites_staff_text(kb: KnowledgeBase) -> None:
@@ -88,7 +91,7 @@ def test_ask_picks_its_sentence_with_the_audience_languages(
         real = kbsearch.knowledge_base.compose
 
         def compose(*args):  # type: ignore[no-untyped-def]
-            seen.append(list(args[-1]))
+            seen.append(list(args[4]))  # the languages; question terms and cosines follow
             return real(*args)
 
         monkeypatch.setattr(kbsearch.knowledge_base, "compose", compose)

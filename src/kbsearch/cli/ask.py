@@ -9,8 +9,8 @@ from typing import Any, TypeVar
 
 import click
 
-from kbsearch.judge.answer import NO_ANSWER, render
-from kbsearch.judge.confidence import Decision
+from kbsearch.judge.answer import render, verdict_line
+from kbsearch.judge.confidence import DONT_SAY, Decision, band
 from kbsearch.knowledge_base import open_kb
 
 from .ingest import MAKE_PUBLIC
@@ -38,13 +38,13 @@ def min_confidence_option(func: F) -> F:
 
 
 def decision_line(decision: Decision) -> str:
-    """The line ``search`` prints above its hits."""
-    if decision.answerable:
-        return f"answerable (confidence {decision.confidence:.2f})"
-    return (
-        f"{NO_ANSWER} (confidence {decision.confidence:.2f}, below {decision.threshold:.2f});"
-        " the nearest passages:"
-    )
+    """The line ``search`` prints above its hits: the verdict of the confidence alone
+    (:func:`kbsearch.judge.confidence.band`), in ``ask``'s words
+    (:func:`kbsearch.judge.answer.verdict_line`)."""
+    found = band(decision.confidence, decision.threshold, decision.floor)
+    floor = decision.threshold if decision.floor is None else decision.floor
+    line = verdict_line(found, decision.confidence, decision.threshold, floor)
+    return f"{line}; the nearest passages:" if found == DONT_SAY else line
 
 
 @click.command("ask")
@@ -58,8 +58,9 @@ def decision_line(decision: Decision) -> str:
 def ask_command(question: str, db: str, k: int, audience: str, as_of: str | None,
                 lang: str | None, doc_ids: tuple[str, ...], min_confidence: float | None,
                 as_json: bool, color: bool | None) -> None:  # fmt: skip
-    """Answer QUESTION with the best sentence of the top passage and its citation, or say that
-    the documents don't say (with the confidence and the nearest passages)."""
+    """Answer QUESTION with the span of the top passages that answers it and its citation;
+    uncertain (the best span, said to maybe not answer); or the documents don't say (with the
+    confidence and the nearest passages)."""
     filters = make_filters(audience, as_of, lang, doc_ids)
     with open_kb(db) as kb:
         answer = kb.ask(question, k=k, filters=filters, min_confidence=min_confidence)

@@ -44,6 +44,7 @@ from kbsearch.tasks.workflows import (
     unreachable,
 )
 
+from .eval_answers import evaluate_answers, gold_answers_path, print_summary
 from .eval_stages import print_abstention, print_stage_gains
 from .options import (
     ROUTE_LIST,
@@ -254,12 +255,33 @@ def _finish(
     help="Also measure answer-or-abstain (AUROC, abstention precision/recall, hit@k"
     " among answered, per kind and language; risk-coverage chart in --report).",
 )
+@click.option(
+    "--answers",
+    "answers",
+    is_flag=True,
+    help="Also judge kbsearch ask's answers: right answer (holds a gold answer string, SQuAD"
+    " normalisation, or all the question's keys), answer without it, right and wrong"
+    " refusals, per verdict, kind and language; median answer length.",
+)
+@click.option(
+    "--gold-answers",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="JSONL of {_id, answers} [default: QUESTIONS/answers.jsonl when there is one].",
+)
+@click.option(
+    "--answers-dump",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="With --answers: write each answer's JSON, one a line, to this file.",
+)
 def eval_command(questions: Path, db: Path, routes: tuple[str, ...], k: int, split: str,
                  as_json: bool, run_dir: Path | None, report: Path | None, rrf_k: float,
                  depth: int, weights: tuple[float, float], embedder: str | None,
                  fusion: str, rerank: str | None, rerank_top_n: int | None,
                  rerank_budget_ms: float | None, kind: str | None, fmt: str | None,
-                 rule: str | None, abstention: bool) -> None:  # fmt: skip
+                 rule: str | None, abstention: bool, answers: bool,
+                 gold_answers: Path | None, answers_dump: Path | None) -> None:  # fmt: skip
     """Evaluate every route of the index DB on a question set (BEIR folder, policy JSONL,
     tutorial JSON, TREC qrels + topics); ROUTE+rerank routes show the rerank stage's gain."""
     reranking = rerank_settings(rerank, rerank_top_n, rerank_budget_ms)
@@ -276,6 +298,14 @@ def eval_command(questions: Path, db: Path, routes: tuple[str, ...], k: int, spl
         console = wide_console(stderr=as_json)
         with open_kb(db, embedder=embedder) as kb:
             print_abstention(kb, qset, k, depth, rrf_k, weights, fusion, console, report)
+    if answers:
+        gold = gold_answers_path(questions, gold_answers)
+        with open_kb(db, embedder=embedder) as kb:
+            summary, refused = evaluate_answers(kb, qset, gold, k, answers_dump)
+        if as_json:
+            click.echo(json.dumps({"answers": summary, "refused": list(refused)}, indent=2))
+        else:
+            print_summary(summary, wide_console())
 
 
 @click.command("bench")

@@ -4,6 +4,7 @@ passages, the documents, statistics, the settings) and its backup
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -83,17 +84,21 @@ class Contents:
                 )
         return self.not_found(passage_id, filters.audience, dated_message(filters))
 
-    def cited(self, top: Hit) -> Document | None:
-        """The document an answer cites (``top``'s, read from the backend), with the source a
-        search hit shows, never the server's absolute path (:mod:`kbsearch.present.sources`);
-        ``None`` when it is gone. Call it in the read transaction of the search."""
-        key = (top.doc_id, top.version)
-        document = self.backend.documents([key]).get(key)
-        if document is None:
-            return None
+    def cited(self, hits: Sequence[Hit]) -> dict[tuple[str, str], Document]:
+        """The documents an answer may cite (``hits``'), by ``(doc_id, version)``, read from the
+        backend, each with the source a search hit shows, never the server's absolute path
+        (:mod:`kbsearch.present.sources`); a document gone is absent. Call it in the read
+        transaction of the search."""
+        keys = list(dict.fromkeys((h.doc_id, h.version) for h in hits))
+        found = self.backend.documents(keys) if keys else {}
+        if not found:
+            return {}
         uploads = uploads_folder(self.store.path)
         common = public_root_of(self.backend.public_folders(), uploads)
-        return replace(document, source=shown_source(document.source, common, uploads))
+        return {
+            key: replace(d, source=shown_source(d.source, common, uploads))
+            for key, d in found.items()
+        }
 
     def documents(self) -> list[StoredDocument]:
         return self.store.documents()

@@ -1,12 +1,19 @@
-"""A cited answer, or "the documents don't say": what ``kbsearch ask`` prints.
+"""A cited answer, uncertain, or "the documents don't say": what ``kbsearch ask`` prints.
 
-When the abstention stage finds the question answerable, the answer is the best sentence (or
-short window) of the top passage for the query
-(:func:`kbsearch.present.snippets.make_snippet`, query words weighted by their IDF), with its
-citation: passage id, document title, section, version,
-effective dates and source. Otherwise the answer is :data:`NO_ANSWER` with the confidence, and
-the nearest passages are kept for an agent to check. The passages come from the search's own
-hits, so nothing the audience may not see can appear.
+Three verdicts (:data:`VERDICTS`), from the abstention stage's confidence and the span chosen
+(:func:`verdict`):
+
+- ``answered``: the confidence reaches the answer threshold and the span holds at least
+  :data:`MIN_COVERAGE` of the question's words (IDF-weighted): the span, cited;
+- ``uncertain``: the confidence reaches the band's floor (or the threshold, with a span that
+  covers too little of the question): the best span and its passage, said plainly to maybe not
+  answer;
+- ``dont_say``: "the documents don't say" (:data:`NO_ANSWER`), with the nearest passages.
+
+The span is chosen from the top passages by :func:`kbsearch.judge.span.choose_span`; the
+citation names the passage it came from: passage id, document title, section, version,
+effective dates and source. The passages come from the search's own hits, so nothing the
+audience may not see can appear. The nearest passages are kept in every verdict.
 """
 
 from __future__ import annotations
@@ -14,14 +21,20 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
+from functools import lru_cache
 from typing import Any
 
-from ..present.snippets import Snippet, make_snippet, sentence_spans
+from ..present.snippets import match_spans, query_keys
 from ..records import Document, Hit
-from .confidence import Decision
+from ..text.analysis import Analyzer, stem_words, words
+from ..text.stopwords import content_words, strip_elisions
+from .confidence import ANSWERED, DONT_SAY, UNCERTAIN, VERDICTS, Decision, band
+from .span import Candidate, Span, choose_span
 
 NO_ANSWER = "The documents don't say"
-ANSWER_WIDTH = 240  # characters of the answer span at most
+__all__ = ["ANSWERED", "DONT_SAY", "UNCERTAIN", "VERDICTS", "Answer", "compose", "render"]
+MIN_COVERAGE = 0.4  # share of the question's words (IDF-weighted) an answered span holds (PIAF dev)
+UNCERTAIN_NOTE = "This may not answer the question"
 
 
 @dataclass(frozen=True)
@@ -54,33 +67,53 @@ class Citation:
 class Answer:
     """The answer to one question.
 
-    ``text``: the answer span (``None`` when abstaining); ``start``/``end``: its character
-    offsets in the cited passage's text; ``marks``: matched query words, offsets within
-    ``text``; ``nearest``: the search's hits, best first (kept in both cases).
+    ``verdict``: one of :data:`VERDICTS`; ``text``: the span (``None`` for ``dont_say``);
+    ``start``/``end``: its character offsets in the cited passage's text; ``marks``: matched
+    query words, offsets within ``text``; ``threshold``/``floor``: the confidence from which
+    it answers / is uncertain; ``span``: the chosen span's scores (``None`` without one);
+    ``nearest``: the search's hits, best first (kept in every verdict).
     """
 
     query: str
-    answerable: bool
+    verdict: str
     confidence: float
     threshold: float
+    floor: float
     text: str | None
     start: int | None
     end: int | None
     marks: tuple[tuple[int, int], ...]
     citation: Citation | None
     nearest: tuple[Hit, ...]
+    span: Span | None = None
+
+    @property
+    def answerable(self) -> bool:
+        """True for the ``answered`` verdict."""
+        return self.verdict == ANSWERED
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "query": self.query,
+            "verdict": self.verdict,
             "answerable": self.answerable,
             "confidence": self.confidence,
             "min_confidence": self.threshold,  # named as in search results (decision_fields)
-            "answer": self.text if self.answerable else NO_ANSWER,
+            "uncertain_from": self.floor,
+            "answer": self.text if self.text is not None else NO_ANSWER,
+            "note": UNCERTAIN_NOTE if self.verdict == UNCERTAIN else None,
             "start": self.start,
             "end": self.end,
             "marks": [list(m) for m in self.marks],
             "citation": self.citation.to_dict() if self.citation else None,
+            "span": None
+            if self.span is None
+            else {
+                "coverage": self.span.coverage,
+                "score": self.span.score,
+                "margin": self.span.margin,
+                "agree": self.span.agree,
+            },
             "nearest": [
                 {
                     "rank": h.rank,
@@ -107,41 +140,63 @@ def heading_prefix(text: str, titles: Sequence[str]) -> int:
     return min(position, len(text))
 
 
-def best_sentence(
-    text: str,
-    query: str,
-    languages: Sequence[str],
-    term_weights: Mapping[str, float] | None,
-    skip_prefix: int,
-) -> Snippet:
-    """The sentence of the best snippet window that holds the most matched query words (the
-    first such; after the heading lines when one is there), or the window itself when no
-    whole sentence lies in it (a sentence longer than :data:`ANSWER_WIDTH`)."""
-    window = make_snippet(
-        text,
-        query,
-        languages,
-        width=ANSWER_WIDTH,
-        term_weights=term_weights,
-        skip_prefix=skip_prefix,
-    )
-    marks = [(window.start + s, window.start + e) for s, e in window.marks]
-    # whole sentences: a clause cut at ";" drops what the sentence goes on to say
-    spans = sentence_spans(text, clauses=False)
-    inside = [(s, e) for s, e in spans if window.start <= s and e <= window.end]
-    inside = [span for span in inside if span[0] >= skip_prefix] or inside
-    if not inside:
-        return window
-    start, end = max(
-        inside, key=lambda span: (sum(span[0] <= m and n <= span[1] for m, n in marks), -span[0])
-    )
-    return Snippet(
-        text[start:end],
-        start,
-        end,
-        tuple((m - start, n - start) for m, n in marks if start <= m and n <= end),
-        start > 0,
-        end < len(text),
+def verdict(confidence: float, threshold: float, floor: float, coverage: float | None) -> str:
+    """The verdict (module docstring) of a confidence against the band ``[floor, threshold)``
+    and the chosen span's ``coverage`` (``None``: no span, never answered)."""
+    if coverage is None:
+        return DONT_SAY
+    found = band(confidence, threshold, min(floor, threshold))
+    return UNCERTAIN if found == ANSWERED and coverage < MIN_COVERAGE else found
+
+
+def content_terms(text: str, analyzer: str, languages: Sequence[str]) -> frozenset[str]:
+    """The content words of ``text`` as the query's are made into terms (French elisions and
+    stop words dropped, stemmed in each of ``languages`` with the ``stem`` analyzer, accents
+    folded); cached per process."""
+    return _content_terms(text, analyzer, tuple(languages) or ("en",))
+
+
+@lru_cache(maxsize=16384)
+def _content_terms(text: str, analyzer: str, languages: tuple[str, ...]) -> frozenset[str]:
+    from ..text.analysis import fold_diacritics
+
+    found = content_words(words(strip_elisions(text)), ("en", "fr"))
+    if analyzer == "plain":
+        return frozenset(fold_diacritics(w) for w in found)
+    return frozenset(t for lang in languages for t in stem_words(found, lang))
+
+
+@dataclass(frozen=True)
+class QuestionTerms:
+    """The question's content words (groups of alternative terms) and their weights (IDF),
+    as :class:`kbsearch.judge.evidence.TermStatistics` gives them; ``analyzer``: the
+    index's."""
+
+    words: tuple[tuple[str, ...], ...]
+    idf: tuple[float, ...]
+    analyzer: str = "stem"
+
+    @classmethod
+    def of(cls, query: str, languages: Sequence[str], analyzer: str = "stem") -> QuestionTerms:
+        """Every content word of ``query`` at weight 1 (when no index statistics are at hand).
+
+        Raises:
+            QueryError: the query cannot be analysed.
+        """
+        found = tuple(Analyzer(analyzer).word_terms(query, languages))
+        return cls(found, (1.0,) * len(found), analyzer)
+
+
+def _citation(hit: Hit, document: Document) -> Citation:
+    return Citation(
+        passage_id=hit.passage_id,
+        doc_id=hit.doc_id,
+        title=document.title,
+        section=hit.section,
+        version=hit.version,
+        effective_from=document.effective_from,
+        effective_to=document.effective_to,
+        source=document.source,
     )
 
 
@@ -149,54 +204,60 @@ def compose(
     query: str,
     decision: Decision,
     hits: Sequence[Hit],
-    document: Document | None,
+    documents: Mapping[tuple[str, str], Document],
     languages: Sequence[str],
-    term_weights: Mapping[str, float] | None = None,
+    question: QuestionTerms | None = None,
+    cosines: Mapping[str, float] | None = None,
 ) -> Answer:
-    """The answer from the decision, the hits (best first) and the top hit's document.
+    """The answer from the decision, the hits (best first), their documents by ``(doc_id,
+    version)`` (a hit without one is not a candidate), the question's terms (default: every
+    content word at weight 1) and the passages' cosines to the question (the dense route's
+    list; default none).
 
-    Abstains also when there is no hit or no document for the top hit.
+    Raises:
+        QueryError: the query cannot be analysed (only without ``question``).
     """
-    if not decision.answerable or not hits or document is None:
+    terms = question or QuestionTerms.of(query, languages)
+    floor = decision.threshold if decision.floor is None else decision.floor
+    usable = [h for h in hits if (h.doc_id, h.version) in documents]
+    language = languages[0] if len(languages) == 1 else "en"
+    candidates = []
+    for h in usable:
+        document = documents[(h.doc_id, h.version)]
+        sections = [document.title, h.section, *h.section.split(" > ")]
+        body = heading_prefix(h.text, sections)
+        cosine = (cosines or {}).get(h.passage_id)
+        candidates.append(Candidate(h.text, body, cosine, document.language or language))
+    span = choose_span(
+        candidates,
+        terms.words,
+        terms.idf,
+        lambda text: content_terms(text, terms.analyzer, languages),
+    )
+    chosen = verdict(
+        decision.confidence, decision.threshold, floor, None if span is None else span.coverage
+    )
+    if chosen == DONT_SAY or span is None:
         return Answer(
-            query,
-            False,
-            decision.confidence,
-            decision.threshold,
-            None,
-            None,
-            None,
-            (),
-            None,
-            tuple(hits),
-        )
-    top = hits[0]
-    sections = [document.title, top.section, *top.section.split(" > ")]
-    snippet = best_sentence(
-        top.text, query, languages, term_weights, heading_prefix(top.text, sections)
-    )
-    citation = Citation(
-        passage_id=top.passage_id,
-        doc_id=top.doc_id,
-        title=document.title,
-        section=top.section,
-        version=top.version,
-        effective_from=document.effective_from,
-        effective_to=document.effective_to,
-        source=document.source,
-    )
-    lead = len(snippet.text) - len(snippet.text.lstrip())  # marks: offsets in the answer
+            query, DONT_SAY, decision.confidence, decision.threshold, floor,
+            None, None, None, (), None, tuple(hits), span,
+        )  # fmt: skip
+    hit = usable[span.passage]
+    text = hit.text[span.start : span.end]
+    matches = match_spans(text, query_keys(query, languages), languages)
     return Answer(
         query,
-        True,
+        chosen,
         decision.confidence,
         decision.threshold,
-        snippet.text.strip(),
-        snippet.start,
-        snippet.end,
-        tuple((m - lead, n - lead) for m, n in snippet.marks if m >= lead),
-        citation,
+        floor,
+        text,
+        span.start,
+        span.end,
+        tuple((s, e) for s, e, _ in matches),
+        _citation(hit, documents[(hit.doc_id, hit.version)]),
         tuple(hits),
+        span,
     )
 
 
@@ -222,25 +283,39 @@ def marked(text: str, marks: Sequence[tuple[int, int]], mark: Callable[[str], st
     return "".join([*pieces, text[last:]])
 
 
+def verdict_line(verdict_: str, confidence: float, threshold: float, floor: float) -> str:
+    """The one line that states a verdict and its confidence, as ``ask`` and ``search`` print
+    it (the same words on the page and in the MCP tools' descriptions)."""
+    if verdict_ == ANSWERED:
+        return f"Answered (confidence {confidence:.2f}, answers from {threshold:.2f})"
+    if verdict_ == UNCERTAIN:
+        return (
+            f"Uncertain (confidence {confidence:.2f}, answers from {threshold:.2f}):"
+            f" {UNCERTAIN_NOTE.lower()}"
+        )
+    return f"{NO_ANSWER} (confidence {confidence:.2f}, below {min(floor, threshold):.2f})"
+
+
 def render(answer: Answer, mark: Callable[[str], str] = str) -> str:
     """The text ``kbsearch ask`` prints (module docstring); ``mark`` styles the answer's
     matched query words (e.g. bold on a terminal)."""
-    if answer.answerable and answer.citation is not None:
+    state = verdict_line(answer.verdict, answer.confidence, answer.threshold, answer.floor)
+    if answer.verdict != DONT_SAY and answer.citation is not None:
         c = answer.citation
         dates = _in_force(c.effective_from, c.effective_to)
+        lines = [f"{UNCERTAIN_NOTE}:", ""] if answer.verdict == UNCERTAIN else []
         return "\n".join(
             [
+                *lines,
                 marked(str(answer.text), answer.marks, mark),
                 "",
                 f"Source: {' > '.join(filter(None, (c.title, c.section)))}"
                 f" (version {c.version}, {dates})",
                 f"Passage: {c.passage_id}" + (f"  File: {c.source}" if c.source else ""),
-                f"Confidence: {answer.confidence:.2f} (answers from {answer.threshold:.2f})",
+                state,
             ]
         )
-    lines = [
-        f"{NO_ANSWER} (confidence {answer.confidence:.2f}, below {answer.threshold:.2f}).",
-    ]
+    lines = [f"{state}."]
     if answer.nearest:
         lines += ["", "Nearest passages, for checking:"]
         lines += [f"  {h.rank}. {h.passage_id}  {h.section}" for h in answer.nearest]

@@ -189,19 +189,25 @@ def features(evidence: Evidence) -> dict[str, float]:
 
 @dataclass(frozen=True)
 class Decision:
-    """The abstention stage's verdict: ``answerable`` is ``confidence >= threshold``."""
+    """The abstention stage's verdict: ``answerable`` is ``confidence >= threshold``;
+    ``floor``: the confidence from which an answer is shown as uncertain rather than "the
+    documents don't say" (``None``: no uncertain band; :func:`kbsearch.judge.answer.verdict`).
+    """
 
     answerable: bool
     confidence: float
     threshold: float
     features: Mapping[str, float] = field(default_factory=dict)
+    floor: float | None = None
 
 
 @dataclass(frozen=True)
 class ConfidenceModel:
     """A standardised logistic model over named features (module docstring's formula).
 
-    ``threshold`` is the default minimum confidence to answer; ``info`` records how the
+    ``threshold`` is the default minimum confidence to answer; ``floor`` the default lowest
+    confidence of the uncertain band below it (``None``: no band; file key
+    ``uncertain_from``); ``info`` records how the
     model was made (training data, sizes, calibration, the threshold's rule); ``dense_only``:
     the sub-model that decides when the evidence's lexical side is missing (``None``: this
     one decides, reading the missing features at their means).
@@ -215,6 +221,7 @@ class ConfidenceModel:
     threshold: float
     info: Mapping[str, Any] = field(default_factory=dict)
     dense_only: ConfidenceModel | None = None
+    floor: float | None = None
 
     def __post_init__(self) -> None:
         sizes = {len(self.names), len(self.mean), len(self.scale), len(self.coef)}
@@ -224,6 +231,8 @@ class ConfidenceModel:
             raise InvalidArgumentError("abstention model: scales must be finite and positive")
         if not 0.0 <= self.threshold <= 1.0:
             raise InvalidArgumentError("abstention model: threshold must be in [0, 1]")
+        if self.floor is not None and not 0.0 <= self.floor <= self.threshold:
+            raise InvalidArgumentError("abstention model: uncertain_from must be in [0, threshold]")
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> ConfidenceModel:
@@ -242,6 +251,7 @@ class ConfidenceModel:
                 coef=tuple(float(v) for v in data["coef"]),
                 intercept=float(data["intercept"]),
                 threshold=float(data["threshold"]),
+                floor=None if data.get("uncertain_from") is None else float(data["uncertain_from"]),
                 info=dict(data.get("info", {})),
             )
         except (KeyError, TypeError, ValueError) as exc:
@@ -257,6 +267,8 @@ class ConfidenceModel:
             "threshold": self.threshold,
             "info": dict(self.info),
         }
+        if self.floor is not None:
+            out["uncertain_from"] = self.floor
         if self.dense_only is not None:
             out["dense_only"] = self.dense_only.to_dict()
         return out
@@ -303,18 +315,40 @@ class ConfidenceModel:
         values = features(evidence)
         model = self.dense_only if evidence.lexical_missing and self.dense_only else self
         confidence = model.confidence(values)
-        return Decision(confidence >= limit, confidence, limit, values)
+        # a minimum confidence given moves the band with it: below it is uncertain, never
+        # answered; the band's floor stays the model's unless that is above the minimum
+        floor = None if self.floor is None else min(self.floor, limit)
+        return Decision(confidence >= limit, confidence, limit, values, floor)
+
+
+ANSWERED, UNCERTAIN, DONT_SAY = "answered", "uncertain", "dont_say"
+VERDICTS = (ANSWERED, UNCERTAIN, DONT_SAY)
+
+
+def band(confidence: float, threshold: float, floor: float | None) -> str:
+    """The verdict of a confidence alone: ``answered`` from ``threshold``, ``uncertain`` from
+    ``floor`` (``None``: no uncertain band), else ``dont_say``."""
+    if confidence >= threshold:
+        return ANSWERED
+    if floor is not None and confidence >= floor:
+        return UNCERTAIN
+    return DONT_SAY
 
 
 def decision_fields(decision: Decision | None) -> dict[str, Any]:
-    """``answerable``, ``confidence`` and ``min_confidence`` as every search result carries
-    them (CLI JSON and the HTTP API); all ``None`` without a decision (no vectors)."""
+    """``verdict`` (:func:`band`), ``answerable``, ``confidence``, ``min_confidence`` and
+    ``uncertain_from`` as every search result carries them (CLI JSON and the HTTP API); all
+    ``None`` without a decision (no vectors)."""
     if decision is None:
-        return {"answerable": None, "confidence": None, "min_confidence": None}
+        return dict.fromkeys(
+            ("verdict", "answerable", "confidence", "min_confidence", "uncertain_from")
+        )
     return {
+        "verdict": band(decision.confidence, decision.threshold, decision.floor),
         "answerable": decision.answerable,
         "confidence": decision.confidence,
         "min_confidence": decision.threshold,
+        "uncertain_from": decision.floor,
     }
 
 

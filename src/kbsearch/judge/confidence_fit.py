@@ -16,6 +16,10 @@ k) and the ``group`` (dataset and question) and ``stratum`` (dataset) it belongs
 4. Threshold: the highest confidence cut under which the weighted share of abstentions that
    are right (no relevant passage in the top k) is at least ``precision``, on the calibrated
    cross-validated confidences.
+4b. With ``answer_precision`` (issue 21's three verdicts): that cut becomes the floor of the
+   uncertain band (``uncertain_from``), and the answer threshold is the lowest cut at which
+   the weighted share of answered questions with a relevant passage in the top k is at least
+   ``answer_precision`` (:func:`choose_answer_threshold`), on the same confidences.
 5. With ``dense_only`` feature names, steps 2-3 again over those features alone: the
    sub-model that decides when a search's lexical evidence is missing
    (:attr:`~kbsearch.judge.confidence.ConfidenceModel.dense_only`); it shares the threshold of
@@ -97,6 +101,18 @@ def choose_threshold(
     return best
 
 
+def choose_answer_threshold(
+    confidence: np.ndarray, label: np.ndarray, w: np.ndarray, precision: float
+) -> float:
+    """The lowest cut ``t`` (one of the confidences) with weighted answer precision
+    ``sum w[conf >= t and label 1] / sum w[conf >= t] >= precision``; 1 when none reaches it."""
+    for t in np.unique(confidence):
+        above = confidence >= t
+        if w[above & (label == 1)].sum() / w[above].sum() >= precision:
+            return float(t)
+    return 1.0
+
+
 def _inputs(
     rows: Sequence[TrainingRow], names: Sequence[str]
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -154,6 +170,7 @@ def fit(
     precision: float = 0.9,
     info: Mapping[str, Any] | None = None,
     dense_only: Sequence[str] = (),
+    answer_precision: float | None = None,
 ) -> ConfidenceModel:
     """The calibrated model (module docstring), with a ``dense_only`` sub-model over those
     features when they are given (step 5).
@@ -165,6 +182,15 @@ def fit(
     z, y, w, mean, scale = _inputs(rows, names)
     calibrated_oof, a, b = _calibrated_folds(rows, z, y, w, c, folds)
     threshold = choose_threshold(calibrated_oof, y, w, precision)
+    floor = None
+    rule = f"highest cut with abstention precision >= {precision} on dev (CV)"
+    if answer_precision is not None:
+        floor = threshold
+        threshold = max(floor, choose_answer_threshold(calibrated_oof, y, w, answer_precision))
+        rule = (
+            f"answered from the lowest cut with answer precision >= {answer_precision} on dev"
+            f" (CV); uncertain from the {rule}"
+        )
     coef, intercept = _logistic(z, y, w, c)
     record = dict(info or {})
     record |= {
@@ -173,7 +199,7 @@ def fit(
         "c": c,
         "folds": folds,
         "platt": [_round(a), _round(b)],
-        "threshold_rule": f"highest cut with abstention precision >= {precision} on dev (CV)",
+        "threshold_rule": rule,
     }
     sub = None
     if dense_only:
@@ -190,6 +216,7 @@ def fit(
         coef=tuple(_round(a * v) for v in coef),
         intercept=_round(a * intercept + b),
         threshold=_round(threshold),
+        floor=None if floor is None else _round(floor),
         info=record,
     )
 

@@ -171,7 +171,9 @@ async def search_post(
 
 
 @router.get(
-    "/ask", summary="A cited answer, or the documents don't say", responses=errors(*READ_ERRORS)
+    "/ask",
+    summary="A cited answer, an uncertain one, or the documents don't say",
+    responses=errors(*READ_ERRORS),
 )
 async def ask(
     service: ServiceDep,
@@ -183,8 +185,9 @@ async def ask(
     doc: Annotated[list[str] | None, Query()] = None,
     min_confidence: float | None = None,
 ) -> dict[str, Any]:
-    """`kbsearch ask --json`: the best sentence of the top passage with its citation when
-    the abstention stage answers, else "The documents don't say" and the nearest `k`."""
+    """`kbsearch ask --json`: `verdict` `answered` (the span of the top passages that answers,
+    with its citation), `uncertain` (the best span and its citation, which may not answer) or
+    `dont_say` ("The documents don't say" and the nearest `k`)."""
     return await service.engine.run_read(
         lambda kb: ops.ask(
             kb,

@@ -52,9 +52,10 @@ def build_server(engine: Engine, audience: str, limits: ops.Limits | None = None
         offset: int = 0,
     ) -> str:
         """Passages that answer `query`, best first: each with its title, section, version,
-        effective dates, language, source and text; `answerable` false (with its
-        `confidence`) when no passage is likely to answer: then say the documents don't say
-        rather than answer from these passages. `route`: lexical, dense or hybrid
+        effective dates, language, source and text; `verdict`: `answered`, `uncertain`
+        (the passages may not answer: say so) or `dont_say` (with its `confidence`: no
+        passage is likely to answer; say the documents don't say rather than answer from
+        these passages). `route`: lexical, dense or hybrid
         (default: hybrid, or lexical on an index without vectors);
         `as_of`: YYYY-MM-DD (the versions in force that day; default today); `lang`: en,
         fr...; `offset`: for the next page (see `next_offset`)."""
@@ -68,12 +69,13 @@ def build_server(engine: Engine, audience: str, limits: ops.Limits | None = None
         lang: str | None = None,
         min_confidence: float | None = None,
     ) -> str:
-        """A cited answer to `question`, as `kbsearch ask --json`: `answer` is the best
-        sentence of the top passage with its `citation` (passage id, title, section, version,
-        effective dates, source) when `answerable`; else "The documents don't say" with the
-        `confidence` and the `nearest` passages (then do not answer from them). `as_of`:
-        YYYY-MM-DD (default today); `lang`: en, fr...; `min_confidence`: 0 to 1 (default:
-        the model's). Needs an index with vectors."""
+        """A cited answer to `question`, as `kbsearch ask --json`: `verdict` is
+        `answered` (`answer`: the span of the top passages that answers, with its `citation`:
+        passage id, title, section, version, effective dates, source), `uncertain` (the best
+        span and its citation, which may not answer: say so) or `dont_say` ("The documents
+        don't say", with the `confidence` and the `nearest` passages: do not answer from
+        them). `as_of`: YYYY-MM-DD (default today); `lang`: en, fr...; `min_confidence`: 0
+        to 1 (default: the model's). Needs an index with vectors."""
         return await read(
             lambda kb: ops.ask(
                 kb,

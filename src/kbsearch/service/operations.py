@@ -159,8 +159,9 @@ def ask(
     doc: Sequence[str] | str | None = None,
     min_confidence: float | None = None,
 ) -> dict[str, Any]:
-    """The cited answer to ``q`` as ``kbsearch ask --json`` prints it (the best sentence of
-    the top passage and its citation, or "The documents don't say" with the nearest ``k``).
+    """The answer to ``q`` as ``kbsearch ask --json`` prints it (its ``verdict``: the span
+    that answers and its citation, the uncertain one, or "The documents don't say" with the
+    nearest ``k``).
 
     Raises:
         QueryError, InvalidArgumentError: as :func:`search`; also an index without vectors.

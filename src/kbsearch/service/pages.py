@@ -15,7 +15,7 @@ from fastapi.templating import Jinja2Templates
 from markupsafe import Markup, escape
 
 from ..errors import KbsearchError, SearchTimeout
-from ..judge.answer import NO_ANSWER
+from ..judge.answer import NO_ANSWER, UNCERTAIN_NOTE
 from ..pipeline import HYBRID
 from . import operations as ops
 from .context import COOKIE, HERE, Service, answer_head, caller_of, service_of, utf8_query
@@ -104,6 +104,7 @@ async def search_page(
         "caller": caller,
         "has_report": service.report is not None and caller.audience == "staff",
         "no_answer": NO_ANSWER,
+        "uncertain_note": UNCERTAIN_NOTE,
     }
     return templates.TemplateResponse(request, "search.html", context, status_code=status)
 

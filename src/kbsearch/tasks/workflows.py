@@ -8,7 +8,7 @@ kept in a :class:`RerankLog`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -21,12 +21,14 @@ from ..errors import (
     OptionConflictError,
     QueryError,
 )
+from ..evaluation.answers import Judged
 from ..evaluation.gold import Unreachable, unreachable_relevant
-from ..evaluation.questions import QuestionSet
+from ..evaluation.questions import Question, QuestionSet
 from ..evaluation.runner import DEFAULT_K, EvaluationResult, Latency, SearchFn, evaluate
 from ..fuse.methods import DEFAULT_FUSION, parse_fusion
 from ..fuse.rrf import DEFAULT_RRF_K
 from ..index.indexer import IndexReport
+from ..judge.answer import Answer
 from ..knowledge_base import DEFAULT_DEPTH, DEFAULT_WEIGHTS, KnowledgeBase, open_kb
 from ..pipeline import HYBRID, SearchRequest
 from ..pipeline.run import check_fusion_settings
@@ -378,4 +380,44 @@ def assess_questions(
                 "hit": any(qrels.get(key, 0) >= 1 for key in keys),
             }
         )
+    return items, refused
+
+
+def answer_questions(
+    kb: KnowledgeBase,
+    questions: QuestionSet,
+    answers: Mapping[str, Sequence[str]] | None = None,
+    *,
+    k: int = DEFAULT_K,
+    min_confidence: float | None = None,
+    on_answer: Callable[[Question, Answer], None] | None = None,
+) -> tuple[list[Judged], list[str]]:
+    """``kb.ask`` on every question (each under its own filters, as the abstention
+    measurement searches them) and each answer judged against the question's gold
+    (:mod:`kbsearch.evaluation.answers`: ``answers``, gold answer strings by question id, else
+    the question's ``keys``); and the ids of the questions the search refused (empty, too
+    long: left out). ``on_answer`` sees every answer (for a dump).
+
+    Raises:
+        NoVectorsError: the index has no vectors.
+        InvalidArgumentError: bad ``k`` or ``min_confidence``.
+    """
+    from ..evaluation.answers import judge_question
+    from ..evaluation.runner import question_filters
+
+    items: list[Judged] = []
+    refused: list[str] = []
+    for q in questions.questions:
+        filters = question_filters(q, questions.access_aware, use_language=False)
+        try:
+            answer = kb.ask(q.text, k=k, filters=filters, min_confidence=min_confidence)
+        except QueryError:
+            refused.append(q.qid)
+            continue
+        if on_answer is not None:
+            on_answer(q, answer)
+        cited = None
+        if answer.citation is not None:
+            cited = next(h for h in answer.nearest if h.passage_id == answer.citation.passage_id)
+        items.append(judge_question(q, answer.verdict, answer.text, answers or {}, cited))
     return items, refused

@@ -29,9 +29,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...filters import AUDIENCES
-from ...fuse.methods import TitleCounts
 from ...index.headings import title_counts
-from ...retrieve.backend import Background
+from ...retrieve.backend import Background, TitleCounts
 from ...store import Store
 
 STATISTICS_KEY = "qdrant_statistics"

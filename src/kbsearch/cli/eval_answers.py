@@ -1,0 +1,96 @@
+"""``kbsearch eval --answers``: the answers themselves judged (:mod:`kbsearch.evaluation.answers`):
+the outcomes per verdict, the shares the targets read, per kind and per language."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from kbsearch.evaluation.answers import OUTCOMES, read_gold_answers, summarise_groups
+from kbsearch.evaluation.questions import Question, QuestionSet
+from kbsearch.judge.answer import Answer
+from kbsearch.knowledge_base import KnowledgeBase
+from kbsearch.tasks.workflows import answer_questions
+
+GOLD_FILE = "answers.jsonl"  # a BEIR folder's gold answer strings (PIAF's)
+SHARES = (
+    ("answered_right", "answered, holds the gold (of answerable)"),
+    ("answered_wrong", "answered without it (of answerable)"),
+    ("shown_right", "shown answer holds the gold (answered or uncertain, of answerable)"),
+    ("right_when_cited_relevant", "holds the gold when the cited passage is relevant"),
+)
+
+
+def gold_answers_path(questions: Path, given: Path | None) -> Path | None:
+    """``given``, else ``QUESTIONS/answers.jsonl`` when QUESTIONS is a folder holding one."""
+    if given is not None:
+        return given
+    found = questions / GOLD_FILE
+    return found if questions.is_dir() and found.is_file() else None
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return "–"
+    return f"{value:.3f}" if isinstance(value, float) else str(value)
+
+
+def print_summary(groups: Mapping[str, Mapping[str, Mapping[str, Any]]], console: Console) -> None:
+    """The overall table (outcomes, verdicts, shares, median length), then one row per kind
+    and per language."""
+    overall = groups["all"]["all"]
+    table = Table(title="answers: outcomes")
+    table.add_column("outcome")
+    table.add_column("questions", justify="right")
+    for name in OUTCOMES:
+        table.add_row(name, str(overall["outcomes"][name]))
+    for name, count in overall["verdicts"].items():
+        table.add_row(f"verdict {name}", str(count))
+    for key, label in SHARES:
+        table.add_row(label, _cell(overall[key]))
+    table.add_row("cited passage relevant (answerable)", _cell(overall["cited_relevant"]))
+    table.add_row("median answer length (chars)", _cell(overall["median_length"]))
+    console.print(table)
+    for key in ("kind", "language"):
+        per = Table(title=f"answers per {key}")
+        per.add_column(key)
+        columns = ("questions", "unanswerable", *OUTCOMES, "answered_right", "median_length")
+        for column in columns:
+            per.add_column(column, justify="right")
+        for name, s in groups.get(key, {}).items():
+            values = [s["questions"], s["unanswerable"], *(s["outcomes"][o] for o in OUTCOMES),
+                      s["answered_right"], s["median_length"]]  # fmt: skip
+            per.add_row(name, *(_cell(v) for v in values))
+        console.print(per)
+
+
+def evaluate_answers(
+    kb: KnowledgeBase,
+    questions: QuestionSet,
+    gold_path: Path | None,
+    k: int,
+    dump: Path | None,
+) -> tuple[dict[str, Any], Sequence[str]]:
+    """Answer every question and summarise (:func:`summarise_groups`); with ``dump``, each
+    answer's JSON (``Answer.to_dict`` with the question id) as one line of that file; and the
+    refused question ids.
+
+    Raises:
+        EvaluationError: the gold answers cannot be read.
+    """
+    answers = read_gold_answers(gold_path) if gold_path is not None else {}
+    lines: list[str] = []
+
+    def keep(question: Question, answer: Answer) -> None:
+        if dump is not None:
+            lines.append(json.dumps({"qid": question.qid, **answer.to_dict()}, ensure_ascii=False))
+
+    items, refused = answer_questions(kb, questions, answers, k=k, on_answer=keep)
+    if dump is not None:
+        dump.write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
+    return summarise_groups(items), refused

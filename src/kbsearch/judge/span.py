@@ -1,0 +1,226 @@
+"""The span that answers: the sentence (or short run of sentences) of the top passages that
+best answers the question.
+
+Candidates are the sentences (:func:`kbsearch.text.sentences.sentences`) of the bodies of the
+first :data:`PASSAGES` passages (after their title and heading lines), passed over when they:
+
+- restate the question: a sentence ending in "?", or one whose content words are all the
+  question's (at least :data:`RESTATE_WORDS` of them);
+- only introduce the page: one of a passage's first two sentences that speaks of "this
+  page/article/guide/section" ("cette page", "cet article", ...), :data:`INTRODUCTION`.
+
+Each candidate ``s`` of the passage at rank ``r`` (from 1) scores
+
+    score(s) = local(s) + DENSE_WEIGHT * (cos(p) - cos(p1)) - RANK_WEIGHT * (r - 1)
+               + LENGTH_BONUS * len(s) / SPAN_WIDTH
+
+``local(s)``: the share of the question's content words the span holds, each weighted by its
+IDF and by how few of the passage's sentences hold it (:func:`local_weights`; words matched on
+their stems, as the abstention evidence matches them); ``cos(p)``: the passage's cosine to
+the question (the dense route's), ``cos(p1)`` the first passage's; the lexical evidence of a
+sentence and the dense evidence of its passage. The first best candidate wins (ties: the
+better-ranked passage, then the earlier sentence).
+
+The span is the chosen sentence, extended:
+
+- a sentence ending in ":" carries on into the list, steps, code block or table rows that
+  follow it (the lines up to the next blank line after them), up to :data:`CARRY_WIDTH`;
+- a sentence with the one before it (same paragraph, within :data:`SPAN_WIDTH`) is a
+  candidate too (:data:`PAIRS`): the answer often stands just before the sentence that
+  repeats the question's words.
+
+Spans are whole sentences, so an answer is never cut inside brackets or quotes (the segmenter
+does not end a sentence there).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from ..text.sentences import sentences
+
+# chosen on PIAF dev (300 questions, benchmarks/answer_tune.py; docs/benchmarks.md)
+PASSAGES = 3  # passages whose sentences are candidates
+DENSE_WEIGHT = 1.0  # weight of the passage's cosine difference to the first passage's
+RANK_WEIGHT = 0.05  # score lost per rank of the passage
+LENGTH_BONUS = 0.1  # score gained per SPAN_WIDTH characters of a span
+PAIRS = True  # a sentence with the one before it is a candidate too
+RESTATE_WORDS = 2  # a sentence of at least this many content words, all the question's, restates
+SPAN_WIDTH = 250  # characters of a sentence and the one before it at most
+CARRY_WIDTH = 600  # characters of a ":" sentence and the lines it carries on into at most
+INTRODUCTION = re.compile(
+    r"\b(this|the following) (page|article|guide|section|document|chapter|faq)\b"
+    r"|\b(cette|la présente) (page|rubrique|section|fiche|foire)\b|\bcet article\b|\bce guide\b"
+    r"|\bci-dessous\b",
+    re.IGNORECASE,
+)
+BLANK_LINE = re.compile(r"\n[ \t]*\n")
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A passage's text to choose from: ``text``; ``body``: offset where its body starts
+    (after the title and heading lines); ``cosine``: its cosine to the question (``None``
+    when the dense route did not list it: its prior is then the last listed one's)."""
+
+    text: str
+    body: int
+    cosine: float | None = None
+    language: str = "en"
+
+
+@dataclass(frozen=True)
+class Span:
+    """The chosen span: ``passage``, the candidate's index (0 = first passage); ``start``,
+    ``end``: character offsets in its text; ``score`` (module docstring); ``coverage``: the
+    IDF-weighted share of the question's words in the span; ``margin``: its score minus the
+    best span of another passage (0 without one); ``agree``: how many of the other
+    candidates' best sentences cover at least half what this one covers, over the others."""
+
+    passage: int
+    start: int
+    end: int
+    score: float
+    coverage: float
+    margin: float
+    agree: float
+
+
+Terms = Callable[[str], frozenset[str]]  # the stemmed, folded terms of a text
+
+
+def coverage(terms: frozenset[str], words: Sequence[Sequence[str]], idf: Sequence[float]) -> float:
+    """IDF-weighted share of ``words`` (each a group of alternative terms) present in
+    ``terms``; 0 when the words weigh nothing."""
+    total = sum(idf)
+    if total <= 0:
+        return 0.0
+    found = sum(w for group, w in zip(words, idf, strict=True) if any(t in terms for t in group))
+    return found / total
+
+
+def restates(sentence: str, sentence_terms: frozenset[str], words: Sequence[Sequence[str]]) -> bool:
+    """True when ``sentence`` restates the question (module docstring): it ends in "?", or
+    all of its (at least :data:`RESTATE_WORDS`) content terms are the question's."""
+    if sentence.rstrip().endswith("?"):
+        return True
+    asked = {t for group in words for t in group}
+    return len(sentence_terms) >= RESTATE_WORDS and sentence_terms <= asked
+
+
+def carried(text: str, spans: Sequence[tuple[int, int]], index: int) -> int:
+    """End offset of the span that starts at sentence ``index`` (ending in ":") and carries on
+    into the lines that follow: the sentences up to the first blank line after at least one
+    of them, within :data:`CARRY_WIDTH` characters (whole sentences; the sentence alone when
+    the first one does not fit)."""
+    start, end = spans[index]
+    for s, e in spans[index + 1 :]:
+        between = text[end:s]
+        if e - start > CARRY_WIDTH or (BLANK_LINE.search(between) and end > spans[index][1]):
+            break
+        end = e
+    return end
+
+
+def extended(text: str, spans: Sequence[tuple[int, int]], index: int) -> tuple[int, int]:
+    """The span of sentence ``index`` as the module docstring extends it."""
+    start, end = spans[index]
+    if text[start:end].endswith(":") and index + 1 < len(spans):
+        return start, carried(text, spans, index)
+    return start, end
+
+
+def local_weights(
+    sentence_terms: Sequence[frozenset[str]], words: Sequence[Sequence[str]], idf: Sequence[float]
+) -> tuple[float, ...]:
+    """Each question word's weight within one passage: ``idf * ln((n + 1) / (df + 0.5))``
+    over its ``n`` sentences, ``df`` of which hold the word (a word every sentence holds,
+    the passage's topic, tells its sentences apart less than one only the answer holds)."""
+    n = len(sentence_terms)
+    return tuple(
+        w * math.log((n + 1) / (sum(any(t in st for t in group) for st in sentence_terms) + 0.5))
+        for group, w in zip(words, idf, strict=True)
+    )
+
+
+def _passed_over(
+    sentence: str, sentence_terms: frozenset[str], words: Sequence[Sequence[str]], index: int
+) -> bool:
+    return restates(sentence, sentence_terms, words) or (
+        index < 2 and INTRODUCTION.search(sentence) is not None
+    )
+
+
+def _windows(
+    text: str, spans: Sequence[tuple[int, int]], index: int, skipped: Sequence[bool]
+) -> list[tuple[int, int]]:
+    """The spans built on sentence ``index``: itself as :func:`extended` makes it, and with
+    the sentence before it (not passed over, same paragraph) when the two fit in
+    :data:`SPAN_WIDTH`."""
+    out = [extended(text, spans, index)]
+    if PAIRS and index > 0 and not skipped[index - 1]:
+        s, e = spans[index - 1][0], spans[index][1]
+        if e - s <= SPAN_WIDTH and not BLANK_LINE.search(
+            text[spans[index - 1][1] : spans[index][0]]
+        ):
+            out.append((s, e))
+    return out
+
+
+def choose_span(
+    candidates: Sequence[Candidate],
+    words: Sequence[Sequence[str]],
+    idf: Sequence[float],
+    terms: Terms,
+) -> Span | None:
+    """The span that answers (module docstring) among the first :data:`PASSAGES`
+    ``candidates`` (best first), for the question's content ``words`` (groups of alternative
+    terms, as :class:`kbsearch.judge.evidence.TermStatistics` gives them) and their ``idf``;
+    ``None`` when no passage has a body sentence."""
+    listed = [c.cosine for c in candidates[:PASSAGES] if c.cosine is not None]
+    top = listed[0] if listed else 0.0
+    floor = min(listed, default=0.0)
+    best: list[tuple[float, float, int, int, int]] = []  # per passage: score, cover, i, s, e
+    for rank, candidate in enumerate(candidates[:PASSAGES]):
+        text = candidate.text
+        spans = [
+            (s.start, s.end)
+            for s in sentences(text, candidate.language)
+            if s.start >= candidate.body
+        ]
+        prior = DENSE_WEIGHT * ((floor if candidate.cosine is None else candidate.cosine) - top)
+        prior -= RANK_WEIGHT * rank
+        found: tuple[float, float, int, int, int] | None = None
+        local = local_weights([terms(text[s:e]) for s, e in spans], words, idf)
+        skipped = [
+            _passed_over(text[s:e], terms(text[s:e]), words, i) for i, (s, e) in enumerate(spans)
+        ]
+        for i in range(len(spans)):
+            if skipped[i]:
+                continue
+            for start, end in _windows(text, spans, i, skipped):
+                window = terms(text[start:end])
+                cover = coverage(window, words, idf)
+                score = coverage(window, words, local) + prior
+                score += LENGTH_BONUS * (end - start) / SPAN_WIDTH
+                if found is None or score > found[0]:
+                    found = (score, cover, rank, start, end)
+        if found is None and spans:  # every sentence restates or introduces: the first
+            start, end = extended(text, spans, 0)
+            cover = coverage(terms(text[start:end]), words, idf)
+            found = (prior, cover, rank, start, end)
+        if found is not None:
+            best.append(found)
+    if not best:
+        return None
+    winner = max(best, key=lambda b: (b[0], -b[2]))
+    others = [b for b in best if b is not winner]
+    margin = winner[0] - max((b[0] for b in others), default=winner[0])
+    agree = (
+        sum(b[1] >= winner[1] / 2 for b in others) / len(others) if others and winner[1] else 0.0
+    )
+    score, cover, rank, start, end = winner
+    return Span(rank, start, end, score, cover, margin, agree)

@@ -1,0 +1,107 @@
+"""Answer scoring: SQuAD's normalisation, holding a gold answer or all keys, the outcomes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kbsearch.errors import EvaluationError
+from kbsearch.evaluation.answers import (
+    Gold,
+    Judged,
+    gold_of,
+    holds,
+    judge,
+    normalize_answer,
+    read_gold_answers,
+    summarise,
+    summarise_groups,
+)
+
+
+def test_normalisation_is_squads() -> None:
+    # lower case, ASCII punctuation out, articles a/an/the out, white space collapsed
+    assert normalize_answer("The  Eiffel Tower, in Paris!") == "eiffel tower in paris"
+    assert normalize_answer("An apple a day") == "apple day"
+    # kept as published: French articles and typographic punctuation stay
+    assert normalize_answer("L’Ougandais, le roi") == "l’ougandais le roi"
+    assert normalize_answer("14,2 milliards") == "142 milliards"
+
+
+def test_holding_is_on_word_boundaries() -> None:
+    assert holds("Il y avait 100 000 habitants.", "100 000")
+    assert not holds("Il y avait 150 habitants.", "50")
+    assert holds("It costs £1,000.", "£1,000")
+    assert not holds("anything", "!!")  # an empty normalised gold is never held
+
+
+def test_gold_answers_or_all_keys() -> None:
+    assert Gold(answers=("Richter", "pasteur")).right("Le pasteur Richter")
+    assert Gold(answers=("Richter",)).right("richter.")
+    keys = Gold(keys=("48 hours", "photos"))
+    assert keys.right("Send photos within 48 hours.")
+    assert not keys.right("Send photos soon.")
+    assert not keys.right(None)
+    assert not Gold().right("anything")  # no gold: never right
+
+
+def test_gold_of_prefers_gold_strings_to_keys() -> None:
+    assert gold_of({"keys": ["a"]}, {"q1": ["x"]}, "q1") == Gold(answers=("x",))
+    assert gold_of({"keys": ["a"]}, {}, "q1") == Gold(keys=("a",))
+
+
+def _j(answerable: bool, verdict: str, right: bool, length: int | None = 10,
+       cited: bool | None = True, kind: str = "k", language: str = "en") -> Judged:  # fmt: skip
+    return Judged("q", kind, language, answerable, verdict, right, length, cited)
+
+
+def test_each_verdict_gets_its_outcome() -> None:
+    assert _j(True, "answered", True).outcome == "right answer"
+    assert _j(True, "answered", False).outcome == "answer without them"
+    assert _j(True, "uncertain", True).outcome == "uncertain, right"
+    assert _j(True, "uncertain", False).outcome == "uncertain, without"
+    assert _j(True, "dont_say", False).outcome == "wrong refusal"
+    assert _j(False, "dont_say", False).outcome == "right refusal"
+    assert _j(False, "answered", False).outcome == "wrong answer"
+    assert _j(False, "uncertain", False).outcome == "uncertain, none"
+    with pytest.raises(EvaluationError):
+        _j(True, "maybe", False)
+
+
+def test_judge_drops_the_text_of_a_refusal() -> None:
+    refused = judge("q", "k", "en", True, "dont_say", "holds x", Gold(("x",)), None)
+    assert not refused.right and refused.length is None
+    shown = judge("q", "k", "en", True, "uncertain", "holds x", Gold(("x",)), True)
+    assert shown.right and shown.length == 7
+
+
+def test_summary_by_hand() -> None:
+    items = [
+        _j(True, "answered", True, 100, True),
+        _j(True, "answered", False, 300, True),
+        _j(True, "uncertain", True, 50, False),
+        _j(True, "dont_say", False, None, None),
+        _j(False, "dont_say", False, None, None, language="fr"),
+    ]
+    s = summarise(items)
+    assert (s["questions"], s["answerable"], s["unanswerable"]) == (5, 4, 1)
+    assert s["answered_right"] == 1 / 4 and s["answered_wrong"] == 1 / 4
+    assert s["shown_right"] == 2 / 4
+    assert s["cited_relevant"] == 2 and s["right_when_cited_relevant"] == 1 / 2
+    assert s["median_length"] == 100  # of 100, 300, 50
+    assert s["verdicts"] == {"answered": 2, "uncertain": 1, "dont_say": 2}
+    assert s["outcomes"]["right refusal"] == 1 and s["outcomes"]["wrong refusal"] == 1
+    groups = summarise_groups(items)
+    assert groups["language"]["fr"]["questions"] == 1 and groups["all"]["all"] == s
+
+
+def test_gold_answers_file(tmp_path: Path) -> None:
+    path = tmp_path / "answers.jsonl"
+    path.write_text('{"_id": "q1", "answers": ["a", "b"]}\n\n{"_id": 2, "answers": []}\n')
+    assert read_gold_answers(path) == {"q1": ("a", "b"), "2": ()}
+    path.write_text('{"_id": "q1"}\n')
+    with pytest.raises(EvaluationError, match=":1:"):
+        read_gold_answers(path)
+    with pytest.raises(EvaluationError):
+        read_gold_answers(tmp_path / "missing.jsonl")

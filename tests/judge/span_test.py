@@ -1,0 +1,67 @@
+"""Choosing the span that answers from the top passages."""
+
+from __future__ import annotations
+
+from kbsearch.judge.answer import content_terms
+from kbsearch.judge.span import Candidate, choose_span
+
+
+def _terms(text: str) -> frozenset[str]:
+    return content_terms(text, "stem", ["en"])
+
+
+def _words(*groups: str) -> tuple[tuple[str, ...], ...]:
+    return tuple((g,) for g in groups)
+
+
+def _span(candidates: list[Candidate], words: tuple[tuple[str, ...], ...]) -> str:
+    span = choose_span(candidates, words, (1.0,) * len(words), _terms)
+    assert span is not None
+    return candidates[span.passage].text[span.start : span.end]
+
+
+def test_passes_over_a_sentence_that_restates_the_question() -> None:
+    text = "How do I install a bought certificate? Upload the certificate file in Settings."
+    words = _words("instal", "bought", "certif")
+    assert _span([Candidate(text, 0)], words) == "Upload the certificate file in Settings."
+
+
+def test_passes_over_a_sentence_that_only_introduces_the_page() -> None:
+    text = (
+        "This page explains how certificates are installed on the server today. "
+        "Certificates are installed from the admin panel under Security."
+    )
+    words = _words("certif", "instal")
+    assert _span([Candidate(text, 0)], words).startswith("Certificates are installed from")
+
+
+def test_a_sentence_ending_in_a_colon_carries_on_into_its_list() -> None:
+    text = (
+        "Intro line.\n\nTo reset the password follow these steps:\n1. Open Settings.\n"
+        "2. Click Reset.\n\nOther text."
+    )
+    span = _span([Candidate(text, 0)], _words("reset", "password"))
+    assert span == "To reset the password follow these steps:\n1. Open Settings.\n2. Click Reset."
+
+
+def test_the_span_may_come_from_a_later_passage_and_never_cuts_inside_brackets() -> None:
+    first = "Free certificates come from the public authority. They renew themselves."
+    second = "A bought certificate is installed by uploading it (PEM or PFX format!) in Settings."
+    words = _words("bought", "certif", "instal")
+    span = choose_span(
+        [Candidate(first, 0, 0.80), Candidate(second, 0, 0.79)], words, (1.0, 1.0, 1.0), _terms
+    )
+    assert span is not None and span.passage == 1
+    assert second[span.start : span.end] == second
+    assert span.coverage == 1.0
+
+
+def test_the_title_lines_are_not_candidates() -> None:
+    text = "Returns\nReturn window\nYou have 30 days to return an item."
+    span = _span([Candidate(text, len("Returns\nReturn window\n"))], _words("return", "window"))
+    assert span == "You have 30 days to return an item."
+
+
+def test_no_body_gives_no_span() -> None:
+    assert choose_span([Candidate("Title", 5)], _words("x"), (1.0,), _terms) is None
+    assert choose_span([], _words("x"), (1.0,), _terms) is None
