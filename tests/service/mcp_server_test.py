@@ -237,3 +237,22 @@ def test_a_damaged_index_is_a_tool_error_naming_no_path(lexical_kb: Path) -> Non
     assert after.is_error
     text = after.content[0].text
     assert "damaged" in text and str(lexical_kb.parent) not in text and "kb.db" not in text
+
+
+def test_an_argument_that_is_not_unicode_text_is_a_tool_error() -> None:
+    """A breaker's find: over stdio, a query holding a lone surrogate (JSON "pass\\ud800word")
+    got no answer at all (the reply could not be written as UTF-8) and the client waited for
+    ever; the tools' argument models refuse it, as HTTP answers 422. (An SDK client cannot
+    even send one, so the model is checked directly.)"""
+    import pydantic
+
+    from kbsearch.service.mcp_server import strict_tool
+
+    def search(query: str) -> str:
+        """Search."""
+        return query
+
+    model = strict_tool(search).fn_metadata.arg_model
+    assert model.model_validate({"query": "password"}).query == "password"
+    with pytest.raises(pydantic.ValidationError, match="query is not valid Unicode text"):
+        model.model_validate({"query": "pass\ud800word"})
