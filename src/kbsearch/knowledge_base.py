@@ -349,8 +349,8 @@ class KnowledgeBase:
             documents = self.contents.cited(assessed.hits)
             # the languages this audience may see: staff documents never shape a public answer
             languages = [str(language)] if language else self.backend.languages(audience)
-            statistics = term_statistics(
-                self.impact_index(audience), self.analyzer, query, languages
+            statistics = term_statistics(  # the protocol's statistics: no index in memory
+                self.backend.lexical_statistics(audience), self.analyzer, query, languages
             )
         question = QuestionTerms(statistics.words, statistics.idf, self.analyzer.name)
         cosines = dict(assessed.routes.get("dense", ()))

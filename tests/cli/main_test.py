@@ -53,6 +53,8 @@ def test_search_json_shape(db: str) -> None:
         "answerable",
         "confidence",
         "min_confidence",
+        "uncertain_from",
+        "verdict",
         "hits",
     }
     assert payload["answerable"] is None  # a lexical-only index has no confidence

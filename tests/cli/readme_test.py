@@ -130,3 +130,16 @@ def test_the_short_k_the_readme_names_is_the_long_one(
     long = CliRunner().invoke(cli, [("--k" if word == "-k" else word) for word in args])
     assert short.exit_code == 0, short.output
     assert short.output == long.output
+
+
+def test_the_documented_verdict_bands_are_the_shipped_ones() -> None:
+    """The README's three verdicts: answered from 0.54 with a span holding 40% of the
+    question's words, uncertain from 0.27 (the shipped abstention model's bands)."""
+    from kbsearch.judge.answer import MIN_COVERAGE
+    from kbsearch.judge.confidence import ConfidenceModel
+
+    model = ConfidenceModel.load()
+    assert model.floor is not None
+    assert f"`min_confidence` (default {model.threshold:.2f}" in README
+    assert f"`uncertain_from` ({model.floor:.2f}" in README
+    assert f"at least {MIN_COVERAGE:.0%} of the question's words" in README

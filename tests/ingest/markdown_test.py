@@ -134,3 +134,44 @@ def test_front_matter_values_are_read_as_written(tmp_path: Path) -> None:
         "tags": "a, b",
         "owner": "",
     }
+
+
+@pytest.mark.parametrize(
+    ("front", "field", "kind"),
+    [
+        ("title: [a, b]", "title", "a list"),
+        ("version: {x: 1}", "version", "a mapping"),
+        ("access: [public]", "access", "a list"),
+        ("title: {k: v}", "title", "a mapping"),
+    ],
+)
+def test_a_read_field_that_is_not_plain_text_is_refused(
+    tmp_path: Path, front: str, field: str, kind: str
+) -> None:
+    """A breaker's find: `title: [a, b]` was stored as `a, b`, `access: [public]` read as
+    public, `version: {x: 1}` silently ignored; each is one line naming the field."""
+    path = tmp_path / "a.md"
+    path.write_text(f"---\n{front}\n---\n\n## S\n\nText\n", encoding="utf-8")
+    with pytest.raises(IngestError, match=f"'{field}' must be plain text, not {kind}"):
+        parse_file(path)
+
+
+def test_a_list_in_a_field_kbsearch_does_not_read_is_left_alone(tmp_path: Path) -> None:
+    path = tmp_path / "a.md"
+    path.write_text("---\ntitle: Guide\ntags: [x, y]\n---\n\n## S\n\nText\n", encoding="utf-8")
+    (doc,) = parse_file(path)
+    assert doc.title == "Guide" and doc.metadata["tags"] == "x, y"
+
+
+def test_yaml_aliases_cost_only_the_nodes_written(tmp_path: Path) -> None:
+    """A 'billion laughs' front matter (9 levels of 9 aliases: 9**9 leaves once expanded) held
+    the server's write lock for over 10 minutes in the tag check; each node is now visited
+    once, and an unread field's list is never expanded into text."""
+    levels = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
+    names = "abcdefghi"
+    for prev, name in zip(names, names[1:], strict=False):
+        levels.append(f"{name}: &{name} [" + ", ".join([f"*{prev}"] * 9) + "]")
+    path = tmp_path / "lol.md"
+    path.write_text("---\n" + "\n".join(levels) + "\n---\n\n## S\n\nText\n", encoding="utf-8")
+    (doc,) = parse_file(path)
+    assert len(doc.metadata["i"]) < 100  # nested lists are not expanded into text

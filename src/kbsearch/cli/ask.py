@@ -33,7 +33,8 @@ def min_confidence_option(func: F) -> F:
         type=click.FloatRange(0.0, 1.0),
         default=None,
         help="Answer only from this confidence on (default: the shipped model's, chosen on dev"
-        " data for 90% abstention precision).",
+        " data for 80% answer precision; below it, down to the uncertain band's floor, the answer"
+        " is shown as uncertain).",
     )(func)
 
 

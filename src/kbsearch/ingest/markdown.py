@@ -22,6 +22,7 @@ from mdit_py_plugins.front_matter import front_matter_plugin
 
 from kbsearch.errors import IngestError
 from kbsearch.ingest.html import strip_chrome
+from kbsearch.ingest.inventory import COLUMNS
 from kbsearch.ingest.markup import closed_shortcodes, strip_markup
 from kbsearch.ingest.metadata import check_yaml_tags
 from kbsearch.ingest.outline import DEEPEST_LEVEL, Outline
@@ -29,6 +30,8 @@ from kbsearch.ingest.text import normalize, normalize_lines, read_text
 from kbsearch.records import ParsedDocument, Table
 
 SUFFIXES = (".md", ".markdown")
+# the front-matter fields kbsearch reads: an inventory row's columns but the file's own name
+READ_FIELDS = frozenset(c for c in COLUMNS if c != "file")
 
 
 def _parser() -> MarkdownIt:
@@ -58,11 +61,14 @@ _NULL_TAG = "tag:yaml.org,2002:null"
 
 def _node_text(node: yaml.Node) -> str:
     """A front-matter value as written: ``version: 1.10`` stays ``"1.10"`` and a date stays
-    its text (checked later), lists are joined with ``", "``, a null is empty."""
+    its text (checked later), a null is empty; a list (of a field kbsearch does not read,
+    such as ``tags``) is its plain items joined with ``", "``, nested ones left out, so that
+    aliases cannot make its text grow beyond what is written."""
     if isinstance(node, yaml.ScalarNode):
         return "" if node.tag == _NULL_TAG else str(node.value)
     if isinstance(node, yaml.SequenceNode):
-        return ", ".join(t for t in (_node_text(item) for item in node.value) if t)
+        items = (item for item in node.value if isinstance(item, yaml.ScalarNode))
+        return ", ".join(t for t in (_node_text(item) for item in items) if t)
     return ""  # a nested mapping carries no field kbsearch reads
 
 
@@ -86,6 +92,11 @@ def _front_matter(content: str, path: Path) -> dict[str, str]:
     fields = [(key, value) for key, value in root.value if isinstance(key, yaml.ScalarNode)]
     for key, value in fields:
         check_yaml_tags(str(key.value), value, path)
+        if str(key.value) in READ_FIELDS and not isinstance(value, yaml.ScalarNode):
+            kind = "a list" if isinstance(value, yaml.SequenceNode) else "a mapping"
+            raise IngestError(
+                f"{path}: front matter field {str(key.value)!r} must be plain text, not {kind}"
+            )
     return {str(key.value): _node_text(value) for key, value in fields}
 
 

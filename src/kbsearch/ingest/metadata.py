@@ -124,20 +124,26 @@ def check_yaml_tags(field: str, node: yaml.Node, path: PurePath) -> None:
     """Raises IngestError when front-matter ``field``'s value (a composed YAML node, its
     items included) carries a tag the safe loader does not construct (:data:`SAFE_YAML_TAGS`):
     ``title: !!python/object/apply:os.system [...]`` was stored as the title
-    ``os.system, ...``."""
-    if node.tag not in SAFE_YAML_TAGS:
-        tag = node.tag.replace("tag:yaml.org,2002:", "!!")
-        raise IngestError(
-            f"{path}: front matter field {field!r} has the YAML tag {tag}, which kbsearch does"
-            " not read (write the value as plain text)"
-        )
-    if isinstance(node, yaml.SequenceNode):
-        for item in node.value:
-            check_yaml_tags(field, item, path)
-    elif isinstance(node, yaml.MappingNode):
-        for key, value in node.value:
-            check_yaml_tags(field, key, path)
-            check_yaml_tags(field, value, path)
+    ``os.system, ...``. Each node is visited once, so aliases that repeat a node (a "billion
+    laughs" document) cost no more than the nodes written."""
+    seen: set[int] = set()
+    pending = [node]
+    while pending:
+        current = pending.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        if current.tag not in SAFE_YAML_TAGS:
+            tag = current.tag.replace("tag:yaml.org,2002:", "!!")
+            raise IngestError(
+                f"{path}: front matter field {field!r} has the YAML tag {tag}, which kbsearch"
+                " does not read (write the value as plain text)"
+            )
+        if isinstance(current, yaml.SequenceNode):
+            pending.extend(current.value)
+        elif isinstance(current, yaml.MappingNode):
+            for key, value in current.value:
+                pending.extend((key, value))
 
 
 def parse_date(value: object, name: str = "date") -> date | None:

@@ -141,7 +141,20 @@ class _RefuseUnknown(BaseModel):
         if unknown:
             takes = ", ".join(known) or "none"
             raise ValueError(f"unknown argument(s) {', '.join(unknown)}; it takes: {takes}")
+        for name, value in data.items() if isinstance(data, dict) else ():
+            if isinstance(value, str) and not _is_unicode_text(value):
+                # a lone surrogate ("\ud800") cannot be written back as UTF-8: the answer was
+                # lost on the way out and the client waited for ever (HTTP answers 422)
+                raise ValueError(f"argument {name} is not valid Unicode text")
         return data
+
+
+def _is_unicode_text(value: str) -> bool:
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def strict_tool(fn: Callable[..., Any]) -> Tool:
