@@ -364,6 +364,15 @@ def test_the_url_names_the_document_whatever_the_files_front_matter_says(
     assert get(client, "/documents/fmdoc").json()["doc_id"] == "fmdoc"
 
 
+def test_put_refuses_an_over_long_file_name_with_422(client: httpx.Client) -> None:
+    """A breaker's find: a 300-character file name answered 503 ("cannot write the upload
+    store: File name too long"), as if the server were at fault."""
+    refused = put(client, "longname", "f" * 300 + ".md", NEW_FAQ, access="public")
+    assert refused.status_code == 422, refused.text
+    assert "file name is 303 characters long" in refused.json()["error"]
+    assert get(client, "/documents/longname").status_code == 404
+
+
 def test_put_staff_document_stays_hidden_from_public(client: httpx.Client) -> None:
     public_before = get(client, "/documents").json()
     response = put(client, "fraud", "fraud.md",

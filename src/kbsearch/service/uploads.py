@@ -37,6 +37,7 @@ ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 # a doc id as a folder makes them (kbsearch.ingest.metadata.path_doc_id): segments like ID
 DOC_ID = re.compile(r"(?=[^\n]{1,128}$)[A-Za-z0-9][A-Za-z0-9._-]*(?:/[A-Za-z0-9][A-Za-z0-9._-]*)*")
 MAX_UPLOAD_BYTES = 20 * 1024 * 1024
+MAX_NAME_CHARS = 200  # an upload's file name: the store adds suffixes, file systems allow 255
 
 
 @dataclass(frozen=True)
@@ -59,8 +60,9 @@ class Upload:
         """Raises:
         UnsupportedFormatError: a suffix kbsearch does not index as one document.
         UploadTooLargeError: over ``MAX_UPLOAD_BYTES``.
-        InvalidArgumentError: a malformed id, version, access label or date, a language
-            kbsearch does not know (the language detector's; ``""`` detects it).
+        InvalidArgumentError: a file name over ``MAX_NAME_CHARS``, a malformed id, version,
+            access label or date, a language kbsearch does not know (the language
+            detector's; ``""`` detects it).
         """
         suffix = Path(self.filename).suffix.lower()
         if suffix not in SINGLE_DOCUMENT_SUFFIXES:
@@ -70,6 +72,11 @@ class Upload:
             )
         if len(self.content) > MAX_UPLOAD_BYTES:
             raise UploadTooLargeError(f"file over {MAX_UPLOAD_BYTES // 2**20} MiB")
+        if len(Path(self.filename).name) > MAX_NAME_CHARS:
+            raise InvalidArgumentError(
+                f"the file name is {len(Path(self.filename).name)} characters long; at most"
+                f" {MAX_NAME_CHARS}"
+            )
         if not DOC_ID.fullmatch(self.doc_id):
             raise InvalidArgumentError(
                 "doc_id must be 1 to 128 letters, digits, '.', '_' or '-' (and '/' between"

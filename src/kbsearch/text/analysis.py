@@ -42,9 +42,10 @@ ANALYZERS = ("plain", "stem")
 STOPWORD_LANGUAGES = ("en", "fr")
 
 
-# Characters that carry no text: soft hyphen, zero-width space / non-joiner / joiner, word
-# joiner, byte-order mark (zero-width no-break space).
-INVISIBLE = "\u00ad\u200b\u200c\u200d\u2060\ufeff"
+# Characters that carry no text: soft hyphen, combining grapheme joiner, Mongolian vowel
+# separator, zero-width space / non-joiner / joiner, left-to-right and right-to-left marks,
+# word joiner and the invisible operators, byte-order mark (zero-width no-break space).
+INVISIBLE = "\u00ad\u034f\u180e\u200b\u200c\u200d\u200e\u200f\u2060\u2061\u2062\u2063\u2064\ufeff"
 _INVISIBLE = dict.fromkeys(map(ord, INVISIBLE))
 _CONTROLS = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f]")
 
