@@ -18,7 +18,7 @@ from ..filters import Filters
 from ..text.analysis import Analyzer
 from .backend import Backend
 from .lexical.query_terms import QueryTerms
-from .lexical.terms import prepare_terms, query_languages
+from .lexical.terms import statistics_terms
 
 HYBRID = "hybrid"
 
@@ -100,8 +100,7 @@ class LexicalRoute:
             QueryError: empty / punctuation-only / over-long query.
         """
         stats = self.backend.lexical_statistics(str(filters.audience))
-        languages = query_languages(filters, stats.languages)
-        return prepare_terms(self.analyzer(), query, languages, stats.passages, stats.frequency)
+        return statistics_terms(stats, self.analyzer(), query, filters)
 
     def candidates(self, query: str, filters: Filters, depth: int) -> list[tuple[str, float]]:
         return self.backend.lexical_candidates(self.terms(query, filters), filters, depth)
