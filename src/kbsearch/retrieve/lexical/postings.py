@@ -45,6 +45,7 @@ from .sql import search_sql
 from .terms import searched_terms, statistics_terms
 
 T = TypeVar("T")
+MASKS = 16  # filter masks kept (the most recent filters')
 POSTINGS_CACHE = 1 << 22  # postings a generation keeps in memory (~48 MiB), then starts over
 
 
@@ -83,8 +84,9 @@ class Rows:
             length=np.array([r[7] for r in rows], dtype=np.float64),
         )
 
-    def take(self, at: np.ndarray) -> Rows:
-        return Rows(*(getattr(self, f)[at] for f in self.__dataclass_fields__))
+    def since(self, start: int) -> Rows:
+        """The rows from position ``start`` on."""
+        return Rows(*(getattr(self, f)[start:] for f in self.__dataclass_fields__))
 
     def join(self, other: Rows) -> Rows:
         fields = self.__dataclass_fields__
@@ -103,6 +105,8 @@ class RowTable:
         self._rows = Rows.of([])
         self._slot = np.full(0, -1, dtype=np.int64)  # row id -> position in _rows
         self._lock = threading.Lock()
+        # filters -> the mask of the first rows (extended as rows are added: they are kept)
+        self._masks: dict[tuple[object, ...], np.ndarray] = {}
 
     def __len__(self) -> int:
         return len(self._rows.row_ids)
@@ -114,13 +118,17 @@ class RowTable:
         at[inside] = slot[row_ids[inside]]
         return at
 
-    def rows(self, row_ids: np.ndarray, read: Callable[[list[int]], Rows]) -> Rows:
-        """The rows of ``row_ids`` (int64, existing passages), read with ``read`` when new.
+    def positions(
+        self, row_ids: np.ndarray, read: Callable[[list[int]], Rows]
+    ) -> tuple[np.ndarray, Rows]:
+        """``(at, rows)``: the positions of ``row_ids`` (int64, existing passages) in
+        ``rows``, the table's rows, those not held yet read with ``read`` first.
 
         Raises:
             StorageError: a row id is not a passage (the FTS5 table and the passages
                 disagree).
         """
+        rows = self._rows
         at = self._lookup(row_ids)
         if (at < 0).any():
             with self._lock:
@@ -137,9 +145,22 @@ class RowTable:
                     self._rows = rows
                     self._slot = slot
                     at = self._lookup(row_ids)
+                rows = self._rows
             if (at < 0).any():
                 raise StorageError("an FTS5 table names rows that are not passages; rebuild")
-        return self._rows.take(at)
+        return at, rows
+
+    def mask(self, filters: Filters, rows: Rows) -> np.ndarray:
+        """:func:`kbsearch.filters.to_mask` of ``rows`` (this table's, as
+        :meth:`positions` gave them), computed for the rows added since the last call only."""
+        key = (filters.audience, filters.day, filters.language, filters.doc_ids)
+        found = self._masks.get(key, np.zeros(0, dtype=bool))
+        if len(found) < len(rows.row_ids):
+            found = np.concatenate([found, to_mask(filters, rows.since(len(found)))])
+            if len(self._masks) >= MASKS:
+                self._masks = {}
+            self._masks[key] = found
+        return found[: len(rows.row_ids)]
 
 
 @dataclass(frozen=True)
@@ -212,9 +233,9 @@ class TermIndex:
         store = self.store
         return self.read(lambda: Rows.of(store.fts_row_columns(row_ids)))
 
-    def rows(self, row_ids: np.ndarray) -> Rows:
-        """The filter columns and lengths of existing passage rows (int64 ids)."""
-        return self._rows.rows(row_ids, self._read_rows)
+    def positions(self, row_ids: np.ndarray) -> tuple[np.ndarray, Rows]:
+        """Where existing passage rows (int64 ids) are in the shared :class:`RowTable`."""
+        return self._rows.positions(row_ids, self._read_rows)
 
     def postings(self, term: str) -> Postings:
         """The term's rows and BM25 impacts (empty when absent), cached per generation."""
@@ -223,7 +244,8 @@ class TermIndex:
             return found
         store, audience = self.store, self.audience
         rows, tf = self.read(lambda: store.fts_term_postings(term, audience))
-        length = self.rows(rows).length
+        at, table = self.positions(rows)
+        length = table.length[at]
         # the operations of ImpactIndex.load, in its order (module docstring); n(t) = the rows
         # read, as the vocabulary counts them
         norm = (1 - B) + B * length / self.avgdl if self.avgdl else np.ones(len(rows))
@@ -271,9 +293,9 @@ class TermIndex:
     def _top(
         self, rows: np.ndarray, scores: np.ndarray, filters: Filters, k: int
     ) -> list[tuple[str, float]]:
-        columns = self.rows(rows)
-        keep = np.flatnonzero(to_mask(filters, columns))
-        return top_k(keep, scores[keep], columns.passage_ids, k)
+        at, table = self.positions(rows)
+        keep = np.flatnonzero(self._rows.mask(filters, table)[at])
+        return top_k(at[keep], scores[keep], table.passage_ids, k)
 
     def search_terms(
         self, terms: QueryTerms | Sequence[str], filters: Filters, k: int
