@@ -17,7 +17,8 @@ the same file:
 
 - ``cold first search``: CPU of the first lexical search after opening (public audience);
 - ``one-document write``: CPU of ``KnowledgeBase.index`` of one new Markdown file (ten
-  sections), then ``first search after that write``;
+  sections) in a process that has searched and written once before (a server's steady
+  state; the first write is printed apart), then ``first search after that write``;
 - ``serve start-up``: CPU of :class:`kbsearch.service.engine.Engine` until its background
   snapshot (everything a search reads) is served, then one search through it;
 - ``peak RSS``: of the search process after the warm queries (``ru_maxrss``);
@@ -178,19 +179,27 @@ def measure_write(db: Path, queries: list[str]) -> dict[str, float]:
     public = Filters(audience="public")
     kb.search(queries[0], route="lexical", filters=public)  # the index as a server holds it
     folder = Path(tempfile.mkdtemp())
-    sections = "\n\n".join(
-        f"## Section {i}\n\nVaccine appointments and the medical leave policy, part {i}."
-        for i in range(PER_DOCUMENT)
-    )
-    (folder / "new-policy.md").write_text(f"# A new policy\n\n{sections}\n")
-    write, report = _cpu(lambda: kb.index([folder / "new-policy.md"], default_access="public"))
-    if report.failed:
-        raise SystemExit(f"the write failed: {report.failed}")
-    after, hits = _cpu(lambda: kb.search("vaccine appointments", route="lexical", filters=public))
+    out = {}
+    # the first write of a process also imports the parsers and loads language profiles
+    for name, key, word in (
+        ("first-policy", "first_write_ms", "wombat"),
+        ("new-policy", "write_ms", "quokka"),
+    ):
+        sections = "\n\n".join(
+            f"## Section {i}\n\nVaccine appointments and the {word} leave policy, part {i}."
+            for i in range(PER_DOCUMENT)
+        )
+        (folder / f"{name}.md").write_text(f"# A new policy\n\n{sections}\n")
+        out[key], report = _cpu(lambda n=name: kb.index([folder / f"{n}.md"]))
+        if report.failed:
+            raise SystemExit(f"the write failed: {report.failed}")
+        after, hits = _cpu(
+            lambda w=word: kb.search(f"{w} appointments", route="lexical", filters=public)
+        )
+        if not any(h.passage_id.startswith(name) for h in hits):
+            raise SystemExit("the written document is not found after the write")
     shutil.rmtree(folder)
-    if not any(h.passage_id.startswith("new-policy") for h in hits):
-        raise SystemExit("the written document is not found after the write")
-    return {"write_ms": write, "first_search_after_write_ms": after}
+    return out | {"first_search_after_write_ms": after}
 
 
 def measure_serve(db: Path, queries: list[str]) -> dict[str, float]:
@@ -233,7 +242,8 @@ def run_measure(src: str | None, name: str, collection: Path, queries: int, data
 
 
 ROWS = [
-    ("one-document write, CPU ms", "write_ms"),
+    ("first write of the process (imports, language profiles), CPU ms", "first_write_ms"),
+    ("one-document write (the next), CPU ms", "write_ms"),
     ("first search after that write, CPU ms", "first_search_after_write_ms"),
     ("cold first search, CPU ms", "cold_first_search_ms"),
     ("serve start-up (snapshot served + 1 search), CPU ms", "serve_startup_ms"),

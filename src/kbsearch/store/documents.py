@@ -63,6 +63,22 @@ class DocumentStore(StoreBase):
         )
         return [StoredDocument(r["id"], _document(r), r["n"]) for r in rows]
 
+    def documents_about(
+        self, doc_ids: Iterable[str], sources: Iterable[str]
+    ) -> dict[tuple[str, str], StoredDocument]:
+        """``{(doc_id, version): stored}`` of every stored version of the given document ids
+        and of every document read from the given sources (by index: O(the rows found), not
+        O(documents); a file made before the source index scans the documents' sources in
+        SQLite)."""
+        out: dict[tuple[str, str], StoredDocument] = {}
+        count = "(SELECT count(*) FROM passages p WHERE p.document = d.id) AS n"
+        for column, values in (("doc_id", doc_ids), ("source", sources)):
+            for chunk, marks in in_chunks(values):
+                sql = f"SELECT d.*, {count} FROM documents d WHERE d.{column} IN ({marks})"
+                for r in self.connection.execute(sql, chunk):
+                    out[(r["doc_id"], r["version"])] = StoredDocument(r["id"], _document(r), r["n"])
+        return out
+
     def documents_of(self, keys: Iterable[tuple[str, str]]) -> dict[tuple[str, str], Document]:
         """``{(doc_id, version): document}`` of the stored documents among ``keys`` (by the
         unique key: no scan of the documents)."""
