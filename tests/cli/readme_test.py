@@ -81,14 +81,14 @@ def test_the_documented_ingest_limits_are_the_real_defaults() -> None:
 def test_every_pip_install_line_works() -> None:
     """issue 22: `pip install 'kbsearch[serve]'` fails before kbsearch is installed (it is not
     on an index): a checkout installs `.` (`pip install '.[serve]'`), a wheel its file (named
-    with pyproject's version), and only an installed kbsearch takes an extra by name
+    with kbsearch's version), and only an installed kbsearch takes an extra by name
     (`pip install 'kbsearch[serve]'` then resolves to the installed copy), always with extras
     pyproject declares."""
     import tomllib
 
     pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
     extras = set(pyproject["project"]["optional-dependencies"])
-    wheel = re.escape(f"dist/kbsearch-{pyproject['project']['version']}-py3-none-any.whl")
+    wheel = re.escape(f"dist/kbsearch-{kbsearch.__version__}-py3-none-any.whl")
     seen: dict[str, int] = {}
     for name, text in pages().items():
         for line in re.findall(r"pip install ([^`\n&#]+)", text):
