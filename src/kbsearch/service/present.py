@@ -18,10 +18,11 @@ from typing import Any
 import numpy as np
 
 from ..knowledge_base import KnowledgeBase
-from ..present.snippets import make_snippet, match_spans, query_keys, sentence_spans
+from ..present.snippets import make_snippet
 from ..present.sources import public_root_of, shown_source, uploads_folder
 from ..records import Document, Hit, Passage
 from ..store import StoredDocument
+from ..text.matching import match_spans, query_keys, sentence_spans
 
 SENTENCE_CACHE = 4096  # sentence vectors kept per process (dense-only snippets)
 
