@@ -28,8 +28,8 @@ from ..rerank.stage import RerankStage
 from ..retrieve.backend import Backend
 from ..retrieve.crosslang import not_applicable, query_language_among
 from ..retrieve.lexical.terms import query_languages
+from ..retrieve.query import Query
 from ..retrieve.routes import HYBRID, Route, Scorer, route_names
-from ..text.analysis import query_words
 
 MAX_K = 100_000  # hits a search may ask for (k and depth)
 # Search defaults: the CLI's and the HTTP API's defaults are these (a test checks the README).
@@ -248,8 +248,12 @@ def parse_weights(text: str) -> tuple[float, ...]:
 
 @dataclass(frozen=True)
 class SearchResult:
+    """A run's hits, its trace and its analysed query (whose vector and terms a caller
+    reading more of the same run, an explanation or a page's snippets, reuses)."""
+
     hits: list[Hit]
     trace: Trace
+    query: Query
 
 
 class Pipeline:
@@ -301,8 +305,8 @@ class Pipeline:
         raise StorageError(f"the index changed under {ATTEMPTS} searches in a row; try again")
 
     def _run(self, request: SearchRequest) -> SearchResult:
-        query, filters = request.query, request.filters
-        query_words(query)  # every route validates the query the same way
+        # analysed once for the run: every route, scorer and stage reads this one
+        query, filters = Query(request.query), request.filters
         check_language(filters, self.backend.languages(str(filters.audience)))
         names = self.plan(request)
         # explaining one route also shows where hybrid would put the passage, when there is a
@@ -325,7 +329,9 @@ class Pipeline:
         fused: list[Fused] | None = None
         candidates: list[Candidate] | None = None
         scored: list[ConvexFused] | None = None
-        language, missing = self.not_applicable(query, filters, fusable) if fusing else (None, {})
+        language, missing = (
+            self.not_applicable(query.text, filters, fusable) if fusing else (None, {})
+        )
         if request.route == HYBRID and spec.scored:
             candidates = self.candidates(query, filters, fusable, missing)
             audience = str(filters.audience)
@@ -352,12 +358,12 @@ class Pipeline:
                 continue
             report = None
             if isinstance(stage, ReportingStage):
-                ranked, report = stage.apply_reported(query, ranked, filters)
+                ranked, report = stage.apply_reported(query.text, ranked, filters)
             else:
-                ranked = stage.apply(query, ranked, filters)
+                ranked = stage.apply(query.text, ranked, filters)
             stages.append(StageTrace(stage.name, before, tuple(ranked), report))
         trace = Trace(
-            query=query,
+            query=query.text,
             route=request.route,
             k=request.k,
             depth=depth,
@@ -373,7 +379,7 @@ class Pipeline:
             scored=None if scored is None else tuple(scored),
             query_language=language,
         )
-        return SearchResult(self._hits(trace, rows), trace)
+        return SearchResult(self._hits(trace, rows), trace, query)
 
     def stages_for(self, request: SearchRequest) -> tuple[Stage | JudgingStage, ...]:
         """The request's reranking stage (its reranker loaded once per process), when it
@@ -419,7 +425,7 @@ class Pipeline:
 
     def candidates(
         self,
-        query: str,
+        query: Query,
         filters: Filters,
         lists: Mapping[str, Sequence[tuple[str, float]]],
         inapplicable: Mapping[str, frozenset[str]] | None = None,
