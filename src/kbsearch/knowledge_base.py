@@ -37,7 +37,7 @@ from .judge.confidence import Decision
 from .judge.evidence import term_statistics
 from .pipeline import HYBRID, Pipeline, RouteContext, SearchRequest, SearchResult, make_routes
 from .pipeline.explain import Explanation, explain_from_trace
-from .pipeline.run import (
+from .pipeline.request import (
     DEFAULT_DEPTH,
     DEFAULT_K,
     DEFAULT_ROUTE,

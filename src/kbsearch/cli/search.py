@@ -14,7 +14,7 @@ from kbsearch.fuse.methods import parse_fusion
 from kbsearch.judge.confidence import decision_fields
 from kbsearch.knowledge_base import DEFAULT_ROUTE, open_kb
 from kbsearch.pipeline.explain import RerankPosition, rerank_position
-from kbsearch.pipeline.run import check_fusion_settings
+from kbsearch.pipeline.request import check_fusion_settings
 from kbsearch.present.snippets import make_snippet
 from kbsearch.records import ROUTES
 from kbsearch.rerank.stage import RerankReport
