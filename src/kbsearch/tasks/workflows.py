@@ -31,7 +31,7 @@ from ..index.indexer import IndexReport
 from ..judge.answer import Answer
 from ..knowledge_base import DEFAULT_DEPTH, DEFAULT_WEIGHTS, KnowledgeBase, open_kb
 from ..pipeline import HYBRID, SearchRequest
-from ..pipeline.run import check_fusion_settings
+from ..pipeline.request import check_fusion_settings
 from ..records import Filters, Hit
 from ..rerank.rerankers import RerankSettings, load_reranker
 from ..rerank.stage import RerankReport
@@ -260,7 +260,7 @@ def check_search_options(
     """Check a run's search options before any work (indexing, searching) starts; the fusion
     settings apply to the hybrid route (``hybrid+rerank`` too), so ``routes`` without it take
     none (``given``: the settings named, set even at their default value, as
-    :func:`~kbsearch.pipeline.run.check_fusion_settings`).
+    :func:`~kbsearch.pipeline.request.check_fusion_settings`).
 
     Raises:
         InvalidArgumentError: as :class:`kbsearch.pipeline.SearchRequest`.
