@@ -140,3 +140,38 @@ def test_every_page_of_the_site_is_in_the_nav() -> None:
 def test_the_readme_and_the_guide_give_the_same_two_commands(name: str) -> None:
     assert "pip install . && kbsearch demo" in read("README.md")
     assert "pip install -e '.[test]' && python -m pytest" in read(name)
+
+
+def python_blocks(text: str) -> list[str]:
+    return re.findall(r"```python\n(.*?)```", text, re.S)
+
+
+@pytest.mark.parametrize(
+    ("name", "index"),
+    [("README.md", 0), ("guide/index.md", 0), ("reference/python.md", 0), ("guide/agents.md", 0)],
+)
+def test_the_python_examples_run_as_written(
+    name: str, index: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each page's Python example, in a folder holding the demo help centre as ``docs/`` and
+    its index as ``kb.db`` (the fake embedder for the one that builds an index; the MCP
+    example starts a real ``kbsearch mcp`` over an index without vectors)."""
+    import shutil
+
+    from support import FakeEmbedder
+
+    import kbsearch.index.embedder_slot
+    from kbsearch.tasks.demo import demo_files, examples_dir
+
+    code = python_blocks(read(name))[index]
+    (tmp_path / "docs").mkdir()
+    for path in [*demo_files(), examples_dir() / "inventory.csv"]:
+        shutil.copy(path, tmp_path / "docs" / Path(path).name)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(kbsearch.index.embedder_slot, "load_embedder", lambda spec: FakeEmbedder())
+    monkeypatch.setattr(kbsearch.index.embedder_slot, "resolve_spec", lambda spec: "fake:bow")
+    embedder = "none" if "mcp" in code else FakeEmbedder()
+    if "create=True" not in code:
+        with kbsearch.open_kb("kb.db", create=True, embedder=embedder) as kb:
+            assert kb.index(["docs/"], inventory="docs/inventory.csv").ok
+    exec(compile(code, name, "exec"), {"__name__": "__main__"})
