@@ -175,3 +175,26 @@ def test_the_python_examples_run_as_written(
         with kbsearch.open_kb("kb.db", create=True, embedder=embedder) as kb:
             assert kb.index(["docs/"], inventory="docs/inventory.csv").ok
     exec(compile(code, name, "exec"), {"__name__": "__main__"})
+
+
+def test_the_guide_quotes_the_benchmarks_page() -> None:
+    """The served load and the confidence's limits the guide states are the benchmarks
+    page's measured figures."""
+    bench = section(read("benchmarks.md"), "## HTTP service load")
+    serving = " ".join(read("guide/serving.md").split())
+    quoted = re.search(
+        r"([\d.]+) and ([\d.]+) requests/s, p99 ([\d.]+) and ([\d.]+) ms, no errors, at most "
+        r"(\d+) MB",
+        serving,
+    )
+    assert quoted is not None
+    rate1, rate2, p99_1, p99_2, rss = quoted.groups()
+    rows = [row for row in table_rows(bench) if row[0] == "a write each second"]
+    assert [(row[2], row[5]) for row in rows] == [(rate1, p99_1), (rate2, p99_2)]
+    assert max(int(row[-1].split("/")[-1]) for row in rows) == int(rss)
+    assert "0 errors" in bench or all(row[7] == "0" for row in rows)
+    answers = " ".join(read("guide/answers.md").split())
+    limits = re.search(r"AUROC (0\.\d\d)-(0\.\d\d) against in-domain", answers)
+    measured = re.search(r"AUROC (0\.\d+)–(0\.\d+) against removed", read("benchmarks.md"))
+    assert limits is not None and measured is not None
+    assert [f"{float(v):.2f}" for v in measured.groups()] == list(limits.groups())
