@@ -16,7 +16,7 @@ import numpy as np
 from ..errors import StorageError
 from ..filters import Filters, to_sql
 from .columns import COLUMNS
-from .schema import StoreBase, in_chunks
+from .database import StoreBase, in_chunks
 
 # audience -> the FTS5 table its lexical searches read (and take their BM25 statistics from)
 FTS_TABLES = {"public": "public_fts", "staff": "passages_fts"}
