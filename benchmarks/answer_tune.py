@@ -9,6 +9,21 @@ the share of questions whose shown answer holds a gold answer, and the median le
         --questions /work/shared/data/piaf_fr --split dev --limit 400 --out /tmp/ans/piaf_dev.pkl
     python benchmarks/answer_tune.py grid /tmp/ans/piaf_dev.pkl \
         --gold /work/shared/data/piaf_fr/answers.jsonl
+
+The span-aware confidence (``judge/models/abstain.json``'s ``answer`` sub-model) is trained on
+dev collections with both conditions (``collect --conditions present,removed``): ``table``
+writes one row per (question, condition) with :data:`kbsearch.judge.confidence.SPAN_FEATURES`
+and ``label`` 1 when the shown span is right (holds a gold answer with ``--gold``, else its
+passage is a relevant one; never for ``removed``); ``fit`` attaches the fitted sub-model and its
+bands to the shipped model; ``auroc`` measures a table (dev or final, or the demo's).
+
+    python benchmarks/answer_tune.py table /tmp/verdict/piaf_dev.pkl \
+        --gold /work/shared/data/piaf_fr/answers.jsonl --out /tmp/verdict/piaf_dev.tsv
+    python benchmarks/answer_tune.py table /tmp/verdict/covid_dev.pkl \
+        --out /tmp/verdict/covid_dev.tsv
+    python benchmarks/answer_tune.py fit /tmp/verdict/piaf_dev.tsv /tmp/verdict/covid_dev.tsv \
+        --out src/kbsearch/judge/models/abstain.json
+    python benchmarks/answer_tune.py auroc /tmp/verdict/piaf_final.tsv
 """
 
 from __future__ import annotations
@@ -28,27 +43,41 @@ from kbsearch.evaluation.answers import gold_of, read_gold_answers  # noqa: E402
 from kbsearch.evaluation.formats import load_questions  # noqa: E402
 from kbsearch.evaluation.runner import question_filters  # noqa: E402
 from kbsearch.judge import span as span_module  # noqa: E402
-from kbsearch.judge.answer import QuestionTerms, compose  # noqa: E402
-from kbsearch.judge.confidence import Decision  # noqa: E402
+from kbsearch.judge.answer import QuestionTerms, choose, compose  # noqa: E402
+from kbsearch.judge.confidence import (  # noqa: E402
+    SPAN_FEATURES,
+    ConfidenceModel,
+    Decision,
+    span_features,
+)
 from kbsearch.judge.evidence import term_statistics  # noqa: E402
 from kbsearch.knowledge_base import open_kb  # noqa: E402
 
 
 def collect(args: argparse.Namespace) -> None:
+    """Each question searched under each of ``--conditions``: ``present`` as is, ``removed``
+    with its relevant documents filtered out (an in-domain question the documents do not
+    cover, as ``benchmarks/train_abstain.py``'s condition of that name)."""
     qset = load_questions(Path(args.questions), args.split)
     chosen = sorted(qset.questions, key=lambda q: hashlib.sha256(q.qid.encode()).hexdigest())
     rows = []
     with open_kb(args.db) as kb:
         documents = {(d.document.doc_id, d.document.version): d.document
                      for d in kb.store.documents()}  # fmt: skip
-        for q in chosen[: args.limit]:
+        every = sorted({doc for doc, _ in documents})
+        jobs = [(q, c) for q in chosen[: args.limit] for c in args.conditions.split(",")]
+        for q, condition in jobs:
             filters = question_filters(q, qset.access_aware, use_language=False)
+            if condition == "removed":
+                relevant = {r.doc_id for r in q.relevant}
+                filters = replace(filters, doc_ids=[d for d in every if d not in relevant])
             assessed = kb.assess(q.text, filters=filters)
             audience = str(filters.audience)
             languages = kb.store.languages(audience)
             stats = term_statistics(kb.impact_index(audience), kb.analyzer, q.text, languages)
             rows.append({
                 "question": q,
+                "condition": condition,
                 "hits": assessed.hits,
                 "decision": assessed.decision,
                 "documents": {(h.doc_id, h.version): documents[(h.doc_id, h.version)]
@@ -114,6 +143,115 @@ def bands(args: argparse.Namespace) -> None:
         print(f"{q.qid}\t{int(q.has_relevant)}\t{d.confidence:.4f}\t{cover:.3f}\t{int(right)}")
 
 
+TABLE = ("dataset", "qid", "condition", "label", "retrieval", *SPAN_FEATURES)
+
+
+def table(args: argparse.Namespace) -> None:
+    """One row per collected (question, condition): the span the stage would judge (the
+    first passages of the hits) and its features; ``retrieval``: the retrieval confidence."""
+    with open(args.rows, "rb") as f:
+        rows = pickle.load(f)
+    gold = read_gold_answers(Path(args.gold)) if args.gold else {}
+    dataset = Path(args.rows).stem.split("_")[0]
+    with open(args.out, "w", encoding="utf-8") as out:
+        out.write("\t".join(TABLE) + "\n")
+        for r in rows:
+            q, hits = r["question"], r["hits"]
+            usable = [h for h in hits if (h.doc_id, h.version) in r["documents"]]
+            span = choose(usable, r["documents"], r["languages"], r["terms"], r["cosines"])
+            label = 0
+            if span is not None and r.get("condition", "present") == "present":
+                hit = usable[span.passage]
+                shown = hit.text[span.start : span.end]
+                if gold:
+                    label = int(gold_of(q.extra, gold, q.qid).right(shown))
+                else:
+                    label = int(any(rel.doc_id == hit.doc_id for rel in q.relevant))
+            retrieval = r["decision"].confidence
+            values = span_features(retrieval, span)
+            cells = [dataset, q.qid, r.get("condition", "present"), str(label), f"{retrieval:.6g}"]
+            out.write("\t".join(cells + [f"{values[n]:.6g}" for n in SPAN_FEATURES]) + "\n")
+
+
+def _read(paths: list[str]) -> list[dict]:
+    import csv
+
+    found: list[dict] = []
+    for path in paths:
+        with open(path, encoding="utf-8") as f:
+            found += list(csv.DictReader(f, delimiter="\t"))
+    return found
+
+
+def _training(table_rows: list[dict]):  # noqa: ANN202
+    from kbsearch.judge.confidence_fit import TrainingRow
+
+    return [
+        TrainingRow(
+            stratum=r["dataset"],
+            group=f"{r['dataset']}|{r['qid']}",
+            covered=r["condition"] == "present",
+            label=int(r["label"]),
+            values={n: float(r[n]) for n in SPAN_FEATURES},
+        )
+        for r in table_rows
+    ]
+
+
+def fit_answer(args: argparse.Namespace) -> None:
+    """The shipped model with its ``answer`` sub-model fitted on the dev tables (weights,
+    calibration and bands as :func:`kbsearch.judge.confidence_fit.fit`)."""
+    from kbsearch.judge.confidence_fit import dumps, fit
+
+    rows = _read(args.tables)
+    names = sorted({Path(t).name for t in args.tables})
+    answer = fit(
+        _training(rows),
+        SPAN_FEATURES,
+        precision=args.precision,
+        answer_precision=args.answer_precision,
+        info={"trained_on": ", ".join(names), "label": "the shown span is right"},
+    )
+    model = replace(ConfidenceModel.load(args.model), answer=answer)
+    Path(args.out).write_text(dumps(model), encoding="utf-8")
+    print(dict(zip(answer.names, answer.coef, strict=True)))
+    print(f"answered from {answer.threshold}, uncertain from {answer.floor}")
+
+
+def auroc_of(args: argparse.Namespace) -> None:
+    """AUROC of the shipped span-aware confidence and of the retrieval confidence alone, for
+    the label (shown span right) over all rows and over ``present`` rows, and the verdicts."""
+    from kbsearch.evaluation.abstention import auroc
+
+    model = ConfidenceModel.load(args.model)
+    answer = model.answer
+    threshold, floor = model.bands
+    rows = _read(args.tables)
+    if answer is None:
+        raise SystemExit("the model has no answer sub-model")
+    for subset in ("all", "present"):
+        chosen = [r for r in rows if subset == "all" or r["condition"] == "present"]
+        labels = [r["label"] == "1" for r in chosen]
+        if len(set(labels)) < 2:
+            continue
+        span = [answer.confidence({n: float(r[n]) for n in SPAN_FEATURES}) for r in chosen]
+        retrieval = [float(r["retrieval"]) for r in chosen]
+        print(
+            f"{subset} ({len(chosen)} rows, {sum(labels)} right): AUROC span-aware"
+            f" {auroc(span, labels):.3f}, retrieval alone {auroc(retrieval, labels):.3f}"
+        )
+    for condition in sorted({r["condition"] for r in rows}):
+        chosen = [r for r in rows if r["condition"] == condition]
+        count = {"answered": [0, 0], "uncertain": [0, 0], "dont_say": [0, 0]}
+        for r in chosen:
+            c = answer.confidence({n: float(r[n]) for n in SPAN_FEATURES})
+            v = "answered" if c >= threshold else "uncertain" if c >= (floor or 0) else "dont_say"
+            count[v][0] += 1
+            count[v][1] += r["label"] == "1"
+        shown = ", ".join(f"{v} {n} ({right} right)" for v, (n, right) in count.items())
+        print(f"{condition} ({len(chosen)}): {shown}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -122,12 +260,28 @@ def main() -> None:
         c.add_argument(name, required=True)
     c.add_argument("--split", default="dev")
     c.add_argument("--limit", type=int, default=400)
+    c.add_argument("--conditions", default="present", help="present,removed")
     for name in ("grid", "bands"):
         g = sub.add_parser(name)
         g.add_argument("rows")
         g.add_argument("--gold", default=None)
+    t = sub.add_parser("table")
+    t.add_argument("rows")
+    t.add_argument("--gold", default=None)
+    t.add_argument("--out", required=True)
+    f = sub.add_parser("fit")
+    f.add_argument("tables", nargs="+")
+    f.add_argument("--model", default=None, help="the model to attach to (default: shipped)")
+    f.add_argument("--out", required=True)
+    f.add_argument("--precision", type=float, default=0.9)
+    f.add_argument("--answer-precision", type=float, default=0.8)
+    a = sub.add_parser("auroc")
+    a.add_argument("tables", nargs="+")
+    a.add_argument("--model", default=None)
     args = parser.parse_args()
-    {"collect": collect, "grid": grid, "bands": bands}[args.command](args)
+    commands = {"collect": collect, "grid": grid, "bands": bands, "table": table}
+    commands |= {"fit": fit_answer, "auroc": auroc_of}
+    commands[args.command](args)
 
 
 if __name__ == "__main__":

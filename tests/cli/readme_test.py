@@ -133,13 +133,12 @@ def test_the_short_k_the_readme_names_is_the_long_one(
 
 
 def test_the_documented_verdict_bands_are_the_shipped_ones() -> None:
-    """The README's three verdicts: answered from 0.54 with a span holding 40% of the
-    question's words, uncertain from 0.27 (the shipped abstention model's bands)."""
-    from kbsearch.judge.answer import MIN_COVERAGE
+    """The README's three verdicts: answered from the shipped model's threshold, uncertain
+    from its floor (the bands of the confidence every search and answer shows)."""
     from kbsearch.judge.confidence import ConfidenceModel
 
-    model = ConfidenceModel.load()
-    assert model.floor is not None
-    assert f"`min_confidence` (default {model.threshold:.2f}" in README
-    assert f"`uncertain_from` ({model.floor:.2f}" in README
-    assert f"at least {MIN_COVERAGE:.0%} of the question's words" in README
+    threshold, floor = ConfidenceModel.load().bands
+    assert floor is not None
+    assert f"`min_confidence` (default {threshold:.2f}" in README
+    assert f"`uncertain_from` ({floor:.2f}" in README
+    assert "of the question's words (IDF-weighted); otherwise" not in README  # no second gate

@@ -197,3 +197,38 @@ def test_a_top_passage_in_another_language_marks_the_lexical_side_missing(tmp_pa
         assert missing(Filters(audience="staff", as_of=DAY, doc_ids=("notiz",)))
         # a public search sees English only: one language, the lexical side stands
         assert not missing(Filters(audience="public", as_of=DAY))
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        QUERY,
+        # confident retrieval, but the best span holds little of the question: today's ask
+        # said uncertain where search said answered
+        "is a lost parcel refunded in full zebra quantum flux capacitor",
+        "goodwill credit amount",
+    ],
+)
+@pytest.mark.parametrize("min_confidence", [None, 0.0, 0.5])
+def test_search_and_ask_give_the_same_verdict(
+    kb: KnowledgeBase, query: str, min_confidence: float | None
+) -> None:
+    from kbsearch.judge.confidence import decision_fields
+
+    filters = Filters(as_of=DAY)
+    assessed = kb.assess(query, filters=filters, min_confidence=min_confidence)
+    answer = kb.ask(query, filters=filters, min_confidence=min_confidence)
+    assert assessed.decision is not None
+    fields = decision_fields(assessed.decision)
+    assert fields["verdict"] == answer.verdict == assessed.decision.verdict
+    assert fields["confidence"] == answer.confidence
+    assert fields["answerable"] == answer.answerable
+
+
+def test_the_decision_carries_the_span_it_judged(kb: KnowledgeBase) -> None:
+    filters = Filters(as_of=DAY)
+    decision = kb.assess(QUERY, filters=filters, min_confidence=0.0).decision
+    answer = kb.ask(QUERY, filters=filters, min_confidence=0.0)
+    assert decision is not None and decision.span is not None
+    assert decision.span_passage == answer.citation.passage_id
+    assert (decision.span.start, decision.span.end) == (answer.start, answer.end)

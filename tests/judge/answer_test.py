@@ -13,6 +13,7 @@ from kbsearch.judge.answer import (
     verdict,
 )
 from kbsearch.judge.confidence import Decision
+from kbsearch.judge.span import Span
 from kbsearch.records import Document, Hit
 
 TEXT = (
@@ -72,12 +73,16 @@ def test_in_the_uncertain_band_the_span_is_shown_and_said_to_maybe_not_answer() 
     assert "Uncertain (confidence 0.35, answers from 0.40)" in printed
 
 
-def test_a_span_that_covers_too_little_of_the_question_is_uncertain() -> None:
-    # confident retrieval, but the span holds none of "refunded" or "lost" (coverage 1/3)
-    text = "Delivery\nParcels\nEvery parcel is tracked by the courier."
-    hit = Hit(1, "delivery@v1#parcels", "delivery", "1", "Parcels", 0.3, text)
-    answer = compose("refunded lost parcel", Decision(True, 0.9, 0.4), [hit], DOCS, ["en"])
-    assert answer.verdict == "uncertain"
+def test_the_span_and_verdict_the_stage_judged_are_the_ones_shown() -> None:
+    # the stage judged "Ask the courier first." (not the span compose would choose) and said
+    # uncertain although the confidence reaches the threshold: both are shown as judged
+    start = TEXT.index("Ask the courier")
+    span = Span(2, start, len(TEXT), 0.1, 0.0, 0.0, 0.0)  # passage 2 of the stage's list
+    decision = Decision(True, 0.9, 0.4, verdict="uncertain", span=span, span_passage=HIT.passage_id)
+    answer = compose("is a lost parcel refunded", decision, [HIT], DOCS, ["en"])
+    assert answer.verdict == "uncertain" and answer.text == "Ask the courier first."
+    assert answer.span is not None and answer.span.passage == 0  # the first of these hits
+    assert answer.citation is not None and answer.citation.passage_id == HIT.passage_id
 
 
 def test_verdict_bands() -> None:
