@@ -232,3 +232,4 @@ def test_the_decision_carries_the_span_it_judged(kb: KnowledgeBase) -> None:
     assert decision is not None and decision.span is not None
     assert decision.span_passage == answer.citation.passage_id
     assert (decision.span.start, decision.span.end) == (answer.start, answer.end)
+    assert {"span_coverage", "span_score", "retrieval_logit"} <= set(decision.features)

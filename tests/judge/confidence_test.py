@@ -165,6 +165,22 @@ def test_span_features_by_hand() -> None:
     assert none["retrieval_logit"] == 0.0 and none["span_coverage"] == 0.0
 
 
+def test_shipped_model_judges_the_span() -> None:
+    from kbsearch.judge.confidence import SPAN_FEATURES, span_features
+    from kbsearch.judge.span import Span
+
+    model = ConfidenceModel.load()
+    assert model.answer is not None and model.answer.names == SPAN_FEATURES
+    assert model.answer.info["trained_on"].endswith("dev.tsv")
+    threshold, floor = model.bands
+    assert (threshold, floor) == (model.answer.threshold, model.answer.floor)
+    assert 0.0 < floor < threshold < 1.0
+    # the same retrieval, a span holding all of the question against one holding little
+    full = model.answer.confidence(span_features(0.7, Span(0, 0, 9, 1.2, 1.0, 0.3, 1.0)))
+    thin = model.answer.confidence(span_features(0.7, Span(0, 0, 9, 0.2, 0.2, 0.0, 0.0)))
+    assert thin < full
+
+
 def test_without_a_span_the_verdict_is_dont_say() -> None:
     model = ConfidenceModel.load()
     found = evidence([0.92, 0.84] + [0.82] * 18, [9.0, 3.0], (True, True, False))
