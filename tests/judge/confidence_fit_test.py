@@ -3,9 +3,8 @@ rebuilt byte for byte from the committed dev table by the training script's own 
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import importlib.util
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
