@@ -45,6 +45,16 @@ the features of :data:`LEXICAL_FEATURES` are not measured (NaN) and the model's 
 sub-model decides: the same formula over :data:`DENSE_FEATURES` alone, fitted and calibrated on
 the same dev rows. (Without a sub-model a NaN feature stands at its training mean.)
 
+The confidence every search and answer shows is a second stage, the model's ``answer``
+sub-model (:meth:`ConfidenceModel.judge`): the same formula over :data:`SPAN_FEATURES`, the
+retrieval confidence's logit beside what the span chosen among the top passages adds
+(:func:`span_features`: its score against the question, how much of the question it covers,
+whether the other top passages agree, its passage's rank). It estimates P(the shown span
+answers | features), fitted on the dev halves of PIAF and covid_faq_en with each question
+searched as is and with its relevant documents removed (``benchmarks/answer_tune.py``; label:
+the span holds a gold answer, or lies in a relevant passage where there are no gold strings).
+Its threshold and floor are the verdicts' bands (:attr:`ConfidenceModel.bands`).
+
 "Terms" above are the query's content words (:class:`kbsearch.judge.evidence.TermStatistics`):
 a word stemmed in two languages counts once, so a bilingual collection does not look as if it
 lacked the other language's stem of every word. The query's language is not a feature: in the
