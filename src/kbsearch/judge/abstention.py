@@ -25,7 +25,7 @@ from ..ranking.stages import Run
 from ..ranking.trace import Trace
 from ..records import Hit
 from ..retrieve.backend import Backend
-from ..retrieve.routes import QueryVectors
+from ..retrieve.query import Query, QueryVectors
 from ..text.analysis import Analyzer
 from .answer import QuestionTerms, choose
 from .confidence import ConfidenceModel, Decision
@@ -37,12 +37,14 @@ from .span import PASSAGES, Span
 class Assessment:
     """A search's hits (best first, as the route ranked them) and the stage's decision
     (``None`` when the index cannot support one); ``trace``: the run's (its stages' reports,
-    e.g. the reranker's: :func:`kbsearch.pipeline.explain.rerank_position`)."""
+    e.g. the reranker's: :func:`kbsearch.pipeline.explain.rerank_position`); ``query``: the
+    run's analysed query (its vector read once: a page's snippets reuse it)."""
 
     hits: list[Hit]
     decision: Decision | None
     routes: Mapping[str, tuple[tuple[str, float], ...]]
     trace: Trace | None = None
+    query: Query | None = None
 
 
 class AbstentionStage:
@@ -96,11 +98,11 @@ class AbstentionStage:
         evidence = collect(
             self._backend,
             self._analyzer(),
-            run.query,
+            run.query.text,
             run.filters,
             run.routes["lexical"],
             run.routes["dense"],
-            self._encoder.vector(run.query),
+            run.query.vector(self._encoder),
             run.rows,
         )
         span, passage = self.span(run)
@@ -120,7 +122,7 @@ class AbstentionStage:
         languages = [str(language)] if language else self._backend.languages(audience)
         analyzer = self._analyzer()
         statistics = term_statistics(
-            self._backend.lexical_statistics(audience), analyzer, run.query, languages
+            self._backend.lexical_statistics(audience), analyzer, run.query.text, languages
         )
         terms = QuestionTerms(statistics.words, statistics.idf, analyzer.name)
         span = choose(passages, documents, languages, terms, dict(run.routes["dense"]))
