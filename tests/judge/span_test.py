@@ -65,3 +65,49 @@ def test_the_title_lines_are_not_candidates() -> None:
 def test_no_body_gives_no_span() -> None:
     assert choose_span([Candidate("Title", 5)], _words("x"), (1.0,), _terms) is None
     assert choose_span([], _words("x"), (1.0,), _terms) is None
+
+
+def test_the_sentence_after_the_one_that_names_the_question_is_in_the_span() -> None:
+    # the question's words stand in one sentence, the amount asked for in the next one
+    text = (
+        "We open a return for you online. Large garden furniture sets are collected from your"
+        " home. The collection costs £15.\n\nOther things are dropped at a shop."
+    )
+    span = _span([Candidate(text, 0)], _words("collect", "garden", "furnitur"))
+    assert "£15" in span
+
+
+def test_a_question_asking_how_much_prefers_the_sentence_holding_an_amount() -> None:
+    text = (
+        "Two-person delivery is for sofas and sheds, and brings them into the room you choose"
+        " on the ground floor of your house.\n\nTwo-person delivery costs £39 on the mainland."
+    )
+    words = _words("two", "person", "deliveri")
+    span = choose_span([Candidate(text, 0)], words, (1.0,) * 3, _terms, "how much is it?")
+    assert span is not None and "£39" in text[span.start : span.end]
+
+
+def test_a_table_row_is_scored_with_its_header() -> None:
+    # "what does the light mean when it flashes red": the header holds "light" and "meaning",
+    # the rows "red" and "flashing"; with its header each row holds "light" and "meaning" too,
+    # so the row that answers wins, not the header with the first row
+    text = (
+        "Light colour | Meaning | What to do\nGreen, flashing | Charging | Wait\n"
+        "Red, steady | Too hot | Cool it\nRed, flashing | Battery fault | Contact support"
+    )
+    words = _words("light", "mean", "flash", "red")
+    span = choose_span([Candidate(text, 0)], words, (1.0,) * 4, _terms)
+    assert span is not None and not text[span.start :].startswith("Light")
+    assert text[span.start : span.end].endswith("Red, flashing | Battery fault | Contact support")
+
+
+def test_a_sentence_closer_to_the_question_by_its_vector_wins_when_words_tie() -> None:
+    # both sentences hold "collect"; the sentence vectors (looked up by offsets) decide
+    text = "Pick a store to collect from at checkout.\n\nThey need photo ID to collect it."
+    first, second = (0, 41), (43, len(text))
+    words = _words("collect")
+    plain = choose_span([Candidate(text, 0)], words, (1.0,), _terms)
+    assert plain is not None and (plain.start, plain.end) == first
+    cosines = {first: 0.80, second: 0.86}
+    dense = choose_span([Candidate(text, 0, sentence_cosines=cosines)], words, (1.0,), _terms)
+    assert dense is not None and (dense.start, dense.end) == second

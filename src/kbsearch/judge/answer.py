@@ -233,6 +233,7 @@ def compose(
         terms.words,
         terms.idf,
         lambda text: content_terms(text, terms.analyzer, languages),
+        query,
     )
     chosen = verdict(
         decision.confidence, decision.threshold, floor, None if span is None else span.coverage
