@@ -49,13 +49,15 @@ from dataclasses import dataclass
 
 from ..text.sentences import sentences
 
-# chosen on PIAF dev (400 questions, benchmarks/answer_tune.py; docs/benchmarks.md)
+# chosen on PIAF dev (400 questions) and covid_faq_en dev (124; the cited passage relevant),
+# benchmarks/answer_tune.py; docs/benchmarks.md
 PASSAGES = 3  # passages whose sentences are candidates
 DENSE_WEIGHT = 1.0  # weight of the passage's cosine difference to the first passage's
-RANK_WEIGHT = 0.05  # score lost per rank of the passage
+RANK_WEIGHT = 0.3  # score lost per rank of the passage
 LENGTH_BONUS = 0.1  # score gained per SPAN_WIDTH characters of a span
 RUN = 3  # sentences of one paragraph a span may run over
-SENTENCE_WEIGHT = 1.0  # weight of a span's best sentence cosine minus the best sentence's
+SENTENCE_WEIGHT = 3.0  # weight of a span's best sentence cosine minus the best sentence's
+
 NUMBER_BONUS = 0.1  # score gained by a span holding a digit when the question asks for a number
 RESTATE_WORDS = 2  # a sentence of at least this many content words, all the question's, restates
 SPAN_WIDTH = 250  # characters of a run of sentences at most
