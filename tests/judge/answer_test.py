@@ -131,12 +131,16 @@ def test_a_passage_without_a_section_is_cited_by_its_title_alone() -> None:
 
 
 def test_sentence_cosines_given_by_passage_choose_among_its_sentences() -> None:
-    text = "Returns\nPick a store to collect from at checkout.\n\nThey need photo ID to collect it."
+    filler = " ".join(["Stores open every day from eight until eight."] * 8)  # a long body
+    text = (
+        "Returns\nPick a store to collect from at checkout.\n\n"
+        f"They need photo ID to collect it.\n\n{filler}"
+    )
     hit = Hit(1, "c@v1#collect", "c", "1", "Returns", 0.3, text)
     doc = Document("c", "1", "Returns", "en", "public", None, None)
     first = text.index("Pick"), text.index("checkout.") + len("checkout.")
-    second = text.index("They"), len(text)
+    second = text.index("They"), text.index("it.") + 3
     args = ("where to collect", Decision(True, 0.9, 0.4), [hit], {("c", "1"): doc})
     assert str(compose(*args, ["en"]).text).startswith("Pick")
     cosines = {hit.passage_id: {first: 0.80, second: 0.86}}
-    assert compose(*args, ["en"], sentence_cosines=cosines).text == text[second[0] :]
+    assert compose(*args, ["en"], sentence_cosines=cosines).text == text[second[0] : second[1]]

@@ -34,7 +34,9 @@ The spans built on a sentence (:func:`windows`):
   :data:`CARRY_WIDTH`;
 - the runs of up to :data:`RUN` sentences from it, in one paragraph, none passed over, within
   :data:`SPAN_WIDTH` characters: the answer often stands just before or after the sentence
-  that repeats the question's words.
+  that repeats the question's words;
+- on the first sentence kept, the rest of the body (across its paragraphs) when it fits in
+  :data:`BODY_WIDTH` characters: a short section answers whole.
 
 Spans are whole sentences, so an answer is never cut inside brackets or quotes (the segmenter
 does not end a sentence there).
@@ -61,6 +63,7 @@ SENTENCE_WEIGHT = 3.0  # weight of a span's best sentence cosine minus the best 
 NUMBER_BONUS = 0.1  # score gained by a span holding a digit when the question asks for a number
 RESTATE_WORDS = 2  # a sentence of at least this many content words, all the question's, restates
 SPAN_WIDTH = 250  # characters of a run of sentences at most
+BODY_WIDTH = 400  # characters of a passage body (from its first sentence kept) that answers whole
 CARRY_WIDTH = 600  # characters of a ":" sentence and the lines it carries on into at most
 INTRODUCTION = re.compile(
     r"\b(this|the following) (page|article|guide|section|document|chapter|faq)\b"
@@ -264,10 +267,13 @@ def choose_span(
         scored = [t if h is None else t | own[h] for t, h in zip(own, headers, strict=True)]
         local = local_weights(scored, words, idf)
         skipped = [_passed_over(text[s:e], own[i], words, i) for i, (s, e) in enumerate(spans)]
-        for i in range(len(spans)):
-            if skipped[i]:
-                continue
-            for start, end in windows(text, spans, i, skipped):
+        kept = [i for i in range(len(spans)) if not skipped[i]]
+        whole = (spans[kept[0]][0], spans[-1][1]) if kept else (0, 0)
+        for i in kept:
+            built = windows(text, spans, i, skipped)
+            if i == kept[0] and 0 < whole[1] - whole[0] <= BODY_WIDTH:
+                built.append(whole)  # a short body answers whole
+            for start, end in built:
                 window = frozenset().union(
                     *(scored[j] for j, (s, e) in enumerate(spans) if start <= s and e <= end)
                 )
