@@ -125,5 +125,6 @@ class AbstentionStage:
             self._backend.lexical_statistics(audience), analyzer, run.query.text, languages
         )
         terms = QuestionTerms(statistics.words, statistics.idf, analyzer.name)
-        span = choose(passages, documents, languages, terms, dict(run.routes["dense"]))
+        cosines = dict(run.routes["dense"])
+        span = choose(passages, documents, languages, terms, cosines, run.query.text)
         return span, None if span is None else passages[span.passage].passage_id
