@@ -20,7 +20,7 @@ from kbsearch.pipeline.request import FUSION_SETTINGS, parse_rrf_k
 from kbsearch.records import DEFAULT_AUDIENCE, ROUTES, Filters
 from kbsearch.rerank.rerankers import RERANKERS, RerankSettings, parse_reranker
 from kbsearch.rerank.stage import DEFAULT_BUDGET_MS, DEFAULT_TOP_N, check_settings
-from kbsearch.tasks.workflows import RERANKED, base_route
+from kbsearch.tasks.evaluate import RERANKED, base_route
 
 from .errors import ParsedValue
 
