@@ -5,11 +5,14 @@
 - ``<!-- openapi -->``: the HTTP API, from the OpenAPI schema of the FastAPI app itself (an app
   over a one-page index in a temporary folder: no network, no model), and ``openapi.json``
   among the site's files.
+- The Sphinx roles of the docstrings (``:meth:``, ``:class:``...) dropped from the Python API
+  pages, which mkdocstrings renders as text.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import tempfile
 from functools import cache
 from pathlib import Path
@@ -163,6 +166,15 @@ def on_page_markdown(markdown: str, page: Any, config: Any, files: Any) -> str:
     if MARKER in markdown:
         markdown = markdown.replace(MARKER, render_reference(openapi_schema()))
     return markdown
+
+
+# a Sphinx role before an inline literal (``:meth:`KnowledgeBase.index` ``) in a docstring,
+# which mkdocstrings renders as the role's text followed by the code
+SPHINX_ROLE = re.compile(r":(?:py:)?(?:meth|func|class|mod|attr|exc|data|obj):(?=<code>)")
+
+
+def on_page_content(html: str, page: Any, config: Any, files: Any) -> str:
+    return SPHINX_ROLE.sub("", html)
 
 
 def on_files(files: Any, config: Any) -> Any:
