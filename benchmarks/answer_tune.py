@@ -1,19 +1,28 @@
 """Choose the span settings and the verdict bands on a dev half (never on final or the demo).
 
 ``collect`` runs the search once per question and keeps what ``compose`` reads (hits,
-decision, documents, question terms, cosines) in a pickle; ``grid`` then composes every
-answer again under each setting of :mod:`kbsearch.judge.span` (module constants) and prints
-the share of questions whose shown answer holds a gold answer, and the median length.
+decision, documents, question terms, cosines), as ``KnowledgeBase.ask`` gathers them, in a
+pickle; ``vectors`` encodes the body sentences of each question's top passages and the
+questions once (the sentence vectors an index could store; slow on a shared CPU) for the
+span's sentence-level dense evidence; ``grid`` composes every answer again under each
+setting of :mod:`kbsearch.judge.span` (module constants, ``--set NAME=[v1,v2]``) and prints
+the share of questions whose shown answer holds a gold answer, the same when the cited
+passage is relevant, how often the cited passage is relevant, and the median length (every
+question answered: the bands apart).
 
-    python benchmarks/answer_tune.py collect --db /tmp/ans/piaf_fr.db \
-        --questions /work/shared/data/piaf_fr --split dev --limit 400 --out /tmp/ans/piaf_dev.pkl
-    python benchmarks/answer_tune.py grid /tmp/ans/piaf_dev.pkl \
-        --gold /work/shared/data/piaf_fr/answers.jsonl
+    python benchmarks/answer_tune.py collect --db /tmp/span/piaf_fr.db \
+        --questions /work/shared/data/piaf_fr --split dev --limit 400 --out /tmp/span/piaf_dev.pkl
+    python benchmarks/answer_tune.py vectors /tmp/span/piaf_dev.pkl --db /tmp/span/piaf_fr.db \
+        --out /tmp/span/piaf_dev_vec.pkl
+    python benchmarks/answer_tune.py grid /tmp/span/piaf_dev.pkl \
+        --gold /work/shared/data/piaf_fr/answers.jsonl --vectors /tmp/span/piaf_dev_vec.pkl \
+        --set "RANK_WEIGHT=[0.05,0.3]" --set "SENTENCE_WEIGHT=[0.0,3.0]"
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
 import hashlib
 import itertools
 import os
@@ -24,6 +33,8 @@ from pathlib import Path
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
+import numpy as np  # noqa: E402
+
 from kbsearch.evaluation.answers import gold_of, read_gold_answers  # noqa: E402
 from kbsearch.evaluation.formats import load_questions  # noqa: E402
 from kbsearch.evaluation.runner import question_filters  # noqa: E402
@@ -32,6 +43,9 @@ from kbsearch.judge.answer import QuestionTerms, compose  # noqa: E402
 from kbsearch.judge.confidence import Decision  # noqa: E402
 from kbsearch.judge.evidence import term_statistics  # noqa: E402
 from kbsearch.knowledge_base import open_kb  # noqa: E402
+from kbsearch.text.sentences import sentences  # noqa: E402
+
+TOP = 5  # passages per question whose sentences ``vectors`` encodes
 
 
 def collect(args: argparse.Namespace) -> None:
@@ -39,20 +53,19 @@ def collect(args: argparse.Namespace) -> None:
     chosen = sorted(qset.questions, key=lambda q: hashlib.sha256(q.qid.encode()).hexdigest())
     rows = []
     with open_kb(args.db) as kb:
-        documents = {(d.document.doc_id, d.document.version): d.document
-                     for d in kb.store.documents()}  # fmt: skip
         for q in chosen[: args.limit]:
             filters = question_filters(q, qset.access_aware, use_language=False)
             assessed = kb.assess(q.text, filters=filters)
             audience = str(filters.audience)
-            languages = kb.store.languages(audience)
-            stats = term_statistics(kb.impact_index(audience), kb.analyzer, q.text, languages)
+            languages = kb.backend.languages(audience)
+            stats = term_statistics(
+                kb.backend.lexical_statistics(audience), kb.analyzer, q.text, languages
+            )
             rows.append({
                 "question": q,
                 "hits": assessed.hits,
                 "decision": assessed.decision,
-                "documents": {(h.doc_id, h.version): documents[(h.doc_id, h.version)]
-                              for h in assessed.hits},
+                "documents": kb.contents.cited(assessed.hits),
                 "languages": languages,
                 "terms": QuestionTerms(stats.words, stats.idf, kb.analyzer.name),
                 "cosines": dict(assessed.routes.get("dense", ())),
@@ -61,42 +74,93 @@ def collect(args: argparse.Namespace) -> None:
         pickle.dump(rows, f)
 
 
-def score(rows: list[dict], gold: dict) -> tuple[float, float, float]:
-    """(shown answer holds the gold, the same when the cited passage is relevant, median
-    length) with every question answered (the bands apart)."""
-    right, cited_right, cited, lengths = 0, 0, 0, []
+def vectors(args: argparse.Namespace) -> None:
+    with open(args.rows, "rb") as f:
+        rows = pickle.load(f)
+    texts = {}
     for r in rows:
+        for h in r["hits"][:TOP]:
+            document = r["documents"].get((h.doc_id, h.version))
+            texts[h.passage_id] = (h.text, document.language if document else None)
+    keys, found = [], []
+    for pid, (text, language) in texts.items():
+        for s in sentences(text, language):
+            keys.append((pid, s.start, s.end))
+            found.append(s.text)
+    with open_kb(args.db) as kb:
+        embedder = kb.embedder()
+        if embedder is None:
+            raise SystemExit("this index has no embedder")
+        batches = [embedder.encode_passages(found[i : i + 32]) for i in range(0, len(found), 32)]
+        queries = {r["question"].qid: kb.query_vector(r["question"].text) for r in rows}
+    with open(args.out, "wb") as f:
+        pickle.dump({"keys": keys, "vectors": np.concatenate(batches), "queries": queries}, f)
+
+
+def sentence_cosines(rows: list[dict], path: str | None) -> list[dict | None]:
+    """Per row, its top passages' sentence cosines by passage id and offsets (``None``
+    without a vectors file)."""
+    if path is None:
+        return [None] * len(rows)
+    with open(path, "rb") as f:
+        saved = pickle.load(f)
+    by_passage: dict[str, dict[tuple[int, int], np.ndarray]] = {}
+    for (pid, start, end), vector in zip(saved["keys"], saved["vectors"], strict=True):
+        by_passage.setdefault(pid, {})[(start, end)] = vector
+    out = []
+    for r in rows:
+        query = saved["queries"][r["question"].qid]
+        found = {h.passage_id: by_passage.get(h.passage_id, {}) for h in r["hits"][:TOP]}
+        out.append(
+            {
+                pid: {o: float(np.dot(v, query)) for o, v in own.items()}
+                for pid, own in found.items()
+            }
+        )
+    return out
+
+
+def score(rows: list[dict], gold: dict, cosines: list[dict | None]) -> tuple[float, ...]:
+    """(shown answer holds the gold, the same when the cited passage is relevant, cited
+    passage relevant, median length) with every question answered (the bands apart)."""
+    right, cited_right, cited, lengths, asked = 0, 0, 0, [], 0
+    for r, own in zip(rows, cosines, strict=True):
         q = r["question"]
-        decision = Decision(True, 1.0, 0.0)
-        a = compose(q.text, decision, r["hits"], r["documents"], r["languages"], r["terms"],
-                    r["cosines"])  # fmt: skip
-        g = gold_of(q.extra, gold, q.qid)
-        ok = g.right(a.text)
+        if not q.has_relevant:
+            continue
+        asked += 1
+        a = compose(q.text, Decision(True, 1.0, 0.0), r["hits"], r["documents"], r["languages"],
+                    r["terms"], r["cosines"], own)  # fmt: skip
+        ok = gold_of(q.extra, gold, q.qid).right(a.text)
         right += ok
         if a.text is not None:
             lengths.append(len(a.text))
         if a.citation is not None and any(rel.doc_id == a.citation.doc_id for rel in q.relevant):
             cited += 1
             cited_right += ok
-    return right / len(rows), cited_right / max(cited, 1), statistics.median(lengths)
+    n = max(asked, 1)
+    return right / n, cited_right / max(cited, 1), cited / n, statistics.median(lengths)
 
 
 def grid(args: argparse.Namespace) -> None:
     with open(args.rows, "rb") as f:
         rows = pickle.load(f)
     gold = read_gold_answers(Path(args.gold)) if args.gold else {}
-    settings = {
-        "PASSAGES": [1, 2, 3, 5],
-        "DENSE_WEIGHT": [0.0, 1.0, 3.0],
-        "RANK_WEIGHT": [0.0, 0.05, 0.15],
-        "SHORT_SPAN": [0, 60, 120],
-    }
+    cosines = sentence_cosines(rows, args.vectors)
+    settings = {}
+    for item in args.settings:
+        name, values = item.split("=", 1)
+        getattr(span_module, name)  # an unknown setting fails here
+        settings[name] = ast.literal_eval(values)
     for values in itertools.product(*settings.values()):
         for name, value in zip(settings, values, strict=True):
             setattr(span_module, name, value)
-        held, cited, median = score(rows, gold)
+        held, cited_held, cited, median = score(rows, gold, cosines)
         shown = ", ".join(f"{n}={v}" for n, v in zip(settings, values, strict=True))
-        print(f"{shown}: holds {held:.3f}  when cited relevant {cited:.3f}  median {median:.0f}")
+        print(
+            f"{shown}: holds {held:.3f}  when cited relevant {cited_held:.3f}"
+            f"  cited relevant {cited:.3f}  median {median:.0f}"
+        )
 
 
 def bands(args: argparse.Namespace) -> None:
@@ -122,12 +186,19 @@ def main() -> None:
         c.add_argument(name, required=True)
     c.add_argument("--split", default="dev")
     c.add_argument("--limit", type=int, default=400)
+    v = sub.add_parser("vectors")
+    v.add_argument("rows")
+    v.add_argument("--db", required=True)
+    v.add_argument("--out", required=True)
     for name in ("grid", "bands"):
         g = sub.add_parser(name)
         g.add_argument("rows")
         g.add_argument("--gold", default=None)
+    sub.choices["grid"].add_argument("--vectors", default=None)
+    sub.choices["grid"].add_argument("--set", dest="settings", action="append", default=[])
     args = parser.parse_args()
-    {"collect": collect, "grid": grid, "bands": bands}[args.command](args)
+    commands = {"collect": collect, "vectors": vectors, "grid": grid, "bands": bands}
+    commands[args.command](args)
 
 
 if __name__ == "__main__":

@@ -293,9 +293,9 @@ class KnowledgeBase:
         filters: Filters | None = None,
         min_confidence: float | None = None,
     ) -> Answer:
-        """The cited answer to ``query`` (the best sentence of the top hybrid passage and its
-        citation), or "the documents don't say" with the nearest ``k`` passages
-        (:mod:`kbsearch.judge.answer`).
+        """The cited answer to ``query`` (the span that answers among the top hybrid passages,
+        :func:`kbsearch.judge.span.choose_span`, and its citation), or "the documents don't
+        say" with the nearest ``k`` passages (:mod:`kbsearch.judge.answer`).
 
         Raises:
             NoVectorsError: the index has no vectors (the confidence reads both routes).

@@ -208,11 +208,14 @@ def compose(
     languages: Sequence[str],
     question: QuestionTerms | None = None,
     cosines: Mapping[str, float] | None = None,
+    sentence_cosines: Mapping[str, Mapping[tuple[int, int], float]] | None = None,
 ) -> Answer:
     """The answer from the decision, the hits (best first), their documents by ``(doc_id,
     version)`` (a hit without one is not a candidate), the question's terms (default: every
-    content word at weight 1) and the passages' cosines to the question (the dense route's
-    list; default none).
+    content word at weight 1), the passages' cosines to the question (the dense route's
+    list; default none) and, by passage id, its sentences' cosines to the question by their
+    ``(start, end)`` offsets in the passage text (when sentence vectors are at hand; default
+    none: the span is chosen on words and passage cosines).
 
     Raises:
         QueryError: the query cannot be analysed (only without ``question``).
@@ -227,12 +230,14 @@ def compose(
         sections = [document.title, h.section, *h.section.split(" > ")]
         body = heading_prefix(h.text, sections)
         cosine = (cosines or {}).get(h.passage_id)
-        candidates.append(Candidate(h.text, body, cosine, document.language or language))
+        own = (sentence_cosines or {}).get(h.passage_id)
+        candidates.append(Candidate(h.text, body, cosine, document.language or language, own))
     span = choose_span(
         candidates,
         terms.words,
         terms.idf,
         lambda text: content_terms(text, terms.analyzer, languages),
+        query,
     )
     chosen = verdict(
         decision.confidence, decision.threshold, floor, None if span is None else span.coverage
