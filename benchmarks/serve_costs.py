@@ -92,7 +92,7 @@ def main() -> None:
                 )
             for route in ("lexical", "hybrid"):
                 arguments = [ops.SearchArgs(q=q, route=route) for q in questions]
-                for a in arguments:  # warm the snippet sentence vectors
+                for a in arguments:  # warm the caches
                     ops.search(kb, "public", a, ops.Limits())
                 out[f"whole /search operation {route}"] = statistics.median(
                     cpu_ms(lambda a=a: ops.search(kb, "public", a, ops.Limits())) for a in arguments
@@ -115,7 +115,7 @@ def main() -> None:
             def snippets(q: str, found: list) -> None:
                 for h in found:
                     labels = catalogue.labels(h.doc_id, h.version)
-                    snippet_of(kb, q, h.text, labels.get("title", ""), h.section, "en")
+                    snippet_of(q, h.text, labels.get("title", ""), h.section, "en")
 
             out["10 snippets"] = statistics.median(cpu_ms(lambda q=q, f=f: snippets(q, f))
                                                     for q, f in hits)  # fmt: skip
