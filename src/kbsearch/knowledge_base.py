@@ -85,7 +85,9 @@ class KnowledgeBase:
         self.backend = open_backend(store, qdrant)
         self.indexing = Indexing(store, self.backend, self._embedders)
         self.contents = Contents(store, self.backend)
-        self.encoder = QueryEncoder(self.embedder, lambda: bool(self.settings), store.path)
+        self.encoder = QueryEncoder(
+            self.embedder, lambda: bool(self.settings), store.path, self._embedders.configured
+        )
         context = RouteContext(self.backend, lambda: self.analyzer, self.encoder)
         self.routes = make_routes(context)
         self.pipeline = Pipeline(self.backend, self.routes, scorers=make_scorers(context))
