@@ -115,7 +115,7 @@ def main() -> None:
             def snippets(q: str, found: list) -> None:
                 for h in found:
                     labels = catalogue.labels(h.doc_id, h.version)
-                    snippet_of(q, h.text, labels.get("title", ""), h.section, "en")
+                    snippet_of(kb, q, h.text, labels.get("title", ""), h.section, "en")
 
             out["10 snippets"] = statistics.median(cpu_ms(lambda q=q, f=f: snippets(q, f))
                                                     for q, f in hits)  # fmt: skip

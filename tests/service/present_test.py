@@ -78,10 +78,10 @@ def test_snippets_embed_nothing(kb_file: Path, monkeypatch: pytest.MonkeyPatch) 
     opening = "Our shop opens at nine" + " and closes at six" * 12 + "."  # too long to widen into
     text = f"Delivery\nTimes\n{opening} Delivery takes two days."
     monkeypatch.setattr(FakeEmbedder, "encode_passages", refuse)
-    snippet = snippet_of("deliverable", text, "Delivery", "Times", "en")
-    assert snippet["text"].startswith("Delivery takes two days.")
-    assert text[snippet["start"] : snippet["end"]] == snippet["text"]
     with kbsearch.open_kb(kb_file, embedder=FakeEmbedder()) as kb:
+        snippet = snippet_of(kb, "deliverable", text, "Delivery", "Times", "en")
+        assert snippet["text"].startswith("Delivery takes two days.")
+        assert text[snippet["start"] : snippet["end"]] == snippet["text"]
         page = ops.search(kb, "public", ops.SearchArgs(q="xyzzy plugh", route="dense", k=50),
                           ops.Limits())  # fmt: skip
     assert page["hits"] and all("snippet" in hit for hit in page["hits"])

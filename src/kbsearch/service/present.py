@@ -15,16 +15,12 @@ from dataclasses import asdict
 from typing import Any
 
 from ..knowledge_base import KnowledgeBase
-from ..present.snippets import (
-    make_snippet,
-    match_spans,
-    query_keys,
-    sentence_spans,
-    trigram_scores,
-)
+from ..present.snippets import make_snippet, trigram_scores
 from ..present.sources import public_root_of, shown_source, uploads_folder
 from ..records import Document, Hit, Passage
+from ..retrieve.query import Query
 from ..store import StoredDocument
+from ..text.matching import match_spans, query_keys, sentence_spans
 
 
 def visible(document: Document, audience: str) -> bool:
@@ -118,32 +114,39 @@ def heading_length(text: str, title: str, section: str) -> int:
     return len(prefix) if text.startswith(prefix) else 0
 
 
-def snippet_of(query: str, text: str, title: str, section: str, language: str) -> dict[str, Any]:
+def snippet_of(
+    kb: KnowledgeBase, query: str | Query, text: str, title: str, section: str, language: str
+) -> dict[str, Any]:
     """The part of ``text`` that matches ``query`` with match offsets (see
     :func:`kbsearch.present.snippets.make_snippet`), taken from the body after the title and heading
     lines (shown apart on every result); for a body sharing no word with the query, the
     sentence sharing most of its character trigrams
-    (:func:`kbsearch.present.snippets.trigram_scores`). Nothing is embedded: a snippet costs
-    work linear in the passage's length, however many hits a page has.
+    (:func:`kbsearch.present.snippets.trigram_scores`). Nothing is embedded (``kb`` is not
+    read): a snippet costs work linear in the passage's length, however many hits a page has.
     ``start``/``end`` are offsets in ``text``."""
+    analysed = Query.of(query)
     languages = [language] if language else ["en", "fr"]
     skip = heading_length(text, title, section)
     body = text[skip:] if text[skip:].strip() else text
     shift = skip if body is not text else 0
     scores = None
-    matches = match_spans(body, query_keys(query, languages), languages)
+    matches = match_spans(body, query_keys(analysed.text, languages), languages)
     if not matches:
         sentences = [body[s:e] for s, e in sentence_spans(body)]
-        scores = trigram_scores(sentences, query)
-    snippet = make_snippet(body, query, languages, sentence_scores=scores, matches=matches)
+        scores = trigram_scores(sentences, analysed.text)
+    snippet = make_snippet(body, analysed.text, languages, sentence_scores=scores, matches=matches)
     return snippet.to_dict() | {"start": snippet.start + shift, "end": snippet.end + shift}
 
 
 def hit_dict(
-    hit: Hit, catalogue: Catalogue, kb: KnowledgeBase | None = None, query: str | None = None
+    hit: Hit,
+    catalogue: Catalogue,
+    kb: KnowledgeBase | None = None,
+    query: str | Query | None = None,
 ) -> dict[str, Any]:
     """A hit as ``kbsearch search --json`` prints it, plus the document's labels and, with
-    ``kb`` and ``query``, its snippet."""
+    ``kb`` and ``query`` (its search's :class:`~kbsearch.retrieve.query.Query`, whose
+    vector a dense-only snippet reuses), its snippet."""
     out: dict[str, Any] = {
         "rank": hit.rank,
         "passage_id": hit.passage_id,
@@ -159,7 +162,7 @@ def hit_dict(
     out.update(labels)
     if kb is not None and query is not None:
         out["snippet"] = snippet_of(
-            query, hit.text, labels.get("title", ""), hit.section, labels.get("language", "")
+            kb, query, hit.text, labels.get("title", ""), hit.section, labels.get("language", "")
         )
     return out
 
