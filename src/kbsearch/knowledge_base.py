@@ -79,7 +79,9 @@ class KnowledgeBase:
         self.backend = open_backend(store, qdrant)
         self.indexing = Indexing(store, self.backend, self._embedders)
         self.contents = Contents(store, self.backend)
-        self.encoder = QueryEncoder(self.embedder, lambda: bool(self.settings), store.path)
+        self.encoder = QueryEncoder(
+            self.embedder, lambda: bool(self.settings), store.path, self._embedders.configured
+        )
         self.searching = Searching(
             store, self.backend, self.contents, lambda: self.analyzer, self.encoder
         )
