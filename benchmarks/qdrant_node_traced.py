@@ -18,16 +18,10 @@ import json
 import tracemalloc
 from pathlib import Path
 
+from qdrant_node_rss import QUERIES  # this folder: the same questions as the served run
+
 import kbsearch.backends.qdrant.backend  # noqa: F401  (imported before the trace starts)
 from kbsearch import open_kb
-
-QUERIES = [
-    "how long does a refund take",
-    "where is my parcel",
-    "can I return an opened item",
-    "what does the warranty cover",
-    "gift card balance",
-]
 
 
 def memory() -> dict[str, int]:
