@@ -35,6 +35,7 @@ from ..store import PassageRow, Store, fts_table
 
 T = TypeVar("T")
 _RETRIES = 5
+_DOCUMENT_CACHE = 4096  # documents a generation keeps for the answer's span choice
 
 
 class Snapshot:
@@ -66,6 +67,7 @@ class SqliteBackend:
         self._local = threading.local()
         self._backgrounds = BackgroundCache()
         self._rows = RowTable()  # the passage rows lexical searches touched, every generation
+        self._documents: tuple[int, dict[tuple[str, str], Document]] = (-1, {})
 
     # -- writes ---------------------------------------------------------------------------
 
@@ -182,10 +184,12 @@ class SqliteBackend:
 
     def _lexical(self, audience: str, run: Callable[[TermIndex], T]) -> T:
         """``run(index)`` on the current lexical index, again on a newer one while the file
-        moves on under its reads."""
+        moves on under its reads. Each try runs in one read transaction, so its per-term reads
+        see one state whatever another connection writes meanwhile."""
         for _ in range(_RETRIES):
             try:
-                return run(self.lexical_index(audience))
+                with self._read():
+                    return run(self.lexical_index(audience))
             except StaleSnapshot:
                 continue
         raise StorageError(f"{self.store.path} kept changing while a search read it; retry")
@@ -248,7 +252,7 @@ class SqliteBackend:
         staff = audience == Audience.STAFF  # the public index holds public passages only
 
         def run(index: TermIndex) -> dict[str, float]:
-            found = index.read(lambda: self.store.passage_row_ids(passage_ids))
+            found = index.row_ids_of(passage_ids)
             known = [p for p in passage_ids if p in found and (staff or found[p][1] == "public")]
             if not index.exact(terms):  # FTS5 must tokenize the query: ask it per passage
                 rows = self.passages(known)
@@ -315,7 +319,24 @@ class SqliteBackend:
         )
 
     def documents(self, keys: Iterable[tuple[str, str]]) -> dict[tuple[str, str], Document]:
-        return self.store.documents_of(keys)
+        """Kept per generation (up to ``_DOCUMENT_CACHE`` documents, then started over), so a
+        warm search reads no document it read before at that generation."""
+        wanted = set(keys)
+        generation = self.snapshot().generation
+        held, cache = self._documents
+        if held != generation:
+            cache = {}
+            self._documents = (generation, cache)
+        missing = [k for k in wanted if k not in cache]
+        if missing:
+            try:
+                found = self._reader(generation)(lambda: self.store.documents_of(missing))
+            except StaleSnapshot:  # the file moved on: read it, keep nothing
+                return self.store.documents_of(wanted)
+            if len(cache) + len(found) > _DOCUMENT_CACHE:
+                cache.clear()
+            cache.update(found)
+        return {k: cache[k] for k in wanted if k in cache}
 
     def public_folders(self) -> list[str]:
         return self._part("public_folders", self.store.public_folders)

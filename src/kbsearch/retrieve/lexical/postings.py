@@ -47,6 +47,7 @@ from .terms import searched_terms, statistics_terms
 T = TypeVar("T")
 MASKS = 16  # filter masks kept (the most recent filters')
 POSTINGS_CACHE = 1 << 22  # postings a generation keeps in memory (~48 MiB), then starts over
+ROW_ID_CACHE = 1 << 18  # passage ids -> row ids a generation keeps (fusion's scoring of given ids)
 
 
 @dataclass(frozen=True)
@@ -197,6 +198,7 @@ class TermIndex:
         self._frequency: dict[str, int] = {}
         self._postings: dict[str, Postings] = {}
         self._cached = 0
+        self._row_ids: dict[str, tuple[int, str]] = {}
 
     # -- statistics ---------------------------------------------------------------------
 
@@ -226,6 +228,24 @@ class TermIndex:
         """False when a term is not ASCII and not in the vocabulary: FTS5 may tokenize it
         differently (case folding, separators), so the SQL path must answer."""
         return all(t.isascii() or self.frequency(t) > 0 for t in (*terms.kept, *terms.clamped))
+
+    def row_ids_of(self, passage_ids: Sequence[str]) -> dict[str, tuple[int, str]]:
+        """``{passage_id: (row id, access)}`` of the stored passages among ``passage_ids`` at
+        this generation; only ids not asked before at this generation are read (one statement),
+        up to ``ROW_ID_CACHE`` ids, then the cache starts over."""
+        missing = [p for p in passage_ids if p not in self._row_ids]
+        if missing:
+            store = self.store
+            found: dict[str, tuple[int, str]] = self.read(lambda: store.passage_row_ids(missing))
+            if len(self._row_ids) + len(found) > ROW_ID_CACHE:
+                self._row_ids = {}
+            self._row_ids.update(found)
+            return {
+                p: found[p] if p in found else self._row_ids[p]
+                for p in passage_ids
+                if p in found or p in self._row_ids
+            }
+        return {p: self._row_ids[p] for p in passage_ids if p in self._row_ids}
 
     # -- postings -----------------------------------------------------------------------
 
