@@ -391,3 +391,47 @@ def test_a_warm_search_and_assess_run_at_most_four_statements(kb: KnowledgeBase)
     assert len(assessed) <= 4, assessed
     # the passages are read once per search (the hits' rows and the evidence's texts)
     assert sum("FROM passages p WHERE p.passage_id IN" in s for s in assessed) == 1
+
+
+def analysis_calls(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
+    """Counts, from now on, the lexical route's preparations of the query's terms
+    (analysis and statistics) and the query encoder's vector reads (its cache included)."""
+    from kbsearch.retrieve import encoder, routes
+
+    counts = {"terms": 0, "vectors": 0}
+    prepare, vector = routes.prepare_terms, encoder.QueryEncoder.vector
+
+    def counted_prepare(*args: object, **kwargs: object) -> object:
+        counts["terms"] += 1
+        return prepare(*args, **kwargs)  # type: ignore[arg-type]
+
+    def counted_vector(self: encoder.QueryEncoder, query: str) -> object:
+        counts["vectors"] += 1
+        return vector(self, query)
+
+    monkeypatch.setattr(routes, "prepare_terms", counted_prepare)
+    monkeypatch.setattr(encoder.QueryEncoder, "vector", counted_vector)
+    return counts
+
+
+@pytest.mark.parametrize("fusion", ["learned", "convex", "rrf"])
+def test_a_search_analyses_and_encodes_its_query_once(
+    kb: KnowledgeBase, monkeypatch: pytest.MonkeyPatch, fusion: str
+) -> None:
+    filters = Filters(as_of=DAY)
+    embedder = kb.embedder()
+    assert isinstance(embedder, FakeEmbedder)
+    counts = analysis_calls(monkeypatch)
+    for name, call in {
+        "search": lambda: kb.search("lost parcel refund", filters=filters, fusion=fusion),
+        "assess": lambda: kb.assess("lost parcel refund", filters=filters, fusion=fusion),
+        "explain": lambda: kb.explain(
+            "lost parcel refund", "delivery@v1#lost-parcel", filters=filters, fusion=fusion
+        ),
+    }.items():
+        kb.clear_query_cache()
+        counts.update(terms=0, vectors=0)
+        before = embedder.calls
+        call()
+        assert counts == {"terms": 1, "vectors": 1}, (name, counts)
+        assert embedder.calls == before + 1, name

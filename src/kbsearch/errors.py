@@ -3,6 +3,23 @@
 from __future__ import annotations
 
 
+def install_hint(extra: str) -> str:
+    """How to install the optional ``extra`` (an extra pyproject.toml declares), both ways:
+    by name once kbsearch is installed, from a wheel or a checkout (pip resolves the name to
+    the installed copy), and from a checkout's folder.
+
+    Raises:
+        ValueError: ``extra`` is not one of kbsearch's extras (a bug in the caller).
+    """
+    if extra not in EXTRAS:
+        raise ValueError(f"no extra {extra!r}: kbsearch's extras are {', '.join(EXTRAS)}")
+    return f"pip install 'kbsearch[{extra}]'; in a checkout: pip install '.[{extra}]'"
+
+
+# the extras of pyproject.toml's [project.optional-dependencies] (tests/errors_test.py checks)
+EXTRAS = ("dev", "qdrant", "rank", "rerank", "serve", "st", "test")
+
+
 class KbsearchError(Exception):
     """Base class of every error kbsearch raises on purpose."""
 

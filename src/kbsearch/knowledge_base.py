@@ -37,7 +37,7 @@ from .judge.confidence import Decision
 from .judge.evidence import term_statistics
 from .pipeline import HYBRID, Pipeline, RouteContext, SearchRequest, SearchResult, make_routes
 from .pipeline.explain import Explanation, explain_from_trace
-from .pipeline.run import (
+from .pipeline.request import (
     DEFAULT_DEPTH,
     DEFAULT_K,
     DEFAULT_ROUTE,
@@ -313,7 +313,7 @@ class KnowledgeBase:
             result = self.assessing.run(request)
         verdict = result.trace.verdict(self.abstention.name)
         decision = verdict if isinstance(verdict, Decision) else None
-        return Assessment(result.hits, decision, result.trace.routes, result.trace)
+        return Assessment(result.hits, decision, result.trace.routes, result.trace, result.query)
 
     def ask(
         self,
@@ -399,12 +399,14 @@ class KnowledgeBase:
             row = self.backend.passages([passage_id], request.filters).get(passage_id)
             if row is None:
                 raise self.contents.excluded(passage_id, request.filters)
-            trace = self.pipeline.run(request).trace
-            terms = cast(LexicalRoute, self.routes["lexical"]).terms(query, request.filters)
+            result = self.pipeline.run(request)
+            trace, analysed = result.trace, result.query  # the run's terms and vector
+            terms = cast(LexicalRoute, self.routes["lexical"]).terms(analysed, request.filters)
             bm25 = self.backend.explain_lexical(terms, row, audience)
             cosine = None
             if dense and passage_id not in {pid for pid, _ in trace.routes.get("dense", ())}:
-                cosine = self.backend.dense_similarity(self.query_vector(query), row)
+                vector = analysed.vector(self.encoder)
+                cosine = self.backend.dense_similarity(vector, row)
         return explain_from_trace(
             trace, passage_id, terms.analysed, bm25, cosine, dense, row.language
         )

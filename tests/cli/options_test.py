@@ -1,14 +1,15 @@
-"""The command line, the library and the README agree: every command is documented, and the
-defaults the README states are the options' defaults, which are the library's own."""
+"""The command line, the library and the docs agree: every command and option is on the CLI
+reference page, and the defaults the guide states are the options' defaults, which are the
+library's own."""
 
 from __future__ import annotations
 
 import inspect
 import re
-from pathlib import Path
 
 import click
 import pytest
+from support_docs import read, rendered
 
 from kbsearch.cli import cli
 from kbsearch.evaluation import evaluate
@@ -21,7 +22,10 @@ from kbsearch.records import Filters
 from kbsearch.rerank.rerankers import RerankSettings
 from kbsearch.rerank.stage import DEFAULT_BUDGET_MS, DEFAULT_TOP_N
 
-README = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
+SEARCHING = read("guide/searching.md")
+
+
+CLI_REFERENCE = rendered("reference/cli.md")
 
 
 def command(*path: str) -> click.Command:
@@ -55,8 +59,20 @@ def all_commands() -> list[tuple[str, ...]]:
 
 
 @pytest.mark.parametrize("path", all_commands(), ids=" ".join)
-def test_every_command_is_in_the_readme(path: tuple[str, ...]) -> None:
-    assert f"kbsearch {' '.join(path)}" in README
+def test_every_command_and_option_is_on_the_cli_reference(path: tuple[str, ...]) -> None:
+    """The reference page (generated at build time) has a section per command, with a row
+    per option naming each of its spellings."""
+    found = re.search(
+        rf"^#+ kbsearch {re.escape(' '.join(path))}\n(.*?)(?=^#+ kbsearch |\Z)",
+        CLI_REFERENCE,
+        re.S | re.M,
+    )
+    assert found is not None, f"kbsearch {' '.join(path)} is not on the CLI reference"
+    rows = re.findall(r"^\| `([^`]*)` \|", found.group(1), re.M)
+    for param in command(*path).params:
+        if isinstance(param, click.Option):
+            spelled = [row for row in rows if param.opts[-1] in re.split(r"[ ,/]+", row)]
+            assert spelled, f"kbsearch {' '.join(path)}: {param.opts[-1]} is not on the page"
 
 
 @pytest.mark.parametrize("path", all_commands(), ids=" ".join)
@@ -115,10 +131,10 @@ def test_readme_states_the_real_search_defaults() -> None:
         r".*?`--fusion (\w+)` over "
         r"each route's top (\d+).*?`--rrf-k` \(default (\d+)\) and route `--weights` \(default "
         r"`([\d.,]+)`",
-        README,
+        SEARCHING,
         re.S,
     )
-    assert stated is not None, "the README's search defaults sentence changed"
+    assert stated is not None, "the guide's search defaults sentence changed"
     route, k, audience, fusion, depth, rrf_k, weights = stated.groups()
     assert fusion == default(("search",), "fusion") == DEFAULT_FUSION
     # the CLI's route default is the best the index supports: hybrid, the library's default
@@ -132,9 +148,12 @@ def test_readme_states_the_real_search_defaults() -> None:
 
 
 def test_readme_states_the_real_index_and_eval_defaults() -> None:
-    access = re.search(r"gets `--default-access` \(`(\w+)` for a new index", README)
+    indexing = read("guide/indexing.md")
+    access = re.search(r"gets `--default-access` \(`(\w+)` for a new index", indexing)
     assert access is not None and access.group(1) == DEFAULT_ACCESS
-    evaluation = re.search(r"`eval` and `bench` defaults: `--k (\d+)`[^`]*`--depth (\d+)`", README)
+    evaluation = re.search(
+        r"`eval` and `bench` defaults: `--k (\d+)`[^`]*`--depth (\d+)`", read("guide/evaluation.md")
+    )
     assert evaluation is not None
     assert int(evaluation.group(1)) == default(("eval",), "k") == default(("bench",), "k")
     assert int(evaluation.group(2)) == default(("eval",), "depth")
@@ -144,9 +163,9 @@ def test_readme_states_the_real_rerank_defaults() -> None:
     stated = re.search(
         r"`--rerank-top-n`, default (\d+)\)\s+within a time budget \(`--rerank-budget-ms`, "
         r"default (\d+) ms",
-        README,
+        SEARCHING,
     )
-    assert stated is not None, "the README's reranking sentence changed"
+    assert stated is not None, "the guide's reranking sentence changed"
     top_n, budget = int(stated.group(1)), float(stated.group(2))
     assert (top_n, budget) == (DEFAULT_TOP_N, DEFAULT_BUDGET_MS)
     assert RerankSettings.of("cross-encoder:x") == RerankSettings("cross-encoder:x", top_n, budget)

@@ -1,6 +1,7 @@
-"""The README's search-side examples run as written against the demo help centre (issue 14
-item 14): every `kbsearch search/ask/explain/show/inventory/stats/backup` line of its "Use" block,
-with `kb.db` the demo index (fake embedder, no model)."""
+"""The README's and the guide's search-side examples run as written against the demo help centre
+(issue 14 item 14): every `kbsearch search/ask/explain/show/inventory/stats/backup` line of their
+``bash`` blocks, with `kb.db` the demo index (fake embedder, no model); the limits, install lines
+and verdict bands they state are the real ones."""
 
 from __future__ import annotations
 
@@ -11,31 +12,31 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from support import FakeEmbedder
+from support_docs import ROOT, bash_commands, pages, read, section
 
 import kbsearch
 import kbsearch.index.embedder_slot
 from kbsearch.cli import cli
 from kbsearch.tasks.demo import demo_files, examples_dir
 
-README = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
 RUNNABLE = ("search", "ask", "explain", "show", "inventory", "stats", "backup")
+# the pages whose examples run against the demo index
+EXAMPLES = ("README.md", "guide/searching.md", "guide/answers.md", "guide/indexing.md")
 
 
 def readme_commands() -> list[str]:
-    block = re.search(r"## Use\n\n```bash\n(.*?)```", README, re.S)
-    assert block is not None, "the README's Use block moved"
     commands = []
-    for line in block.group(1).splitlines():
-        for command in line.split(" # ")[0].split(" ; "):
-            words = shlex.split(command)
-            if words[:1] == ["kbsearch"] and words[1] in RUNNABLE and "--init" not in words:
-                commands.append(command.strip())
+    for name in EXAMPLES:
+        for words in bash_commands(read(name)):
+            if words[1] in RUNNABLE and "--init" not in words:
+                commands.append(shlex.join(words))
     return commands
 
 
-def test_the_use_block_has_search_examples() -> None:
-    assert len(readme_commands()) >= 6
-    assert {shlex.split(c)[1] for c in readme_commands()} >= {"search", "explain", "show"}
+def test_the_pages_have_search_examples() -> None:
+    assert len(readme_commands()) >= 8
+    assert {shlex.split(c)[1] for c in readme_commands()} >= {"search", "ask", "explain", "show"}
+    assert {words[1] for words in bash_commands(read("README.md"))} >= {"search", "ask"}
 
 
 @pytest.fixture(scope="module")
@@ -64,13 +65,12 @@ def test_readme_example_runs_as_written(
 
 
 def test_the_documented_ingest_limits_are_the_real_defaults() -> None:
-    """Issue 22: the README's table of ingest limits names every declared limit once, with
+    """Issue 22: the guide's table of ingest limits names every declared limit once, with
     its real default."""
     from kbsearch.ingest.limits import LIMITS, IngestLimits
 
-    section = re.search(r"### Limits on huge or hostile files\n(.*?)\n###", README, re.S)
-    assert section is not None, "the README's limits section moved"
-    rows = re.findall(r"^\| `(\w+)` \| (\d+)\b", section.group(1), re.M)
+    limits = section(read("guide/indexing.md"), "## Limits on huge or hostile files")
+    rows = re.findall(r"^\| `(\w+)` \| (\d+)\b", limits, re.M)
     assert [name for name, _ in rows] == [limit.name for limit in LIMITS]
     defaults = IngestLimits()
     assert {name: int(value) for name, value in rows} == {
@@ -78,32 +78,29 @@ def test_the_documented_ingest_limits_are_the_real_defaults() -> None:
     }
 
 
-def _readme_and_docs() -> dict[str, str]:
-    root = Path(__file__).parents[2]
-    pages = [root / "README.md", *sorted((root / "docs").glob("*.md"))]
-    return {page.name: page.read_text(encoding="utf-8") for page in pages}
-
-
-def test_every_pip_install_line_works_in_a_checkout() -> None:
-    """issue 22: `pip install 'kbsearch[serve]'` fails in a checkout (kbsearch is not on an
-    index); the working spelling is `pip install '.[serve]'`, with extras pyproject declares."""
+def test_every_pip_install_line_works() -> None:
+    """issue 22: `pip install 'kbsearch[serve]'` fails before kbsearch is installed (it is not
+    on an index): a checkout installs `.` (`pip install '.[serve]'`), a wheel its file (named
+    with kbsearch's version), and only an installed kbsearch takes an extra by name
+    (`pip install 'kbsearch[serve]'` then resolves to the installed copy), always with extras
+    pyproject declares."""
     import tomllib
 
-    pyproject = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text())
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
     extras = set(pyproject["project"]["optional-dependencies"])
-    seen = 0
-    for name, text in _readme_and_docs().items():
+    wheel = re.escape(f"dist/kbsearch-{kbsearch.__version__}-py3-none-any.whl")
+    seen: dict[str, int] = {}
+    for name, text in pages().items():
         for line in re.findall(r"pip install ([^`\n&#]+)", text):
             for target in shlex.split(line):
-                if target.startswith("-"):
+                if target.startswith(("-", "https://")) or target == "torch":  # CPU torch
                     continue
-                assert not target.startswith("kbsearch"), f"{name}: pip install {line}"
-                if target.startswith("."):
-                    seen += 1
-                    wanted = re.fullmatch(r"\.(?:\[([\w,-]+)\])?", target)
-                    assert wanted is not None, f"{name}: pip install {line}"
-                    assert set(filter(None, (wanted.group(1) or "").split(","))) <= extras
-    assert seen >= 4
+                wanted = re.fullmatch(rf"(\.|kbsearch|{wheel})(?:\[([\w,-]+)\])?", target)
+                assert wanted is not None, f"{name}: pip install {line}"
+                assert wanted.group(1) != "kbsearch" or wanted.group(2), f"{name}: {line}"
+                assert set(filter(None, (wanted.group(2) or "").split(","))) <= extras
+                seen[wanted.group(1)] = seen.get(wanted.group(1), 0) + 1
+    assert seen.get(".", 0) >= 4 and seen.get("kbsearch", 0) >= 1 and len(seen) == 3
 
 
 @pytest.mark.parametrize(
@@ -117,8 +114,8 @@ def test_every_pip_install_line_works_in_a_checkout() -> None:
 def test_the_short_k_the_readme_names_is_the_long_one(
     command: list[str], demo_db: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The README says the CLI's `-k` returns 5 by default: `-k N` is `--k N`."""
-    assert "the CLI (`-k`)" in README
+    """The serving guide says the CLI's `-k` returns 5 by default: `-k N` is `--k N`."""
+    assert "the CLI (`-k`) return 5 by default" in " ".join(read("guide/serving.md").split())
     monkeypatch.setattr(
         kbsearch.index.embedder_slot, "load_embedder", lambda spec: FakeEmbedder(64)
     )
@@ -133,13 +130,14 @@ def test_the_short_k_the_readme_names_is_the_long_one(
 
 
 def test_the_documented_verdict_bands_are_the_shipped_ones() -> None:
-    """The README's three verdicts: answered from 0.54 with a span holding 40% of the
+    """The guide's three verdicts: answered from 0.54 with a span holding 40% of the
     question's words, uncertain from 0.27 (the shipped abstention model's bands)."""
     from kbsearch.judge.answer import MIN_COVERAGE
     from kbsearch.judge.confidence import ConfidenceModel
 
     model = ConfidenceModel.load()
     assert model.floor is not None
-    assert f"`min_confidence` (default {model.threshold:.2f}" in README
-    assert f"`uncertain_from` ({model.floor:.2f}" in README
-    assert f"at least {MIN_COVERAGE:.0%} of the question's words" in README
+    answers = read("guide/answers.md")
+    assert f"`min_confidence` (default {model.threshold:.2f}" in answers
+    assert f"`uncertain_from` ({model.floor:.2f}" in answers
+    assert f"at least {MIN_COVERAGE:.0%} of the question's words" in answers

@@ -92,5 +92,5 @@ def test_without_the_serve_extra_one_error_line_names_it(
     assert result.exit_code == 1
     assert result.stderr.splitlines() == [
         f"error: kbsearch {command} needs the serve extra (no module {module!r}): "
-        "pip install 'kbsearch[serve]'"
+        "pip install 'kbsearch[serve]'; in a checkout: pip install '.[serve]'"
     ]

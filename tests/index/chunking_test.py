@@ -11,7 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kbsearch.errors import IngestError, InvalidArgumentError
-from kbsearch.index.chunking import make_passages, render_table, slugify, split_sentences
+from kbsearch.index.chunking import make_passages, slugify
+from kbsearch.index.packing import split_sentences
 from kbsearch.ingest import parse_file
 from kbsearch.records import Block, Document, ParsedDocument, Table
 
@@ -46,13 +47,6 @@ def _body(passage_text: str) -> str:
 )
 def test_slugify(heading: str, slug: str) -> None:
     assert slugify(heading) == slug
-
-
-def test_split_sentences_keeps_all_text() -> None:
-    text = 'He said "stop." Then he left. Prix : 3 €.\nNew line'
-    parts = split_sentences(text)
-    assert [p for p, _ in parts] == ['He said "stop."', "Then he left.", "Prix : 3 €.", "New line"]
-    assert "".join(j + p for p, j in parts) == text
 
 
 def test_ids_prefix_and_metadata() -> None:
@@ -95,18 +89,6 @@ def test_nested_section_path() -> None:
     assert passage.section == "Returns > Opened items"
     assert passage.passage_id == "pump@v2#returns/opened-items"
     assert passage.text.startswith("Pump guide\nReturns > Opened items\n\n")
-
-
-def test_table_row_stays_on_one_line_under_its_header() -> None:
-    table = Table(
-        ("Part", "Code", "Notes"),
-        (("Pump kit", "PK-2200-07", "fits the PW-2200 only"), ("Seal", "SE-100", "all models")),
-    )
-    assert render_table(table).split("\n") == [
-        "Part | Code | Notes",
-        "Pump kit | PK-2200-07 | fits the PW-2200 only",
-        "Seal | SE-100 | all models",
-    ]
 
 
 def _long_section(n_paragraphs: int, sentences: int) -> list[Block]:

@@ -4,6 +4,7 @@ the limit, whatever the memory it would have taken."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import fields
 from pathlib import Path
 
@@ -163,14 +164,9 @@ def test_a_flate_bomb_pdf_is_refused_by_its_decoded_size(tmp_path: Path) -> None
     assert [b.text for b in blocks] == ["Hello bomb"]
 
 
-def test_a_pdf_over_its_time_budget_stops_between_pages(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """An injected clock that moves one second per reading: parsing stops at the page where
-    the document went over ``max_seconds``, not at the end of the file."""
-    pytest.importorskip("reportlab")
-    path = many_pages_pdf(tmp_path / "slow.pdf", pages=30)
-    parsed = _counting_pages(monkeypatch)
+def _refused_over_five_seconds(path: Path) -> float:
+    """Parse ``path`` under a 5 s budget with a clock that moves one second per reading;
+    the refusal must name the file and the budget. Returns how often the clock was read."""
     now = [0.0]
 
     def clock() -> float:
@@ -179,11 +175,21 @@ def test_a_pdf_over_its_time_budget_stops_between_pages(
 
     limits = IngestLimits(max_seconds=5, clock=clock)
     budget = limits.budget(path)
-    with (
-        pytest.raises(LimitExceededError, match=r"slow.pdf: refused: .*over 5 s to parse"),
-        budget.timing(),
-    ):
+    refusal = rf"{re.escape(path.name)}: refused: .*over 5 s to parse"
+    with pytest.raises(LimitExceededError, match=refusal), budget.timing():
         parse_file(path, limits=limits, budget=budget)
+    return now[0]
+
+
+def test_a_pdf_over_its_time_budget_stops_between_pages(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An injected clock that moves one second per reading: parsing stops at the page where
+    the document went over ``max_seconds``, not at the end of the file."""
+    pytest.importorskip("reportlab")
+    path = many_pages_pdf(tmp_path / "slow.pdf", pages=30)
+    parsed = _counting_pages(monkeypatch)
+    _refused_over_five_seconds(path)
     assert 0 < len(parsed) < 10
 
 
@@ -197,18 +203,6 @@ def test_a_docx_over_its_time_budget_stops_between_paragraphs(tmp_path: Path) ->
         word.add_paragraph(f"Paragraph {n}: refunds take 30 days.")
     path = tmp_path / "long.docx"
     word.save(str(path))
-    now = [0.0]
-
-    def clock() -> float:
-        now[0] += 1
-        return now[0]
-
-    limits = IngestLimits(max_seconds=5, clock=clock)
-    budget = limits.budget(path)
-    with (
-        pytest.raises(LimitExceededError, match=r"long.docx: refused: .*over 5 s to parse"),
-        budget.timing(),
-    ):
-        parse_file(path, limits=limits, budget=budget)
-    assert now[0] < 20  # stopped early: a look per few hundred paragraphs, not per paragraph
+    readings = _refused_over_five_seconds(path)
+    assert readings < 20  # stopped early: a look per few hundred paragraphs, not per paragraph
     assert len(parse_file(path)[0].blocks) == 2000

@@ -22,7 +22,7 @@ from kbsearch.filters import Filters
 from kbsearch.fuse.methods import DEFAULT_FUSION
 from kbsearch.knowledge_base import KnowledgeBase
 from kbsearch.pipeline import Pipeline, SearchRequest, route_names
-from kbsearch.pipeline.run import DEFAULT_WEIGHTS
+from kbsearch.pipeline.request import DEFAULT_WEIGHTS
 from kbsearch.ranking.trace import Trace
 from kbsearch.records import ROUTES
 

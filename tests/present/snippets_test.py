@@ -7,15 +7,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kbsearch.present.snippets import (
-    TOKEN,
-    _keys,
-    make_snippet,
-    match_spans,
-    query_keys,
-    sentence_spans,
-)
-from kbsearch.text.analysis import STEMMER_LANGUAGES
+from kbsearch.present.snippets import make_snippet
+from kbsearch.text.matching import sentence_spans
 
 PASSAGE = (
     "Returns policy\nReturn window\n"
@@ -118,42 +111,6 @@ def test_window_is_a_slice_with_marks_inside(text: str, query: str) -> None:
     assert len(snip.text) <= max(80, len(text))
     for s, e in snip.marks:
         assert 0 <= s < e <= len(snip.text)
-
-
-def per_token_matches(text: str, query: str, languages: tuple[str, ...]) -> list[tuple]:
-    """The reference: every word of ``text`` looked up key by key, in its keys' order."""
-    keys = query_keys(query, languages)
-    langs = tuple(lang for lang in languages if lang in STEMMER_LANGUAGES) or ("en",)
-    found = []
-    for m in TOKEN.finditer(text):
-        hit = next((keys[k] for k in _keys(m.group(), langs) if k in keys), None)
-        if hit is not None:
-            found.append((m.start(), m.end(), hit))
-    return found
-
-
-@pytest.mark.parametrize(
-    ("text", "query", "languages"),
-    [
-        ("Livraisons livrées; livraison. Delivered!", "livraison delivery", ("fr", "en")),
-        ("Œuvre oeuvre ŒUVRE. Café cafe CAFÉ", "œuvre café", ("fr",)),
-        ("Running runs ran; the runner", "run running", ("en",)),
-        ("Nothing here matches", "absent words", ("en", "fr")),
-    ],
-)  # fmt: skip
-def test_match_spans_equal_the_per_token_reference(
-    text: str, query: str, languages: tuple[str, ...]
-) -> None:
-    expected = per_token_matches(text, query, languages)
-    assert match_spans(text, query_keys(query, languages), languages) == expected
-    assert match_spans(text, query_keys(query, languages), languages) == expected  # cached
-
-
-@given(st.text(alphabet="abcé éèLlivraisonsRun.;\n", max_size=120), st.text(max_size=30))
-def test_match_spans_equal_the_reference_on_any_text(text: str, query: str) -> None:
-    for languages in (("en",), ("fr", "en")):
-        expected = per_token_matches(text, query, languages)
-        assert match_spans(text, query_keys(query, languages), languages) == expected
 
 
 @pytest.mark.parametrize("mark", ["\u00ad", "\u200b", "\u2060"])

@@ -55,7 +55,8 @@ def test_names_are_checked_against_the_registry(fake_reranker: LengthReranker) -
         parse_reranker("cross-encoder")
     assert str(missing.value) == (  # one sentence, the usage said once
         "reranker 'cross-encoder' needs an argument, cross-encoder:PATH, where PATH is a"
-        " sentence-transformers CrossEncoder folder (pip install 'kbsearch[rerank]')"
+        " sentence-transformers CrossEncoder folder (pip install 'kbsearch[rerank]'; in a"
+        " checkout: pip install '.[rerank]')"
     )
     with pytest.raises(InvalidArgumentError, match="reranker name"):
         register_reranker("a:b", lambda argument: fake_reranker, "bad")

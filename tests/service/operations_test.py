@@ -57,3 +57,22 @@ def test_a_served_search_reads_its_passages_once(kb_file: Path) -> None:
     assert sum(" FROM passages p WHERE p.passage_id IN " in s for s in own) == 1, own
     assert not any("FROM documents d ORDER BY" in s for s in own), own
     assert len(own) <= 4, own
+
+
+def test_a_served_search_encodes_its_query_once(
+    kb_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The page's snippets (a dense-only hit's closest sentence) reuse the search's query
+    vector: the query encoder is read once per served search."""
+    from kbsearch.retrieve.encoder import QueryEncoder
+
+    reads = []
+    vector = QueryEncoder.vector
+    monkeypatch.setattr(QueryEncoder, "vector", lambda self, q: reads.append(q) or vector(self, q))
+    with kbsearch.open_kb(kb_file, embedder=FakeEmbedder()) as kb:
+        args = ops.SearchArgs("zebra parcel", k=20)
+        ops.search(kb, "public", args, ops.Limits())  # warm
+        reads.clear()
+        page = ops.search(kb, "public", args, ops.Limits())
+    assert reads == ["zebra parcel"]
+    assert any(not h["snippet"]["marks"] for h in page["hits"])  # a dense-only snippet

@@ -33,7 +33,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from ..store.schema import storage_error
+from ..store.failures import storage_error
 from .sqlite import Snapshot, SqliteBackend
 
 

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from ..errors import BackendUnavailableError
+from ..errors import BackendUnavailableError, install_hint
 from ..retrieve.backend import Backend
 from ..retrieve.dense import DenseIndex
 from ..retrieve.lexical.impact import ImpactIndex
@@ -94,7 +94,7 @@ def open_backend(store: Store, qdrant: QdrantTarget | None = None) -> LocalIndex
         from .qdrant.backend import QdrantBackend
     except ImportError as exc:
         raise BackendUnavailableError(
-            f"the Qdrant backend needs the qdrant extra: pip install 'kbsearch[qdrant]' ({exc})"
+            f"the Qdrant backend needs the qdrant extra: {install_hint('qdrant')} ({exc})"
         ) from exc
     return QdrantBackend(
         store, target.open(), exact=target.exact, hnsw_ef=target.hnsw_ef, target=target

@@ -70,7 +70,7 @@ class Group(click.Group):
             report(error)
             ctx.exit(LIBRARY_ERROR)
         except sqlite3.DatabaseError as error:  # read outside a read transaction (which
-            # names the file, kbsearch.store.schema.storage_error): a damaged index
+            # names the file, kbsearch.store.failures.storage_error): a damaged index
             click.echo(
                 f"error: the index cannot be read ({one_line(str(error))}); restore it from"
                 " a backup or rebuild it with `kbsearch index`",

@@ -15,7 +15,7 @@ from kbsearch.evaluation.answers import OUTCOMES, read_gold_answers, summarise_g
 from kbsearch.evaluation.questions import Question, QuestionSet
 from kbsearch.judge.answer import Answer
 from kbsearch.knowledge_base import KnowledgeBase
-from kbsearch.tasks.workflows import answer_questions
+from kbsearch.tasks.evaluate import answer_questions
 
 GOLD_FILE = "answers.jsonl"  # a BEIR folder's gold answer strings (PIAF's)
 SHARES = (

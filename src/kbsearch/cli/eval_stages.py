@@ -1,7 +1,7 @@
 """What each stage adds in ``kbsearch eval``: for every evaluated ``ROUTE+rerank`` whose
 ``ROUTE`` is evaluated too, each measure's gain over ``ROUTE``, the search latency it adds,
 and the reranking stage's own wall time and budget stops
-(:class:`kbsearch.tasks.workflows.RerankLog`);
+(:class:`kbsearch.tasks.evaluate.RerankLog`);
 with ``--abstention``, the abstention stage's answer-or-abstain measures.
 """
 
@@ -16,7 +16,7 @@ from rich.table import Table
 from kbsearch.evaluation.questions import QuestionSet
 from kbsearch.evaluation.runner import EvaluationResult
 from kbsearch.knowledge_base import KnowledgeBase
-from kbsearch.tasks.workflows import RerankLog, assess_questions, base_route
+from kbsearch.tasks.evaluate import RerankLog, assess_questions, base_route
 
 
 def stage_pairs(result: EvaluationResult) -> list[tuple[str, str]]:

@@ -7,9 +7,10 @@ import click
 
 from .admin import backup_command, inventory_command, stats_command
 from .ask import ask_command
+from .compare import compare_command
 from .demo import demo_command
 from .errors import Group
-from .eval import bench_command, compare_command, eval_command
+from .eval import bench_command, eval_command
 from .index import index_command
 from .model import model_group
 from .qdrant import sync_command, verify_command

@@ -16,11 +16,11 @@ from kbsearch.fuse.rrf import DEFAULT_RRF_K
 from kbsearch.ingest.limits import LIMITS, IngestLimits
 from kbsearch.ingest.metadata import known_language
 from kbsearch.knowledge_base import DEFAULT_DEPTH, DEFAULT_K, DEFAULT_WEIGHTS, MAX_K, parse_weights
-from kbsearch.pipeline.run import FUSION_SETTINGS, parse_rrf_k
+from kbsearch.pipeline.request import FUSION_SETTINGS, parse_rrf_k
 from kbsearch.records import DEFAULT_AUDIENCE, ROUTES, Filters
 from kbsearch.rerank.rerankers import RERANKERS, RerankSettings, parse_reranker
 from kbsearch.rerank.stage import DEFAULT_BUDGET_MS, DEFAULT_TOP_N, check_settings
-from kbsearch.tasks.workflows import RERANKED, base_route
+from kbsearch.tasks.evaluate import RERANKED, base_route
 
 from .errors import ParsedValue
 
@@ -184,9 +184,9 @@ def weights_option(func: F) -> F:
 
 
 def given_fusion_settings() -> frozenset[str]:
-    """The fusion options (of :data:`~kbsearch.pipeline.run.FUSION_SETTINGS`) the command
+    """The fusion options (of :data:`~kbsearch.pipeline.request.FUSION_SETTINGS`) the command
     line gives, even at their default value: given at all, they are refused where they do not
-    apply (:func:`~kbsearch.pipeline.run.check_fusion_settings`)."""
+    apply (:func:`~kbsearch.pipeline.request.check_fusion_settings`)."""
     ctx = click.get_current_context()
     defaults = (None, ParameterSource.DEFAULT, ParameterSource.DEFAULT_MAP)
     return frozenset(

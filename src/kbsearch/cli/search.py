@@ -14,7 +14,7 @@ from kbsearch.fuse.methods import parse_fusion
 from kbsearch.judge.confidence import decision_fields
 from kbsearch.knowledge_base import DEFAULT_ROUTE, open_kb
 from kbsearch.pipeline.explain import RerankPosition, rerank_position
-from kbsearch.pipeline.run import check_fusion_settings
+from kbsearch.pipeline.request import check_fusion_settings
 from kbsearch.present.snippets import make_snippet
 from kbsearch.records import ROUTES
 from kbsearch.rerank.stage import RerankReport
@@ -92,9 +92,7 @@ def rerank_move(position: RerankPosition | None) -> dict[str, object] | None:
 def rerank_stage_line(report: RerankReport) -> str:
     """``rerank (NAME): scored N of the top T in X ms (budget B ms[, ran out...])``, the
     stage's part of ``kbsearch explain``'s rerank lines."""
-    first = RerankPosition(report.reranker, None, None, None, report.top_n, report.scored,
-                           report.stopped, report.elapsed_ms)  # fmt: skip
-    stage = render_rerank(first).splitlines()[-1].strip()
+    stage = render_rerank(RerankPosition.of(report)).splitlines()[-1].strip()
     return f"rerank ({report.reranker}): {stage} (budget {report.budget_ms:g} ms)"
 
 

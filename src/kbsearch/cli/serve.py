@@ -14,7 +14,7 @@ from pathlib import Path
 
 import click
 
-from kbsearch.errors import InvalidArgumentError, ServerStartError
+from kbsearch.errors import InvalidArgumentError, ServerStartError, install_hint
 from kbsearch.ingest.limits import IngestLimits
 
 from .options import ingest_limits_option
@@ -34,7 +34,7 @@ def serve_extra(command: str) -> Iterator[None]:
             raise  # a module of kbsearch itself: a bug, not a missing extra
         raise ServerStartError(
             f"kbsearch {command} needs the serve extra (no module {package!r}): "
-            "pip install 'kbsearch[serve]'"
+            + install_hint("serve")
         ) from None
 
 

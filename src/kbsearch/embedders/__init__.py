@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..errors import EmbedderUnavailableError
+from ..errors import EmbedderUnavailableError, install_hint
 from .base import Embedder, Role, check_token_limit, check_vectors, l2_normalise
 
 __all__ = [
@@ -77,7 +77,7 @@ EMBEDDERS: dict[str, tuple[Callable[[str | None, int | None], Embedder], str]] =
     "onnx": (_onnx, "onnx:<dir>: an exported model directory on ONNX Runtime"),
     "sentence-transformers": (
         _sentence_transformers,
-        "sentence-transformers:<model id or path> (pip install 'kbsearch[st]')",
+        f"sentence-transformers:<model id or path> ({install_hint('st')})",
     ),
 }
 

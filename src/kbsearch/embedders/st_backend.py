@@ -21,10 +21,10 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import EmbedderUnavailableError, InvalidArgumentError
+from ..errors import EmbedderUnavailableError, InvalidArgumentError, install_hint
 from .base import Role, check_token_limit, check_vectors
 
-INSTALL_HINT = "pip install 'kbsearch[st]'"
+INSTALL_HINT = install_hint("st")
 E5_QUERY_PREFIX = "query: "
 E5_PASSAGE_PREFIX = "passage: "
 

@@ -19,7 +19,7 @@ from ..ranking.stages import Run
 from ..ranking.trace import Trace
 from ..records import Hit
 from ..retrieve.backend import Backend
-from ..retrieve.routes import QueryVectors
+from ..retrieve.query import Query, QueryVectors
 from ..text.analysis import Analyzer
 from .confidence import ConfidenceModel, Decision
 from .evidence import collect
@@ -29,12 +29,14 @@ from .evidence import collect
 class Assessment:
     """A search's hits (best first, as the route ranked them) and the stage's decision
     (``None`` when the index cannot support one); ``trace``: the run's (its stages' reports,
-    e.g. the reranker's: :func:`kbsearch.pipeline.explain.rerank_position`)."""
+    e.g. the reranker's: :func:`kbsearch.pipeline.explain.rerank_position`); ``query``: the
+    run's analysed query (its vector read once: a page's snippets reuse it)."""
 
     hits: list[Hit]
     decision: Decision | None
     routes: Mapping[str, tuple[tuple[str, float], ...]]
     trace: Trace | None = None
+    query: Query | None = None
 
 
 class AbstentionStage:
@@ -88,11 +90,11 @@ class AbstentionStage:
         evidence = collect(
             self._backend,
             self._analyzer(),
-            run.query,
+            run.query.text,
             run.filters,
             run.routes["lexical"],
             run.routes["dense"],
-            self._encoder.vector(run.query),
+            run.query.vector(self._encoder),
             run.rows,
         )
         return self.model.decide(evidence, run.min_confidence)

@@ -24,9 +24,9 @@ from datetime import date
 from functools import lru_cache
 from typing import Any
 
-from ..present.snippets import match_spans, query_keys
 from ..records import Document, Hit
 from ..text.analysis import Analyzer, stem_words, words
+from ..text.matching import match_spans, query_keys
 from ..text.stopwords import content_words, strip_elisions
 from .confidence import ANSWERED, DONT_SAY, UNCERTAIN, VERDICTS, Decision, band
 from .span import Candidate, Span, choose_span

@@ -21,13 +21,13 @@ from functools import lru_cache
 import numpy as np
 
 from ..filters import Filters
-from ..present.snippets import sentence_spans
 from ..records import PassageRow
 from ..retrieve.backend import Backend, Background, LexicalStatistics
 from ..retrieve.crosslang import is_cross_language, query_language, query_language_among
 from ..retrieve.lexical.bm25 import fts5_idf
 from ..retrieve.lexical.impact import ImpactIndex
 from ..text.analysis import Analyzer, fold_diacritics, stem_words, words
+from ..text.matching import sentence_spans
 from .confidence import SENTENCE_DEPTH, Evidence
 
 __all__ = ["Background", "TermStatistics", "collect", "gather", "term_statistics"]
@@ -125,7 +125,7 @@ def sentence_coverage(
     texts: Sequence[str], statistics: TermStatistics, analyzer: Analyzer, languages: Sequence[str]
 ) -> float:
     """The highest IDF-weighted share of the query terms found in one sentence of ``texts``
-    (sentences as :func:`kbsearch.present.snippets.sentence_spans` cuts them); 0 without terms."""
+    (sentences as :func:`kbsearch.text.matching.sentence_spans` cuts them); 0 without terms."""
     total = sum(statistics.idf)
     if total <= 0:
         return 0.0

@@ -1,13 +1,15 @@
 """The search pipeline: routes (a registry), fusion, stages, and a trace explanations read.
 
-See :mod:`kbsearch.pipeline.run` for the flow; :mod:`kbsearch.retrieve.routes` for adding a
+See :mod:`kbsearch.pipeline.run` for the flow, :mod:`kbsearch.pipeline.request` for a
+request; :mod:`kbsearch.retrieve.routes` for adding a
 route, :mod:`kbsearch.ranking.stages` for a stage, :mod:`kbsearch.retrieve.backend` for a backend.
 """
 
 from ..ranking.stages import Stage
 from ..ranking.trace import Trace
 from ..retrieve.routes import HYBRID, REGISTRY, Route, RouteContext, make_routes, route_names
-from .run import DEFAULT_DEPTH, MAX_K, Pipeline, SearchRequest, SearchResult
+from .request import DEFAULT_DEPTH, MAX_K, SearchOptions, SearchRequest
+from .run import Pipeline, SearchResult
 
 __all__ = [
     "DEFAULT_DEPTH",
@@ -17,6 +19,7 @@ __all__ = [
     "Pipeline",
     "Route",
     "RouteContext",
+    "SearchOptions",
     "SearchRequest",
     "SearchResult",
     "Stage",

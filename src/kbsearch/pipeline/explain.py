@@ -52,6 +52,19 @@ class RerankPosition:
     stopped: bool
     elapsed_ms: float
 
+    @classmethod
+    def of(
+        cls,
+        report: RerankReport,
+        before: int | None = None,
+        after: int | None = None,
+        score: float | None = None,
+    ) -> RerankPosition:
+        """The passage's ranks and score beside the stage's ``report`` (without them: the
+        stage's part alone)."""
+        return cls(report.reranker, before, after, score, report.top_n, report.scored,
+                   report.stopped, report.elapsed_ms)  # fmt: skip
+
 
 @dataclass(frozen=True)
 class Explanation:
@@ -155,16 +168,8 @@ def rerank_position(trace: Trace, passage_id: str) -> RerankPosition | None:
     if not found:
         return None
     stage, report = found[-1]
-    return RerankPosition(
-        reranker=report.reranker,
-        before=position(stage.input, passage_id).rank,
-        after=position(stage.output, passage_id).rank,
-        score=report.score_of(passage_id),
-        top_n=report.top_n,
-        scored=report.scored,
-        stopped=report.stopped,
-        elapsed_ms=report.elapsed_ms,
-    )
+    before, after = position(stage.input, passage_id), position(stage.output, passage_id)
+    return RerankPosition.of(report, before.rank, after.rank, report.score_of(passage_id))
 
 
 def explain_from_trace(

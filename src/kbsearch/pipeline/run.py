@@ -5,21 +5,20 @@
                    --> stages (a request's reranker, then the pipeline's own: abstain)
                    --> top k hits  +  Trace (read by kbsearch.pipeline.explain)
 
-One run serves ``search``, ``search --explain`` and ``explain``, so they always agree.
+One run serves ``search``, ``search --explain`` and ``explain``, so they always agree. The
+request it runs is :class:`kbsearch.pipeline.request.SearchRequest`.
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from ..errors import InvalidArgumentError, OptionConflictError, StorageError, _IndexChanged
+from ..errors import StorageError, _IndexChanged
 from ..filters import Filters, check_language
 from ..fuse.convex import Candidate, ConvexFused
-from ..fuse.methods import DEFAULT_FUSION, RRF, FusionSpec, parse_fusion, score_fusion
-from ..fuse.rrf import DEFAULT_RRF_K, Fused, reciprocal_rank_fusion
-from ..judge.confidence import check_threshold
+from ..fuse.methods import RRF, parse_fusion, score_fusion
+from ..fuse.rrf import Fused, reciprocal_rank_fusion
 from ..ranking.stages import JudgingStage, ReportingStage, Run, Stage
 from ..ranking.trace import StageTrace, Trace
 from ..records import Hit, PassageRow, RouteHit
@@ -28,15 +27,10 @@ from ..rerank.stage import RerankStage
 from ..retrieve.backend import Backend
 from ..retrieve.crosslang import not_applicable, query_language_among
 from ..retrieve.lexical.terms import query_languages
-from ..retrieve.routes import HYBRID, Route, Scorer, route_names
-from ..text.analysis import query_words
+from ..retrieve.query import Query
+from ..retrieve.routes import HYBRID, Route, Scorer
+from .request import SearchRequest
 
-MAX_K = 100_000  # hits a search may ask for (k and depth)
-# Search defaults: the CLI's and the HTTP API's defaults are these (a test checks the README).
-DEFAULT_K = 5  # hits returned
-DEFAULT_ROUTE = HYBRID
-DEFAULT_DEPTH = 100  # hits each route hands to fusion
-DEFAULT_WEIGHTS = (1.0, 1.0)  # RRF weights of the lexical and dense routes
 ATTEMPTS = 5  # runs of one search when another writer removes a hit's passage meanwhile
 
 
@@ -67,189 +61,14 @@ class RunRows:
         return {p: self._rows[p] for p in wanted if p in self._rows}
 
 
-def _whole(value: object, name: str) -> int:
-    if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= MAX_K:
-        raise InvalidArgumentError(
-            f"{name} must be a whole number from 1 to {MAX_K}, got {value!r}"
-        )
-    return value
-
-
-@dataclass(frozen=True)
-class SearchRequest:
-    """One search, validated when built.
-
-    ``route``: a registered route or ``hybrid``; ``depth``: how many candidates each route
-    gives fusion, whatever ``k`` (so a hybrid search returns at most the union of the routes'
-    top ``depth``, and the order of its top hits does not change with ``k``; a route searched
-    alone lists ``max(depth, k)``); ``weights``: one per registered route, in
-    registry order (RRF's); ``explain``: fuse every available route too, so each hit carries
-    its rank in each; ``fusion``: the hybrid route's method, ``rrf`` or a score fusion with
-    optional parameters (:func:`kbsearch.fuse.methods.parse_fusion`; kept in its full
-    form, defaults filled in); ``rerank``: a reranker spec or
-    :class:`~kbsearch.rerank.rerankers.RerankSettings` (kept as settings), run on the ranked
-    list before the pipeline's own stages (a route searched alone then gives
-    ``max(depth, k)``).
-
-    Raises:
-        InvalidArgumentError: k or depth not in 1..MAX_K, unknown route, RRF k not a finite
-            number >= 0, weights not finite numbers >= 0 (one per route, one positive), an
-            unknown fusion or fusion parameter, an unknown reranker or bad rerank settings.
-        OptionConflictError: fusion settings the route would ignore
-            (:func:`check_fusion_settings`).
-    """
-
-    query: str
-    k: int = DEFAULT_K
-    route: str = DEFAULT_ROUTE
-    filters: Filters = Filters()
-    rrf_k: float = DEFAULT_RRF_K
-    depth: int = DEFAULT_DEPTH
-    weights: tuple[float, ...] = DEFAULT_WEIGHTS
-    explain: bool = False
-    fusion: str = DEFAULT_FUSION
-    min_confidence: float | None = None
-    rerank: RerankSettings | str | None = None
-
-    def __post_init__(self) -> None:
-        _whole(self.k, "k")
-        object.__setattr__(self, "rerank", RerankSettings.of(self.rerank))
-        if self.min_confidence is not None:
-            object.__setattr__(self, "min_confidence", check_threshold(self.min_confidence))
-        _whole(self.depth, "depth")
-        names = route_names()
-        if self.route not in names:
-            raise InvalidArgumentError(
-                f"unknown route {self.route!r}; choose one of {', '.join(names)}"
-            )
-        if not isinstance(self.filters, Filters):
-            raise InvalidArgumentError(
-                f"filters must be a kbsearch.Filters, got {type(self.filters).__name__}"
-            )
-        check_rrf_k(self.rrf_k)
-        object.__setattr__(self, "weights", _weights(self.weights, len(names) - 1))
-        spec = parse_fusion(self.fusion)
-        object.__setattr__(self, "fusion", str(spec))
-        check_fusion_settings(self.route, spec, self.rrf_k, self.weights)
-
-
-def check_rrf_k(rrf_k: object) -> float:
-    """RRF's constant k, a finite number >= 0, as a float.
-
-    Raises:
-        InvalidArgumentError: not one.
-    """
-    if (
-        isinstance(rrf_k, bool)
-        or not isinstance(rrf_k, int | float)
-        or not math.isfinite(rrf_k)
-        or rrf_k < 0
-    ):
-        raise InvalidArgumentError(f"RRF k must be a finite number >= 0, got {rrf_k!r}")
-    return float(rrf_k)
-
-
-def parse_rrf_k(text: str) -> float:
-    """RRF's k from its text form (``"60"``), checked as :func:`check_rrf_k` does.
-
-    Raises:
-        InvalidArgumentError: not a finite number >= 0.
-    """
-    try:
-        value = float(text)
-    except ValueError:
-        raise InvalidArgumentError(f"RRF k must be a finite number >= 0, got {text!r}") from None
-    return check_rrf_k(value)
-
-
-FUSION_SETTINGS = frozenset({"fusion", "rrf_k", "weights"})
-
-
-def check_fusion_settings(
-    route: str,
-    spec: FusionSpec,
-    rrf_k: float,
-    weights: Sequence[float],
-    given: Collection[str] = (),
-) -> None:
-    """Refuse fusion settings a search would ignore: for a route that is not fused, a fusion
-    other than the default, RRF k or route weights; for a score fusion, RRF k or route weights.
-    ``given``: the settings (of :data:`FUSION_SETTINGS`) the caller named, which count as set
-    even at their default value (the command line's options given at all: ``--rrf-k 10`` is
-    refused where ``--rrf-k 11`` is).
-
-    Raises:
-        OptionConflictError: naming the settings and the route.
-    """
-    named = set(given)
-    rrf_settings = (
-        bool(named & {"rrf_k", "weights"})
-        or tuple(weights) != DEFAULT_WEIGHTS
-        or rrf_k != DEFAULT_RRF_K
-    )
-    if route == HYBRID:
-        if spec.scored and rrf_settings:
-            raise OptionConflictError(
-                f"RRF k and route weights set Reciprocal Rank Fusion; fusion {spec.name!r}"
-                " weighs the routes itself: add --fusion rrf to set them"
-            )
-        return
-    if "fusion" in named or str(spec) != str(parse_fusion(DEFAULT_FUSION)):
-        raise OptionConflictError(
-            f"fusion {str(spec)!r} applies to the hybrid route only; route {route!r} is not"
-            " fused: leave the fusion out or use route hybrid"
-        )
-    if rrf_settings:
-        raise OptionConflictError(
-            f"RRF k and route weights apply to the hybrid route only; route {route!r} is not"
-            " fused: leave them out or use route hybrid"
-        )
-
-
-def _weights(weights: object, count: int) -> tuple[float, ...]:
-    values = (
-        tuple(weights) if isinstance(weights, Sequence) and not isinstance(weights, str) else ()
-    )
-    if len(values) != count or not all(
-        isinstance(w, int | float) and not isinstance(w, bool) and math.isfinite(w) and w >= 0
-        for w in values
-    ):
-        names = ", ".join(route_names()[:-1])
-        raise InvalidArgumentError(
-            f"weights are {count} finite numbers >= 0 ({names}), got {weights!r}"
-        )
-    if not any(values):
-        raise InvalidArgumentError("at least one route weight must be positive")
-    return tuple(float(w) for w in values)
-
-
-def validate_weights(weights: object) -> tuple[float, ...]:
-    """The RRF weights, one per registered route (lexical, dense), as floats.
-
-    Raises:
-        InvalidArgumentError: not one finite number >= 0 per route with one of them positive.
-    """
-    return _weights(weights, len(route_names()) - 1)
-
-
-def parse_weights(text: str) -> tuple[float, ...]:
-    """RRF weights from their text form ``"lexical,dense"`` (``"1,1"``, ``"0.5, 2"``), checked
-    as :func:`validate_weights` does; the one parser of the CLI and the HTTP API.
-
-    Raises:
-        InvalidArgumentError: not comma-separated numbers, or as :func:`validate_weights`.
-    """
-    try:
-        parts = tuple(float(x) for x in str(text).split(","))
-    except ValueError:
-        raise InvalidArgumentError(f"weights are numbers 'lexical,dense', got {text!r}") from None
-    return validate_weights(parts)
-
-
 @dataclass(frozen=True)
 class SearchResult:
+    """A run's hits, its trace and its analysed query (whose vector and terms a caller
+    reading more of the same run, an explanation or a page's snippets, reuses)."""
+
     hits: list[Hit]
     trace: Trace
+    query: Query
 
 
 class Pipeline:
@@ -301,8 +120,8 @@ class Pipeline:
         raise StorageError(f"the index changed under {ATTEMPTS} searches in a row; try again")
 
     def _run(self, request: SearchRequest) -> SearchResult:
-        query, filters = request.query, request.filters
-        query_words(query)  # every route validates the query the same way
+        # analysed once for the run: every route, scorer and stage reads this one
+        query, filters = Query(request.query), request.filters
         check_language(filters, self.backend.languages(str(filters.audience)))
         names = self.plan(request)
         # explaining one route also shows where hybrid would put the passage, when there is a
@@ -325,7 +144,9 @@ class Pipeline:
         fused: list[Fused] | None = None
         candidates: list[Candidate] | None = None
         scored: list[ConvexFused] | None = None
-        language, missing = self.not_applicable(query, filters, fusable) if fusing else (None, {})
+        language, missing = (
+            self.not_applicable(query.text, filters, fusable) if fusing else (None, {})
+        )
         if request.route == HYBRID and spec.scored:
             candidates = self.candidates(query, filters, fusable, missing)
             audience = str(filters.audience)
@@ -352,12 +173,12 @@ class Pipeline:
                 continue
             report = None
             if isinstance(stage, ReportingStage):
-                ranked, report = stage.apply_reported(query, ranked, filters)
+                ranked, report = stage.apply_reported(query.text, ranked, filters)
             else:
-                ranked = stage.apply(query, ranked, filters)
+                ranked = stage.apply(query.text, ranked, filters)
             stages.append(StageTrace(stage.name, before, tuple(ranked), report))
         trace = Trace(
-            query=query,
+            query=query.text,
             route=request.route,
             k=request.k,
             depth=depth,
@@ -373,7 +194,7 @@ class Pipeline:
             scored=None if scored is None else tuple(scored),
             query_language=language,
         )
-        return SearchResult(self._hits(trace, rows), trace)
+        return SearchResult(self._hits(trace, rows), trace, query)
 
     def stages_for(self, request: SearchRequest) -> tuple[Stage | JudgingStage, ...]:
         """The request's reranking stage (its reranker loaded once per process), when it
@@ -419,7 +240,7 @@ class Pipeline:
 
     def candidates(
         self,
-        query: str,
+        query: Query,
         filters: Filters,
         lists: Mapping[str, Sequence[tuple[str, float]]],
         inapplicable: Mapping[str, frozenset[str]] | None = None,

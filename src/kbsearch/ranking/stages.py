@@ -20,6 +20,7 @@ from typing import Protocol, runtime_checkable
 
 from ..filters import Filters
 from ..records import PassageRow
+from ..retrieve.query import Query
 from .trace import Ranking
 
 
@@ -56,13 +57,14 @@ class ReportingStage(Protocol):
 
 @dataclass(frozen=True)
 class Run:
-    """What a judging stage reads: the request's query, filters, ``k`` and minimum confidence
+    """What a judging stage reads: the request's analysed query (its vector read once per
+    request: :class:`~kbsearch.retrieve.query.Query`), filters, ``k`` and minimum confidence
     (``None``: the stage's default), each route's ranked list (``{route: ((passage_id,
     score), ...)}``, best first, as the routes scored them), the ranked list so far, and
     ``rows``: the run's reader of stored passages by id (unfiltered; the pipeline reads them
     with the hits' rows, so a search reads its passages once)."""
 
-    query: str
+    query: Query
     filters: Filters
     k: int
     routes: Mapping[str, Ranking]

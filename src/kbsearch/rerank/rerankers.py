@@ -22,11 +22,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import InvalidArgumentError, RerankerUnavailableError
+from ..errors import InvalidArgumentError, RerankerUnavailableError, install_hint
 from ..retrieve.dense import scan_threads
 from .stage import DEFAULT_BUDGET_MS, DEFAULT_TOP_N, PairScorer, check_settings
 
-INSTALL_HINT = "pip install 'kbsearch[rerank]'"
+INSTALL_HINT = install_hint("rerank")
 
 RerankerFactory = Callable[[str], PairScorer]  # the argument after "NAME:" ("" when none)
 

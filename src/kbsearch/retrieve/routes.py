@@ -12,13 +12,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-import numpy as np
-
 from ..filters import Filters
 from ..text.analysis import Analyzer
 from .backend import Backend
 from .lexical.query_terms import QueryTerms
 from .lexical.terms import prepare_terms, query_languages
+from .query import Query, QueryVectors
 
 HYBRID = "hybrid"
 
@@ -32,7 +31,9 @@ class Route(Protocol):
         """False when this index cannot serve the route (no vectors)."""
         ...
 
-    def candidates(self, query: str, filters: Filters, depth: int) -> list[tuple[str, float]]:
+    def candidates(
+        self, query: str | Query, filters: Filters, depth: int
+    ) -> list[tuple[str, float]]:
         """Top ``depth`` ``(passage_id, score)`` under ``filters``, best first, ties by id.
 
         Raises:
@@ -40,34 +41,15 @@ class Route(Protocol):
         """
         ...
 
-    def scores(self, query: str, filters: Filters, passage_ids: Sequence[str]) -> dict[str, float]:
+    def scores(
+        self, query: str | Query, filters: Filters, passage_ids: Sequence[str]
+    ) -> dict[str, float]:
         """``{passage_id: score}`` of given passages (candidates of another route), scored as
         :meth:`candidates` scores its own; those the route cannot score are left out.
 
         Raises:
             as :meth:`candidates`; InvalidArgumentError: the backend cannot score given
             passages.
-        """
-        ...
-
-
-class QueryVectors(Protocol):
-    """Turns a query into the vector the dense route searches with
-    (:class:`kbsearch.retrieve.encoder.QueryEncoder` is the one a knowledge base uses)."""
-
-    def available(self) -> bool:
-        """True when the index has an embedder (vectors)."""
-        ...
-
-    def indexed(self) -> bool:
-        """False for a knowledge base never indexed (every route is empty there)."""
-        ...
-
-    def vector(self, query: str) -> np.ndarray:
-        """The query's vector, shape ``(dim,)``, L2-normalised.
-
-        Raises:
-            InvalidArgumentError: no vectors in this index. QueryError: too long a query.
         """
         ...
 
@@ -93,20 +75,31 @@ class LexicalRoute:
     def available(self) -> bool:
         return True
 
-    def terms(self, query: str, filters: Filters) -> QueryTerms:
-        """The query's terms with the audience's statistics (the public's: public only).
+    def terms(self, query: str | Query, filters: Filters) -> QueryTerms:
+        """The query's terms with the audience's statistics (the public's: public only),
+        prepared once per :class:`~kbsearch.retrieve.query.Query`, audience and languages.
 
         Raises:
             QueryError: empty / punctuation-only / over-long query.
         """
-        stats = self.backend.lexical_statistics(str(filters.audience))
+        query = Query.of(query)
+        audience = str(filters.audience)
+        stats = self.backend.lexical_statistics(audience)
         languages = query_languages(filters, stats.languages)
-        return prepare_terms(self.analyzer(), query, languages, stats.passages, stats.frequency)
+        analyzer = self.analyzer()
+        return query.terms(
+            (analyzer.name, audience, tuple(languages)),
+            lambda: prepare_terms(analyzer, query.text, languages, stats.passages, stats.frequency),
+        )
 
-    def candidates(self, query: str, filters: Filters, depth: int) -> list[tuple[str, float]]:
+    def candidates(
+        self, query: str | Query, filters: Filters, depth: int
+    ) -> list[tuple[str, float]]:
         return self.backend.lexical_candidates(self.terms(query, filters), filters, depth)
 
-    def scores(self, query: str, filters: Filters, passage_ids: Sequence[str]) -> dict[str, float]:
+    def scores(
+        self, query: str | Query, filters: Filters, passage_ids: Sequence[str]
+    ) -> dict[str, float]:
         terms = self.terms(query, filters)
         return self.backend.lexical_scores(terms, str(filters.audience), passage_ids)
 
@@ -123,15 +116,20 @@ class DenseRoute:
     def available(self) -> bool:
         return self.encoder.available()
 
-    def candidates(self, query: str, filters: Filters, depth: int) -> list[tuple[str, float]]:
+    def candidates(
+        self, query: str | Query, filters: Filters, depth: int
+    ) -> list[tuple[str, float]]:
         if not self.encoder.indexed():
             return []
-        return self.backend.dense_candidates(self.encoder.vector(query), filters, depth)
+        vector = Query.of(query).vector(self.encoder)
+        return self.backend.dense_candidates(vector, filters, depth)
 
-    def scores(self, query: str, filters: Filters, passage_ids: Sequence[str]) -> dict[str, float]:
+    def scores(
+        self, query: str | Query, filters: Filters, passage_ids: Sequence[str]
+    ) -> dict[str, float]:
         if not self.encoder.indexed():
             return {}
-        return self.backend.dense_scores(self.encoder.vector(query), passage_ids)
+        return self.backend.dense_scores(Query.of(query).vector(self.encoder), passage_ids)
 
 
 class TitleScorer:
@@ -146,10 +144,12 @@ class TitleScorer:
         self.backend = context.backend
         self.encoder = context.encoder
 
-    def scores(self, query: str, filters: Filters, passage_ids: Sequence[str]) -> dict[str, float]:
+    def scores(
+        self, query: str | Query, filters: Filters, passage_ids: Sequence[str]
+    ) -> dict[str, float]:
         if not self.encoder.available() or not self.encoder.indexed():
             return {}
-        return self.backend.heading_scores(self.encoder.vector(query), passage_ids)
+        return self.backend.heading_scores(Query.of(query).vector(self.encoder), passage_ids)
 
 
 REGISTRY: dict[str, Callable[[RouteContext], Route]] = {
@@ -172,7 +172,7 @@ class Scorer(Protocol):
     """Scores given passages (a route, or an extra score such as :class:`TitleScorer`)."""
 
     def scores(
-        self, query: str, filters: Filters, passage_ids: Sequence[str]
+        self, query: str | Query, filters: Filters, passage_ids: Sequence[str]
     ) -> dict[str, float]: ...
 
 

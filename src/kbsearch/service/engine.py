@@ -33,7 +33,7 @@ from ..errors import SearchTimeout, StorageError
 from ..filters import AUDIENCES
 from ..ingest.limits import IngestLimits
 from ..knowledge_base import KnowledgeBase, open_kb
-from ..store.schema import storage_error
+from ..store.failures import storage_error
 from .present import Catalogue
 
 T = TypeVar("T")
@@ -151,7 +151,7 @@ class Engine:
             raise
 
     def _storage_error(self, exc: sqlite3.DatabaseError) -> StorageError:
-        """``exc`` as the store names it (:func:`kbsearch.store.schema.storage_error`); a
+        """``exc`` as the store names it (:func:`kbsearch.store.failures.storage_error`); a
         damaged page kept in :attr:`damage`."""
         error = storage_error(self.db, exc, 0) or StorageError(f"cannot read {self.db}: {exc}")
         name = getattr(exc, "sqlite_errorname", "")

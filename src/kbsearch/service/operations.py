@@ -143,7 +143,7 @@ def search(kb: KnowledgeBase, audience: str, args: SearchArgs, limits: Limits) -
         "as_of": filters.as_of.isoformat() if isinstance(filters.as_of, date) else None,
         "language": filters.language,
         **decision_fields(assessed.decision),
-        "hits": [hit_dict(h, catalogue, kb, args.q) for h in page],
+        "hits": [hit_dict(h, catalogue, kb, assessed.query or args.q) for h in page],
     }
 
 

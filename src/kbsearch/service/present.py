@@ -18,10 +18,12 @@ from typing import Any
 import numpy as np
 
 from ..knowledge_base import KnowledgeBase
-from ..present.snippets import make_snippet, match_spans, query_keys, sentence_spans
+from ..present.snippets import make_snippet
 from ..present.sources import public_root_of, shown_source, uploads_folder
 from ..records import Document, Hit, Passage
+from ..retrieve.query import Query
 from ..store import StoredDocument
+from ..text.matching import match_spans, query_keys, sentence_spans
 
 SENTENCE_CACHE = 4096  # sentence vectors kept per process (dense-only snippets)
 
@@ -120,8 +122,9 @@ class SentenceVectors:
         self._cache: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
         self._lock = threading.Lock()
 
-    def scores(self, kb: KnowledgeBase, query: str, sentences: list[str]) -> list[float]:
-        """Cosine of the query to each sentence (E5 query and passage roles)."""
+    def scores(self, kb: KnowledgeBase, query: str | Query, sentences: list[str]) -> list[float]:
+        """Cosine of the query to each sentence (E5 query and passage roles; a search's
+        :class:`~kbsearch.retrieve.query.Query` gives the vector it already read)."""
         embedder = kb.embedder()
         if embedder is None:
             return [0.0] * len(sentences)
@@ -140,7 +143,7 @@ class SentenceVectors:
                     self._cache[(embedder.name, sentence)] = vector
                 while len(self._cache) > self.size:
                     self._cache.popitem(last=False)
-        query_vector = kb.query_vector(query)
+        query_vector = Query.of(query).vector(kb.encoder)
         return [float(np.dot(found[s], query_vector)) for s in sentences]
 
 
@@ -154,30 +157,35 @@ def heading_length(text: str, title: str, section: str) -> int:
 
 
 def snippet_of(
-    kb: KnowledgeBase, query: str, text: str, title: str, section: str, language: str
+    kb: KnowledgeBase, query: str | Query, text: str, title: str, section: str, language: str
 ) -> dict[str, Any]:
     """The part of ``text`` that matches ``query`` with match offsets (see
     :func:`kbsearch.present.snippets.make_snippet`), taken from the body after the title and heading
     lines (shown apart on every result); for a body sharing no word with the query, the
     sentence closest to it by cosine. ``start``/``end`` are offsets in ``text``."""
+    analysed = Query.of(query)
     languages = [language] if language else ["en", "fr"]
     skip = heading_length(text, title, section)
     body = text[skip:] if text[skip:].strip() else text
     shift = skip if body is not text else 0
     scores = None
-    matches = match_spans(body, query_keys(query, languages), languages)
+    matches = match_spans(body, query_keys(analysed.text, languages), languages)
     if not matches:
         sentences = [body[s:e] for s, e in sentence_spans(body)]
-        scores = SENTENCES.scores(kb, query, sentences)
-    snippet = make_snippet(body, query, languages, sentence_scores=scores, matches=matches)
+        scores = SENTENCES.scores(kb, analysed, sentences)
+    snippet = make_snippet(body, analysed.text, languages, sentence_scores=scores, matches=matches)
     return snippet.to_dict() | {"start": snippet.start + shift, "end": snippet.end + shift}
 
 
 def hit_dict(
-    hit: Hit, catalogue: Catalogue, kb: KnowledgeBase | None = None, query: str | None = None
+    hit: Hit,
+    catalogue: Catalogue,
+    kb: KnowledgeBase | None = None,
+    query: str | Query | None = None,
 ) -> dict[str, Any]:
     """A hit as ``kbsearch search --json`` prints it, plus the document's labels and, with
-    ``kb`` and ``query``, its snippet."""
+    ``kb`` and ``query`` (its search's :class:`~kbsearch.retrieve.query.Query`, whose
+    vector a dense-only snippet reuses), its snippet."""
     out: dict[str, Any] = {
         "rank": hit.rank,
         "passage_id": hit.passage_id,

@@ -19,8 +19,8 @@ from ..errors import SettingsConflictError
 from ..filters import Filters, to_sql
 from ..records import Document, Passage, PassageRow
 from .columns import COLUMNS, PassageColumns, column_arrays
+from .database import IN_CHUNK, StoreBase, in_chunks
 from .fts import FTS_TABLES
-from .schema import IN_CHUNK, StoreBase, in_chunks
 from .settings import IndexSettings
 
 

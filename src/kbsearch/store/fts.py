@@ -13,7 +13,7 @@ import numpy as np
 
 from ..errors import StorageError
 from ..filters import Filters, to_sql
-from .schema import StoreBase
+from .database import StoreBase
 
 # audience -> the FTS5 table its lexical searches read (and take their BM25 statistics from)
 FTS_TABLES = {"public": "public_fts", "staff": "passages_fts"}

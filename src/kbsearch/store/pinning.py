@@ -20,7 +20,7 @@ import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from .schema import StoreBase
+from .database import StoreBase
 
 
 class PinnedReads(StoreBase):

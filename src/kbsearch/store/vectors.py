@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .columns import COLUMNS, column_arrays
-from .schema import StoreBase, in_chunks
+from .database import StoreBase, in_chunks
 
 
 @dataclass(frozen=True)

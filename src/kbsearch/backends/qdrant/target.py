@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ...errors import BackendUnavailableError, InvalidArgumentError
+from ...errors import BackendUnavailableError, InvalidArgumentError, install_hint
 
 if TYPE_CHECKING:
     from .collection import Collection
@@ -103,5 +103,5 @@ class QdrantTarget:
             return EdgeCollection(str(self.path))
         except ImportError as exc:
             raise BackendUnavailableError(
-                f"the Qdrant backend needs the qdrant extra: pip install 'kbsearch[qdrant]' ({exc})"
+                f"the Qdrant backend needs the qdrant extra: {install_hint('qdrant')} ({exc})"
             ) from exc

@@ -1,0 +1,48 @@
+"""The install hints errors carry name both spellings: by name once kbsearch is installed
+(from a wheel or a checkout: pip resolves the name to the installed copy), and from a checkout's
+folder (before kbsearch is installed, the name alone is on no index)."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from kbsearch.errors import EXTRAS as DECLARED
+from kbsearch.errors import install_hint
+
+ROOT = Path(__file__).parents[1]
+PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+EXTRAS = sorted(PYPROJECT["project"]["optional-dependencies"])
+
+
+def test_the_extras_known_are_pyproject_s() -> None:
+    assert sorted(DECLARED) == EXTRAS
+
+
+@pytest.mark.parametrize("extra", EXTRAS)
+def test_a_hint_names_the_extra_both_ways(extra: str) -> None:
+    assert install_hint(extra) == (
+        f"pip install 'kbsearch[{extra}]'; in a checkout: pip install '.[{extra}]'"
+    )
+
+
+def test_a_hint_for_an_undeclared_extra_is_a_bug() -> None:
+    with pytest.raises(ValueError, match="no extra 'gpu'"):
+        install_hint("gpu")
+
+
+def test_no_message_in_the_code_spells_an_extra_one_way_only() -> None:
+    """Every ``pip install 'kbsearch[...]'`` of a string the code raises or prints comes from
+    :func:`install_hint` (docstrings and comments may name the installed spelling)."""
+    found = [
+        f"{path.relative_to(ROOT)}:{number}"
+        for path in sorted((ROOT / "src/kbsearch").rglob("*.py"))
+        if path.name != "errors.py"
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if "pip install 'kbsearch[" in line
+        and "``" not in line  # reStructuredText: a docstring
+        and not line.lstrip().startswith("#")
+    ]
+    assert not found
