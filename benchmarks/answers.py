@@ -13,6 +13,8 @@ and on the questions whose cited passage is relevant. ``latency`` times ``ask`` 
     python benchmarks/answers.py score /tmp/ans/piaf_final_old.jsonl \
         --questions /work/shared/data/piaf_fr --split final \
         --gold /work/shared/data/piaf_fr/answers.jsonl
+    # AUROC of the confidence for a right answer: a dump where every span is shown
+    python benchmarks/answers.py dump ... --min-confidence 0 --out /tmp/ans/demo_all.jsonl
     # the demo (93 questions), and ask's latency on it (warm: every question asked once first)
     python benchmarks/answers.py dump --db /tmp/ans/demo/helpcentre.db \
         --questions src/kbsearch/examples/helpcentre/questions.jsonl --out /tmp/ans/demo.jsonl
@@ -47,7 +49,8 @@ def dump(args: argparse.Namespace) -> None:
         for q in qset.questions:
             filters = question_filters(q, qset.access_aware, use_language=False)
             try:
-                data = kb.ask(q.text, filters=filters).to_dict()
+                data = kb.ask(q.text, filters=filters, min_confidence=args.min_confidence)
+                data = data.to_dict()
             except Exception as exc:  # noqa: BLE001 - a refused question is recorded
                 data = {"refused": f"{type(exc).__name__}: {exc}"}
             out.write(json.dumps({"qid": q.qid, **data}, ensure_ascii=False) + "\n")
@@ -74,7 +77,9 @@ def score(args: argparse.Namespace) -> None:
             cited = Hit(n["rank"], pid, n["doc_id"], n["version"], n["section"], n["score"], "")
         items.append(judge_question(q, verdict, text, gold, cited))
     groups = summarise_groups(items)
+    separated = aurocs(items, [rows[i.qid]["confidence"] for i in items])
     if args.json:
+        groups["auroc"] = separated  # type: ignore[assignment]
         print(json.dumps(groups, indent=1))
         return
     from rich.console import Console
@@ -82,6 +87,23 @@ def score(args: argparse.Namespace) -> None:
     from kbsearch.cli.eval_answers import print_summary
 
     print_summary(groups, Console(width=160))
+    print(", ".join(f"AUROC of the confidence, {k}: {v}" for k, v in separated.items()))
+
+
+def aurocs(items: list, confidence: list[float]) -> dict[str, float | None]:
+    """AUROC of the answers' confidence for two labels: the question is answerable, and the
+    shown answer is right (read it on a dump made with ``--min-confidence 0``, where every
+    span is shown: a refusal's text is not in the dump)."""
+    from kbsearch.evaluation.abstention import auroc
+
+    def of(labels: list[bool]) -> float | None:
+        found = auroc(confidence, labels)
+        return None if found is None else round(found, 3)
+
+    return {
+        "answerable": of([i.answerable for i in items]),
+        "right answer": of([i.right for i in items]),
+    }
 
 
 def latency(args: argparse.Namespace) -> None:
@@ -111,6 +133,7 @@ def main(argv: list[str] | None = None) -> None:
         if name != "score":
             p.add_argument("--db", required=True)
     sub.choices["dump"].add_argument("--out", required=True)
+    sub.choices["dump"].add_argument("--min-confidence", type=float, default=None)
     sub.choices["score"].add_argument("dump")
     sub.choices["score"].add_argument("--gold", default=None)
     sub.choices["score"].add_argument("--json", action="store_true")

@@ -88,13 +88,15 @@ def test_ask_picks_its_sentence_with_the_audience_languages(
     with kbsearch.open_kb(tmp_path / "kb.db", create=True, embedder=FakeEmbedder()) as kb:
         kb.index([docs], inventory=docs / "inventory.csv")
         seen: list[list[str]] = []
-        real = kbsearch.knowledge_base.compose
+        from kbsearch.facade import searching
+
+        real = searching.compose
 
         def compose(*args):  # type: ignore[no-untyped-def]
             seen.append(list(args[4]))  # the languages; question terms and cosines follow
             return real(*args)
 
-        monkeypatch.setattr(kbsearch.knowledge_base, "compose", compose)
+        monkeypatch.setattr(searching, "compose", compose)
         kb.ask(QUERY, filters=Filters(audience=audience, as_of=DAY), min_confidence=0.0)
     assert seen == [languages]
 
@@ -197,3 +199,39 @@ def test_a_top_passage_in_another_language_marks_the_lexical_side_missing(tmp_pa
         assert missing(Filters(audience="staff", as_of=DAY, doc_ids=("notiz",)))
         # a public search sees English only: one language, the lexical side stands
         assert not missing(Filters(audience="public", as_of=DAY))
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        QUERY,
+        # confident retrieval, but the best span holds little of the question: today's ask
+        # said uncertain where search said answered
+        "is a lost parcel refunded in full zebra quantum flux capacitor",
+        "goodwill credit amount",
+    ],
+)
+@pytest.mark.parametrize("min_confidence", [None, 0.0, 0.5])
+def test_search_and_ask_give_the_same_verdict(
+    kb: KnowledgeBase, query: str, min_confidence: float | None
+) -> None:
+    from kbsearch.judge.confidence import decision_fields
+
+    filters = Filters(as_of=DAY)
+    assessed = kb.assess(query, filters=filters, min_confidence=min_confidence)
+    answer = kb.ask(query, filters=filters, min_confidence=min_confidence)
+    assert assessed.decision is not None
+    fields = decision_fields(assessed.decision)
+    assert fields["verdict"] == answer.verdict == assessed.decision.verdict
+    assert fields["confidence"] == answer.confidence
+    assert fields["answerable"] == answer.answerable
+
+
+def test_the_decision_carries_the_span_it_judged(kb: KnowledgeBase) -> None:
+    filters = Filters(as_of=DAY)
+    decision = kb.assess(QUERY, filters=filters, min_confidence=0.0).decision
+    answer = kb.ask(QUERY, filters=filters, min_confidence=0.0)
+    assert decision is not None and decision.span is not None
+    assert decision.span_passage == answer.citation.passage_id
+    assert (decision.span.start, decision.span.end) == (answer.start, answer.end)
+    assert {"span_coverage", "span_score", "retrieval_logit"} <= set(decision.features)

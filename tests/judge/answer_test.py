@@ -13,6 +13,7 @@ from kbsearch.judge.answer import (
     verdict,
 )
 from kbsearch.judge.confidence import Decision
+from kbsearch.judge.span import Span
 from kbsearch.records import Document, Hit
 
 TEXT = (
@@ -26,9 +27,11 @@ DOC = Document(
 DOCS = {("delivery", "1"): DOC}
 
 
-# the span is the best sentence with the one before it when both fit in 250 characters (a span
-# of two sentences held PIAF dev's gold answers more often than the sentence alone)
-SPAN = "We track every parcel. A lost parcel is refunded in full within 5 days."
+# the span is the best run of up to three sentences of one paragraph within 250 characters (the
+# answer often stands just before or after the sentence that repeats the question's words)
+SPAN = (
+    "We track every parcel. A lost parcel is refunded in full within 5 days. Ask the courier first."
+)
 
 
 def test_answer_is_the_best_span_with_its_citation() -> None:
@@ -72,12 +75,16 @@ def test_in_the_uncertain_band_the_span_is_shown_and_said_to_maybe_not_answer() 
     assert "Uncertain (confidence 0.35, answers from 0.40)" in printed
 
 
-def test_a_span_that_covers_too_little_of_the_question_is_uncertain() -> None:
-    # confident retrieval, but the span holds none of "refunded" or "lost" (coverage 1/3)
-    text = "Delivery\nParcels\nEvery parcel is tracked by the courier."
-    hit = Hit(1, "delivery@v1#parcels", "delivery", "1", "Parcels", 0.3, text)
-    answer = compose("refunded lost parcel", Decision(True, 0.9, 0.4), [hit], DOCS, ["en"])
-    assert answer.verdict == "uncertain"
+def test_the_span_and_verdict_the_stage_judged_are_the_ones_shown() -> None:
+    # the stage judged "Ask the courier first." (not the span compose would choose) and said
+    # uncertain although the confidence reaches the threshold: both are shown as judged
+    start = TEXT.index("Ask the courier")
+    span = Span(2, start, len(TEXT), 0.1, 0.0, 0.0, 0.0)  # passage 2 of the stage's list
+    decision = Decision(True, 0.9, 0.4, verdict="uncertain", span=span, span_passage=HIT.passage_id)
+    answer = compose("is a lost parcel refunded", decision, [HIT], DOCS, ["en"])
+    assert answer.verdict == "uncertain" and answer.text == "Ask the courier first."
+    assert answer.span is not None and answer.span.passage == 0  # the first of these hits
+    assert answer.citation is not None and answer.citation.passage_id == HIT.passage_id
 
 
 def test_verdict_bands() -> None:
@@ -126,3 +133,19 @@ def test_a_passage_without_a_section_is_cited_by_its_title_alone() -> None:
     )
     printed = render(answer)
     assert "Source: GC-1 (version 1, no effective dates)" in printed and " > " not in printed
+
+
+def test_sentence_cosines_given_by_passage_choose_among_its_sentences() -> None:
+    filler = " ".join(["Stores open every day from eight until eight."] * 8)  # a long body
+    text = (
+        "Returns\nPick a store to collect from at checkout.\n\n"
+        f"They need photo ID to collect it.\n\n{filler}"
+    )
+    hit = Hit(1, "c@v1#collect", "c", "1", "Returns", 0.3, text)
+    doc = Document("c", "1", "Returns", "en", "public", None, None)
+    first = text.index("Pick"), text.index("checkout.") + len("checkout.")
+    second = text.index("They"), text.index("it.") + 3
+    args = ("where to collect", Decision(True, 0.9, 0.4), [hit], {("c", "1"): doc})
+    assert str(compose(*args, ["en"]).text).startswith("Pick")
+    cosines = {hit.passage_id: {first: 0.80, second: 0.86}}
+    assert compose(*args, ["en"], sentence_cosines=cosines).text == text[second[0] : second[1]]

@@ -4,6 +4,7 @@ rebuilt byte for byte from the committed dev table by the training script's own 
 from __future__ import annotations
 
 import importlib.util
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -96,5 +97,12 @@ def test_shipped_model_is_rebuilt_from_the_dev_table() -> None:
     spec.loader.exec_module(script)
     table = script.read_table(str(TABLE))
     model = script.build_model(table, str(TABLE))
+    # the span-aware sub-model from the answer dev table (benchmarks/answer_tune.py fit)
+    spec = importlib.util.spec_from_file_location("answer_tune", SCRIPT.with_name("answer_tune.py"))
+    assert spec and spec.loader
+    tune = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tune)
+    answers = SCRIPT.parent / "data" / "answer_dev.tsv"
+    model = replace(model, answer=tune.answer_model(tune._read([str(answers)]), answers.name))
     assert dumps(model) == SHIPPED.read_text(encoding="utf-8")
     assert model.dense_only is not None and model.dense_only.names == DENSE_FEATURES

@@ -151,3 +151,38 @@ def test_same_question_answer_present_vs_removed_in_an_index(tmp_path: Path) -> 
     everything = Filters(audience="staff", as_of=DAY)
     without_answer = Filters(audience="staff", as_of=DAY, doc_ids=("returns", "goodwill"))
     assert confidence(without_answer) < confidence(everything)
+
+
+def test_span_features_by_hand() -> None:
+    from kbsearch.judge.confidence import span_features
+    from kbsearch.judge.span import Span
+
+    values = span_features(0.8, Span(1, 0, 10, 0.7, 0.5, 0.2, 0.5))
+    assert values["retrieval_logit"] == pytest.approx(math.log(0.8 / 0.2))
+    assert (values["span_score"], values["span_coverage"]) == (0.7, 0.5)
+    assert (values["span_margin"], values["span_agree"], values["span_rank"]) == (0.2, 0.5, 1.0)
+    none = span_features(0.5, None)
+    assert none["retrieval_logit"] == 0.0 and none["span_coverage"] == 0.0
+
+
+def test_shipped_model_judges_the_span() -> None:
+    from kbsearch.judge.confidence import SPAN_FEATURES, span_features
+    from kbsearch.judge.span import Span
+
+    model = ConfidenceModel.load()
+    assert model.answer is not None and model.answer.names == SPAN_FEATURES
+    assert model.answer.info["trained_on"].endswith("dev.tsv")
+    threshold, floor = model.bands
+    assert (threshold, floor) == (model.answer.threshold, model.answer.floor)
+    assert 0.0 < floor < threshold < 1.0
+    # the same retrieval, a span holding all of the question against one holding little
+    full = model.answer.confidence(span_features(0.7, Span(0, 0, 9, 1.2, 1.0, 0.3, 1.0)))
+    thin = model.answer.confidence(span_features(0.7, Span(0, 0, 9, 0.2, 0.2, 0.0, 0.0)))
+    assert thin < full
+
+
+def test_without_a_span_the_verdict_is_dont_say() -> None:
+    model = ConfidenceModel.load()
+    found = evidence([0.92, 0.84] + [0.82] * 18, [9.0, 3.0], (True, True, False))
+    decision = model.judge(found, None, None, threshold=0.0)
+    assert decision.verdict == "dont_say" and not decision.answerable

@@ -85,3 +85,19 @@ def test_the_confidence_does_not_depend_on_k(client: httpx.Client) -> None:
     assert len(set(confidences.values())) == 1, confidences
     page = get(client, "/", q=QUERY).text
     assert f"confidence {confidences[5]:.2f}" in page
+
+
+def test_search_ask_and_the_page_show_the_same_verdict(client: httpx.Client) -> None:
+    # confident retrieval, a span holding little of the question: /search said answered
+    # where /ask said uncertain
+    words = ["zebra quantum flux capacitor", "", "goodwill credit amount"]
+    for query in (f"{QUERY} {words[0]}", QUERY, words[2]):
+        for minimum in (0, 0.5):
+            found = get(client, "/search", q=query, min_confidence=minimum).json()
+            answer = get(client, "/ask", q=query, min_confidence=minimum).json()
+            assert found["verdict"] == answer["verdict"], query
+            assert found["confidence"] == answer["confidence"]
+            page = get(client, "/", q=query, min_confidence=minimum).text
+            shown = {"answered": 'class="answerable"', "uncertain": 'class="uncertain"'}
+            if answer["verdict"] in shown:
+                assert shown[answer["verdict"]] in page

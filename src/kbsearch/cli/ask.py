@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 import click
 
 from kbsearch.judge.answer import render, verdict_line
-from kbsearch.judge.confidence import DONT_SAY, Decision, band
+from kbsearch.judge.confidence import DONT_SAY, Decision
 from kbsearch.knowledge_base import open_kb
 
 from .ingest import MAKE_PUBLIC
@@ -39,10 +39,9 @@ def min_confidence_option(func: F) -> F:
 
 
 def decision_line(decision: Decision) -> str:
-    """The line ``search`` prints above its hits: the verdict of the confidence alone
-    (:func:`kbsearch.judge.confidence.band`), in ``ask``'s words
-    (:func:`kbsearch.judge.answer.verdict_line`)."""
-    found = band(decision.confidence, decision.threshold, decision.floor)
+    """The line ``search`` prints above its hits: the decision's verdict (the one ``ask``
+    gives), in ``ask``'s words (:func:`kbsearch.judge.answer.verdict_line`)."""
+    found = decision.verdict
     floor = decision.threshold if decision.floor is None else decision.floor
     line = verdict_line(found, decision.confidence, decision.threshold, floor)
     return f"{line}; the nearest passages:" if found == DONT_SAY else line

@@ -7,6 +7,12 @@ unchanged, so abstention never reorders the hits. It reads the routes' own lists
 (BM25, cosine), never a fusion score, so it does not depend on how the routes are fused.
 Without a dense list (an index without vectors) it gives no decision (``None``), since its
 model reads both routes.
+
+The stage also chooses the span that answers among the first passages of the ranked list
+(:func:`kbsearch.judge.answer.choose`, as ``ask`` shows it) and gives the verdict on it
+(:meth:`kbsearch.judge.confidence.ConfidenceModel.judge`): the decision every search carries
+is the one ``ask`` answers by, so the CLI, the HTTP API, the page and the MCP tools show the
+same verdict for the same query.
 """
 
 from __future__ import annotations
@@ -21,8 +27,10 @@ from ..records import Hit
 from ..retrieve.backend import Backend
 from ..retrieve.query import Query, QueryVectors
 from ..text.analysis import Analyzer
+from .answer import QuestionTerms, choose
 from .confidence import ConfidenceModel, Decision
-from .evidence import collect
+from .evidence import collect, term_statistics
+from .span import PASSAGES, Span
 
 
 @dataclass(frozen=True)
@@ -97,4 +105,26 @@ class AbstentionStage:
             run.query.vector(self._encoder),
             run.rows,
         )
-        return self.model.decide(evidence, run.min_confidence)
+        span, passage = self.span(run)
+        return self.model.judge(evidence, span, passage, run.min_confidence)
+
+    def span(self, run: Run) -> tuple[Span | None, str | None]:
+        """The span chosen among the first :data:`~kbsearch.judge.span.PASSAGES` passages of
+        ``run.ranked`` (their documents' titles and languages from the backend; the
+        question's words weighted by the audience's IDF) and the passage it lies in."""
+        ids = [pid for pid, _ in run.ranked[:PASSAGES]]
+        found = run.rows(ids)
+        passages = [found[p].passage for p in ids if p in found]
+        documents = self._backend.documents({(p.doc_id, p.version) for p in passages})
+        passages = [p for p in passages if (p.doc_id, p.version) in documents]
+        audience = str(run.filters.audience)
+        language = run.filters.language
+        languages = [str(language)] if language else self._backend.languages(audience)
+        analyzer = self._analyzer()
+        statistics = term_statistics(
+            self._backend.lexical_statistics(audience), analyzer, run.query.text, languages
+        )
+        terms = QuestionTerms(statistics.words, statistics.idf, analyzer.name)
+        cosines = dict(run.routes["dense"])
+        span = choose(passages, documents, languages, terms, cosines, run.query.text)
+        return span, None if span is None else passages[span.passage].passage_id

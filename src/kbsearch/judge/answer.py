@@ -1,14 +1,15 @@
 """A cited answer, uncertain, or "the documents don't say": what ``kbsearch ask`` prints.
 
-Three verdicts (:data:`VERDICTS`), from the abstention stage's confidence and the span chosen
-(:func:`verdict`):
+Three verdicts (:data:`VERDICTS`): the abstention stage's (:class:`Decision.verdict
+<kbsearch.judge.confidence.Decision>`), whose confidence reads the span it chose
+(:meth:`kbsearch.judge.confidence.ConfidenceModel.judge`), so ``search`` and ``ask`` show the
+same verdict for the same query:
 
-- ``answered``: the confidence reaches the answer threshold and the span holds at least
-  :data:`MIN_COVERAGE` of the question's words (IDF-weighted): the span, cited;
-- ``uncertain``: the confidence reaches the band's floor (or the threshold, with a span that
-  covers too little of the question): the best span and its passage, said plainly to maybe not
-  answer;
-- ``dont_say``: "the documents don't say" (:data:`NO_ANSWER`), with the nearest passages.
+- ``answered``: the confidence reaches the answer threshold: the span, cited;
+- ``uncertain``: the confidence reaches the band's floor: the best span and its passage, said
+  plainly to maybe not answer;
+- ``dont_say``: "the documents don't say" (:data:`NO_ANSWER`), with the nearest passages (also
+  when no passage has a sentence to show).
 
 The span is chosen from the top passages by :func:`kbsearch.judge.span.choose_span`; the
 citation names the passage it came from: passage id, document title, section, version,
@@ -19,10 +20,10 @@ audience may not see can appear. The nearest passages are kept in every verdict.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date
 from functools import lru_cache
-from typing import Any
+from typing import Any, Protocol
 
 from ..records import Document, Hit
 from ..text.analysis import Analyzer, stem_words, words
@@ -33,7 +34,6 @@ from .span import Candidate, Span, choose_span
 
 NO_ANSWER = "The documents don't say"
 __all__ = ["ANSWERED", "DONT_SAY", "UNCERTAIN", "VERDICTS", "Answer", "compose", "render"]
-MIN_COVERAGE = 0.4  # share of the question's words (IDF-weighted) an answered span holds (PIAF dev)
 UNCERTAIN_NOTE = "This may not answer the question"
 
 
@@ -142,11 +142,10 @@ def heading_prefix(text: str, titles: Sequence[str]) -> int:
 
 def verdict(confidence: float, threshold: float, floor: float, coverage: float | None) -> str:
     """The verdict (module docstring) of a confidence against the band ``[floor, threshold)``
-    and the chosen span's ``coverage`` (``None``: no span, never answered)."""
+    (``coverage``: the chosen span's; ``None``: no span, never answered)."""
     if coverage is None:
         return DONT_SAY
-    found = band(confidence, threshold, min(floor, threshold))
-    return UNCERTAIN if found == ANSWERED and coverage < MIN_COVERAGE else found
+    return band(confidence, threshold, min(floor, threshold))
 
 
 def content_terms(text: str, analyzer: str, languages: Sequence[str]) -> frozenset[str]:
@@ -200,6 +199,54 @@ def _citation(hit: Hit, document: Document) -> Citation:
     )
 
 
+class Shown(Protocol):
+    """What a span is chosen from: a hit or a stored passage."""
+
+    @property
+    def passage_id(self) -> str: ...
+    @property
+    def doc_id(self) -> str: ...
+    @property
+    def version(self) -> str: ...
+    @property
+    def section(self) -> str: ...
+    @property
+    def text(self) -> str: ...
+
+
+def choose(
+    passages: Sequence[Shown],
+    documents: Mapping[tuple[str, str], Document],
+    languages: Sequence[str],
+    terms: QuestionTerms,
+    cosines: Mapping[str, float],
+    query: str = "",
+    sentence_cosines: Mapping[str, Mapping[tuple[int, int], float]] | None = None,
+) -> Span | None:
+    """The span that answers (:func:`kbsearch.judge.span.choose_span`) among ``passages``
+    (best first, each with its document in ``documents`` by ``(doc_id, version)``: the
+    caller keeps only those), their bodies after the title and heading lines, for the
+    question's ``terms``, the passages' ``cosines`` to the question and their sentences'
+    (``sentence_cosines``, as :func:`compose`'s), for ``query``; what the abstention stage
+    judges and ``ask`` shows."""
+    language = languages[0] if len(languages) == 1 else "en"
+    candidates = []
+    for p in passages:
+        document = documents[(p.doc_id, p.version)]
+        sections = [document.title, p.section, *p.section.split(" > ")]
+        body = heading_prefix(p.text, sections)
+        cosine = cosines.get(p.passage_id)
+        own = (sentence_cosines or {}).get(p.passage_id)
+        candidates.append(Candidate(p.text, body, cosine, document.language or language, own))
+    return choose_span(
+        candidates,
+        terms.words,
+        terms.idf,
+        lambda text: content_terms(text, terms.analyzer, languages),
+        query,
+    )
+
+
 def compose(
     query: str,
     decision: Decision,
@@ -208,35 +255,28 @@ def compose(
     languages: Sequence[str],
     question: QuestionTerms | None = None,
     cosines: Mapping[str, float] | None = None,
+    sentence_cosines: Mapping[str, Mapping[tuple[int, int], float]] | None = None,
 ) -> Answer:
     """The answer from the decision, the hits (best first), their documents by ``(doc_id,
     version)`` (a hit without one is not a candidate), the question's terms (default: every
-    content word at weight 1) and the passages' cosines to the question (the dense route's
-    list; default none).
+    content word at weight 1), the passages' cosines to the question (the dense route's
+    list; default none) and, by passage id, its sentences' cosines to the question by their
+    ``(start, end)`` offsets in the passage text (when sentence vectors are at hand; default
+    none: the span is chosen on words and passage cosines).
 
     Raises:
         QueryError: the query cannot be analysed (only without ``question``).
     """
-    terms = question or QuestionTerms.of(query, languages)
     floor = decision.threshold if decision.floor is None else decision.floor
     usable = [h for h in hits if (h.doc_id, h.version) in documents]
-    language = languages[0] if len(languages) == 1 else "en"
-    candidates = []
-    for h in usable:
-        document = documents[(h.doc_id, h.version)]
-        sections = [document.title, h.section, *h.section.split(" > ")]
-        body = heading_prefix(h.text, sections)
-        cosine = (cosines or {}).get(h.passage_id)
-        candidates.append(Candidate(h.text, body, cosine, document.language or language))
-    span = choose_span(
-        candidates,
-        terms.words,
-        terms.idf,
-        lambda text: content_terms(text, terms.analyzer, languages),
-    )
-    chosen = verdict(
-        decision.confidence, decision.threshold, floor, None if span is None else span.coverage
-    )
+    ids = [h.passage_id for h in usable]
+    span = decision.span
+    if span is not None and decision.span_passage in ids:  # the span the stage judged
+        span = replace(span, passage=ids.index(decision.span_passage))
+    else:
+        terms = question or QuestionTerms.of(query, languages)
+        span = choose(usable, documents, languages, terms, cosines or {}, query, sentence_cosines)
+    chosen = DONT_SAY if span is None else decision.verdict
     if chosen == DONT_SAY or span is None:
         return Answer(
             query, DONT_SAY, decision.confidence, decision.threshold, floor,

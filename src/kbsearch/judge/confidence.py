@@ -45,6 +45,16 @@ the features of :data:`LEXICAL_FEATURES` are not measured (NaN) and the model's 
 sub-model decides: the same formula over :data:`DENSE_FEATURES` alone, fitted and calibrated on
 the same dev rows. (Without a sub-model a NaN feature stands at its training mean.)
 
+The confidence every search and answer shows is a second stage, the model's ``answer``
+sub-model (:meth:`ConfidenceModel.judge`): the same formula over :data:`SPAN_FEATURES`, the
+retrieval confidence's logit beside what the span chosen among the top passages adds
+(:func:`span_features`: its score against the question, how much of the question it covers,
+whether the other top passages agree, its passage's rank). It estimates P(the shown span
+answers | features), fitted on the dev halves of PIAF and covid_faq_en with each question
+searched as is and with its relevant documents removed (``benchmarks/answer_tune.py``; label:
+the span holds a gold answer, or lies in a relevant passage where there are no gold strings).
+Its threshold and floor are the verdicts' bands (:attr:`ConfidenceModel.bands`).
+
 "Terms" above are the query's content words (:class:`kbsearch.judge.evidence.TermStatistics`):
 a word stemmed in two languages counts once, so a bilingual collection does not look as if it
 lacked the other language's stem of every word. The query's language is not a feature: in the
@@ -57,12 +67,13 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from ..errors import InvalidArgumentError
+from .span import Span
 
 FEATURES: tuple[str, ...] = (
     "dense_top",
@@ -87,6 +98,16 @@ FEATURES: tuple[str, ...] = (
 # words or the lexical route and are not measured (NaN) when the evidence's lexical side is missing
 DENSE_FEATURES = ("dense_top", "dense_margin", "dense_gap", "dense_z", "dense_local_z", "log_terms")
 LEXICAL_FEATURES: tuple[str, ...] = tuple(n for n in FEATURES if n not in DENSE_FEATURES)
+# what the chosen span adds (span_features): the second stage that gives the verdict
+SPAN_FEATURES: tuple[str, ...] = (
+    "retrieval_logit",
+    "span_score",
+    "span_coverage",
+    "span_margin",
+    "span_agree",
+    "span_rank",
+)
+LOGIT_CLIP = 1e-6  # a retrieval confidence is read within [LOGIT_CLIP, 1 - LOGIT_CLIP]
 SENTENCE_DEPTH = 3  # passages of each route whose sentences sentence_coverage reads
 OVERLAP_DEPTH = 10  # the top lists compared by ``overlap``
 GAP_RANK = 10  # dense_gap compares the first cosine with this rank's
@@ -187,11 +208,36 @@ def features(evidence: Evidence) -> dict[str, float]:
     return values
 
 
+def span_features(retrieval: float, span: Span | None) -> dict[str, float]:
+    """The features of :data:`SPAN_FEATURES` as ``{name: value}``: ``retrieval_logit``,
+    ``ln(p / (1 - p))`` of the retrieval confidence ``p`` (clipped to
+    ``[LOGIT_CLIP, 1 - LOGIT_CLIP]``), and the chosen span's fields
+    (:class:`kbsearch.judge.span.Span`): ``span_score`` (its score against the question),
+    ``span_coverage`` (IDF-weighted share of the question's words it holds), ``span_margin``
+    (its score minus the best span of another passage), ``span_agree`` (the share of the
+    other top passages whose best span covers at least half as much) and ``span_rank`` (its
+    passage's rank, from 0). Without a span, every span feature is 0."""
+    p = min(max(retrieval, LOGIT_CLIP), 1.0 - LOGIT_CLIP)
+    values = {"retrieval_logit": math.log(p / (1.0 - p))}
+    if span is None:
+        return values | dict.fromkeys(SPAN_FEATURES[1:], 0.0)
+    return values | {
+        "span_score": span.score,
+        "span_coverage": span.coverage,
+        "span_margin": span.margin,
+        "span_agree": span.agree,
+        "span_rank": float(span.passage),
+    }
+
+
 @dataclass(frozen=True)
 class Decision:
     """The abstention stage's verdict: ``answerable`` is ``confidence >= threshold``;
     ``floor``: the confidence from which an answer is shown as uncertain rather than "the
-    documents don't say" (``None``: no uncertain band; :func:`kbsearch.judge.answer.verdict`).
+    documents don't say" (``None``: no uncertain band); ``verdict``: one of :data:`VERDICTS`
+    (default: the confidence's :func:`band`); ``span``: the span the verdict was given on and
+    ``span_passage`` the passage it lies in (``None``: no span judged, or none found).
+    ``search``, ``ask``, the HTTP API, the page and the MCP tools all show this ``verdict``.
     """
 
     answerable: bool
@@ -199,6 +245,13 @@ class Decision:
     threshold: float
     features: Mapping[str, float] = field(default_factory=dict)
     floor: float | None = None
+    verdict: str = ""
+    span: Span | None = None
+    span_passage: str | None = None
+
+    def __post_init__(self) -> None:
+        if not self.verdict:
+            object.__setattr__(self, "verdict", band(self.confidence, self.threshold, self.floor))
 
 
 @dataclass(frozen=True)
@@ -222,6 +275,7 @@ class ConfidenceModel:
     info: Mapping[str, Any] = field(default_factory=dict)
     dense_only: ConfidenceModel | None = None
     floor: float | None = None
+    answer: ConfidenceModel | None = None
 
     def __post_init__(self) -> None:
         sizes = {len(self.names), len(self.mean), len(self.scale), len(self.coef)}
@@ -243,8 +297,10 @@ class ConfidenceModel:
         """
         try:
             sub = data.get("dense_only")
+            answer = data.get("answer")
             return cls(
                 dense_only=None if sub is None else cls.from_dict(sub),
+                answer=None if answer is None else cls.from_dict(answer),
                 names=tuple(str(n) for n in data["features"]),
                 mean=tuple(float(v) for v in data["mean"]),
                 scale=tuple(float(v) for v in data["scale"]),
@@ -271,6 +327,8 @@ class ConfidenceModel:
             out["uncertain_from"] = self.floor
         if self.dense_only is not None:
             out["dense_only"] = self.dense_only.to_dict()
+        if self.answer is not None:
+            out["answer"] = self.answer.to_dict()
         return out
 
     @classmethod
@@ -320,6 +378,52 @@ class ConfidenceModel:
         floor = None if self.floor is None else min(self.floor, limit)
         return Decision(confidence >= limit, confidence, limit, values, floor)
 
+    @property
+    def bands(self) -> tuple[float, float | None]:
+        """``(threshold, floor)`` of the verdicts: the ``answer`` sub-model's when there is
+        one (its confidence is the one shown), else this model's."""
+        found = self.answer or self
+        return found.threshold, found.floor
+
+    def judge(
+        self,
+        evidence: Evidence,
+        span: Span | None,
+        passage: str | None,
+        threshold: float | None = None,
+    ) -> Decision:
+        """The verdict on one search and the span chosen for it (in ``passage``; ``None``:
+        no span): with an ``answer`` sub-model, its confidence over :func:`span_features` of
+        :meth:`decide`'s confidence and the span (the probability that the shown span
+        answers), banded by its threshold and floor; without one, :meth:`decide`'s. Without a
+        span the verdict is ``dont_say`` (nothing to show). ``threshold`` moves the answered
+        band's floor as in :meth:`decide`; the decision's features are both stages'.
+
+        Raises:
+            InvalidArgumentError: ``threshold`` outside [0, 1].
+        """
+        if self.answer is None:
+            found = self.decide(evidence, threshold)
+        else:
+            retrieval = self.decide(evidence)
+            found = self.answer.decide_on(
+                {**retrieval.features, **span_features(retrieval.confidence, span)}, threshold
+            )
+        if span is None:
+            return replace(found, answerable=False, verdict=DONT_SAY)
+        return replace(found, span=span, span_passage=passage)
+
+    def decide_on(self, values: Mapping[str, float], threshold: float | None = None) -> Decision:
+        """The decision on feature ``values`` already measured (:meth:`decide`'s bands).
+
+        Raises:
+            InvalidArgumentError: ``threshold`` outside [0, 1].
+        """
+        limit = self.threshold if threshold is None else check_threshold(threshold)
+        confidence = self.confidence(values)
+        floor = None if self.floor is None else min(self.floor, limit)
+        return Decision(confidence >= limit, confidence, limit, dict(values), floor)
+
 
 ANSWERED, UNCERTAIN, DONT_SAY = "answered", "uncertain", "dont_say"
 VERDICTS = (ANSWERED, UNCERTAIN, DONT_SAY)
@@ -336,15 +440,15 @@ def band(confidence: float, threshold: float, floor: float | None) -> str:
 
 
 def decision_fields(decision: Decision | None) -> dict[str, Any]:
-    """``verdict`` (:func:`band`), ``answerable``, ``confidence``, ``min_confidence`` and
-    ``uncertain_from`` as every search result carries them (CLI JSON and the HTTP API); all
-    ``None`` without a decision (no vectors)."""
+    """``verdict`` (the decision's: :attr:`Decision.verdict`), ``answerable``,
+    ``confidence``, ``min_confidence`` and ``uncertain_from`` as every search result carries
+    them (CLI JSON and the HTTP API); all ``None`` without a decision (no vectors)."""
     if decision is None:
         return dict.fromkeys(
             ("verdict", "answerable", "confidence", "min_confidence", "uncertain_from")
         )
     return {
-        "verdict": band(decision.confidence, decision.threshold, decision.floor),
+        "verdict": decision.verdict,
         "answerable": decision.answerable,
         "confidence": decision.confidence,
         "min_confidence": decision.threshold,

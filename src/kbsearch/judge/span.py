@@ -9,25 +9,34 @@ first :data:`PASSAGES` passages (after their title and heading lines), passed ov
 - only introduce the page: one of a passage's first two sentences that speaks of "this
   page/article/guide/section" ("cette page", "cet article", ...), :data:`INTRODUCTION`.
 
-Each candidate ``s`` of the passage at rank ``r`` (from 1) scores
+Each candidate span ``s`` (a run of sentences, below) of the passage at rank ``r`` (from 1)
+scores
 
     score(s) = local(s) + DENSE_WEIGHT * (cos(p) - cos(p1)) - RANK_WEIGHT * (r - 1)
                + LENGTH_BONUS * len(s) / SPAN_WIDTH
+               + NUMBER_BONUS * [the question asks for a number and s holds a digit]
+               + SENTENCE_WEIGHT * (max cos(sentence of s) - max cos(any sentence))
 
 ``local(s)``: the share of the question's content words the span holds, each weighted by its
 IDF and by how few of the passage's sentences hold it (:func:`local_weights`; words matched on
-their stems, as the abstention evidence matches them); ``cos(p)``: the passage's cosine to
-the question (the dense route's), ``cos(p1)`` the first passage's; the lexical evidence of a
-sentence and the dense evidence of its passage. The first best candidate wins (ties: the
-better-ranked passage, then the earlier sentence).
+their stems, as the abstention evidence matches them; a table row holds its header row's
+words too, :func:`table_headers`); ``cos(p)``: the passage's cosine to the question (the dense
+route's), ``cos(p1)`` the first passage's; "asks for a number": "how much/many/long", "when",
+"combien", "quand", "quelle année"... (:data:`NUMBER_QUESTION`); the last term only when the
+sentences' own vectors are at hand (``Candidate.sentence_cosines``, e.g. computed once at
+index time): cosines of the sentence vectors (passage role) to the question's. The first best
+candidate wins (ties: the better-ranked passage, then the earlier sentence).
 
-The span is the chosen sentence, extended:
+The spans built on a sentence (:func:`windows`):
 
-- a sentence ending in ":" carries on into the list, steps, code block or table rows that
-  follow it (the lines up to the next blank line after them), up to :data:`CARRY_WIDTH`;
-- a sentence with the one before it (same paragraph, within :data:`SPAN_WIDTH`) is a
-  candidate too (:data:`PAIRS`): the answer often stands just before the sentence that
-  repeats the question's words.
+- the sentence alone; one ending in ":" carries on into the list, steps, code block or table
+  rows that follow it (the lines up to the next blank line after them), up to
+  :data:`CARRY_WIDTH`;
+- the runs of up to :data:`RUN` sentences from it, in one paragraph, none passed over, within
+  :data:`SPAN_WIDTH` characters: the answer often stands just before or after the sentence
+  that repeats the question's words;
+- on the first sentence kept, the rest of the body (across its paragraphs) when it fits in
+  :data:`BODY_WIDTH` characters: a short section answers whole.
 
 Spans are whole sentences, so an answer is never cut inside brackets or quotes (the segmenter
 does not end a sentence there).
@@ -37,19 +46,24 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from ..text.sentences import sentences
 
-# chosen on PIAF dev (300 questions, benchmarks/answer_tune.py; docs/benchmarks.md)
+# chosen on PIAF dev (400 questions) and covid_faq_en dev (124; the cited passage relevant),
+# benchmarks/answer_tune.py; docs/benchmarks.md
 PASSAGES = 3  # passages whose sentences are candidates
 DENSE_WEIGHT = 1.0  # weight of the passage's cosine difference to the first passage's
-RANK_WEIGHT = 0.05  # score lost per rank of the passage
+RANK_WEIGHT = 0.3  # score lost per rank of the passage
 LENGTH_BONUS = 0.1  # score gained per SPAN_WIDTH characters of a span
-PAIRS = True  # a sentence with the one before it is a candidate too
+RUN = 3  # sentences of one paragraph a span may run over
+SENTENCE_WEIGHT = 3.0  # weight of a span's best sentence cosine minus the best sentence's
+
+NUMBER_BONUS = 0.1  # score gained by a span holding a digit when the question asks for a number
 RESTATE_WORDS = 2  # a sentence of at least this many content words, all the question's, restates
-SPAN_WIDTH = 250  # characters of a sentence and the one before it at most
+SPAN_WIDTH = 250  # characters of a run of sentences at most
+BODY_WIDTH = 400  # characters of a passage body (from its first sentence kept) that answers whole
 CARRY_WIDTH = 600  # characters of a ":" sentence and the lines it carries on into at most
 INTRODUCTION = re.compile(
     r"\b(this|the following) (page|article|guide|section|document|chapter|faq)\b"
@@ -58,18 +72,29 @@ INTRODUCTION = re.compile(
     re.IGNORECASE,
 )
 BLANK_LINE = re.compile(r"\n[ \t]*\n")
+DIGIT = re.compile(r"\d")
+NUMBER_QUESTION = re.compile(
+    r"\bhow (much|many|long|old|far|often|big|large|heavy|tall|wide|deep|soon)\b|\bwhen\b"
+    r"|\b(what|which) (year|date|time|age|percentage|price|amount|number|size)\b"
+    r"|\bcombien\b|\bquand\b|\bquel(le)?s? (année|date|âge|prix|montant|durée|somme|taille"
+    r"|distance|heure|pourcentage|nombre|siècle|époque|délai)\b",
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True)
 class Candidate:
     """A passage's text to choose from: ``text``; ``body``: offset where its body starts
     (after the title and heading lines); ``cosine``: its cosine to the question (``None``
-    when the dense route did not list it: its prior is then the last listed one's)."""
+    when the dense route did not list it: its prior is then the last listed one's);
+    ``sentence_cosines``: its sentences' cosines to the question by ``(start, end)``
+    offsets, when their vectors are at hand (``None``: no sentence-level dense evidence)."""
 
     text: str
     body: int
     cosine: float | None = None
     language: str = "en"
+    sentence_cosines: Mapping[tuple[int, int], float] | None = None
 
 
 @dataclass(frozen=True)
@@ -154,20 +179,56 @@ def _passed_over(
     )
 
 
-def _windows(
+def table_headers(text: str, spans: Sequence[tuple[int, int]]) -> list[int | None]:
+    """Per sentence, the index of the header row of the table it is a row of (the first of a
+    run of lines holding "|" with no blank line between them); ``None`` for a sentence that
+    is no table row, or is the header itself."""
+    out: list[int | None] = []
+    header: int | None = None
+    for i, (s, e) in enumerate(spans):
+        row = "|" in text[s:e]
+        joined = (
+            row
+            and i > 0
+            and "|" in text[spans[i - 1][0] : spans[i - 1][1]]
+            and not BLANK_LINE.search(text[spans[i - 1][1] : s])
+        )
+        if row and not joined:
+            header = i
+        out.append(header if joined else None)
+    return out
+
+
+def windows(
     text: str, spans: Sequence[tuple[int, int]], index: int, skipped: Sequence[bool]
 ) -> list[tuple[int, int]]:
-    """The spans built on sentence ``index``: itself as :func:`extended` makes it, and with
-    the sentence before it (not passed over, same paragraph) when the two fit in
-    :data:`SPAN_WIDTH`."""
+    """The spans that start at sentence ``index``: itself as :func:`extended` makes it, and
+    the runs of up to :data:`RUN` sentences from it (none passed over, in one paragraph)
+    that fit in :data:`SPAN_WIDTH` characters."""
     out = [extended(text, spans, index)]
-    if PAIRS and index > 0 and not skipped[index - 1]:
-        s, e = spans[index - 1][0], spans[index][1]
-        if e - s <= SPAN_WIDTH and not BLANK_LINE.search(
-            text[spans[index - 1][1] : spans[index][0]]
-        ):
-            out.append((s, e))
+    start = spans[index][0]
+    for j in range(index + 1, min(len(spans), index + RUN)):
+        if skipped[j] or spans[j][1] - start > SPAN_WIDTH:
+            break
+        if BLANK_LINE.search(text[spans[j - 1][1] : spans[j][0]]):
+            break
+        out.append((start, spans[j][1]))
     return out
+
+
+def _window_cosine(
+    cosines: Mapping[tuple[int, int], float], spans: Sequence[tuple[int, int]], start: int, end: int
+) -> float:
+    """The best cosine of the sentences inside ``[start, end)`` (the lowest of the passage's
+    when none of them has one)."""
+    inside = [cosines[s] for s in spans if start <= s[0] and s[1] <= end and s in cosines]
+    return max(inside, default=min(cosines.values()))
+
+
+def asks_number(question: str) -> bool:
+    """True when ``question`` asks for a quantity, a duration, a price or a date
+    (:data:`NUMBER_QUESTION`)."""
+    return NUMBER_QUESTION.search(question) is not None
 
 
 def choose_span(
@@ -175,14 +236,21 @@ def choose_span(
     words: Sequence[Sequence[str]],
     idf: Sequence[float],
     terms: Terms,
+    question: str = "",
 ) -> Span | None:
     """The span that answers (module docstring) among the first :data:`PASSAGES`
     ``candidates`` (best first), for the question's content ``words`` (groups of alternative
-    terms, as :class:`kbsearch.judge.evidence.TermStatistics` gives them) and their ``idf``;
-    ``None`` when no passage has a body sentence."""
+    terms, as :class:`kbsearch.judge.evidence.TermStatistics` gives them), their ``idf`` and
+    the ``question``'s text (read for what it asks: :func:`asks_number`); ``None`` when no
+    passage has a body sentence."""
     listed = [c.cosine for c in candidates[:PASSAGES] if c.cosine is not None]
     top = listed[0] if listed else 0.0
     floor = min(listed, default=0.0)
+    number = asks_number(question)
+    dense = [c for c in candidates[:PASSAGES] if c.sentence_cosines]
+    best_sentence = max(
+        (max(c.sentence_cosines.values()) for c in dense if c.sentence_cosines), default=0.0
+    )
     best: list[tuple[float, float, int, int, int]] = []  # per passage: score, cover, i, s, e
     for rank, candidate in enumerate(candidates[:PASSAGES]):
         text = candidate.text
@@ -194,18 +262,31 @@ def choose_span(
         prior = DENSE_WEIGHT * ((floor if candidate.cosine is None else candidate.cosine) - top)
         prior -= RANK_WEIGHT * rank
         found: tuple[float, float, int, int, int] | None = None
-        local = local_weights([terms(text[s:e]) for s, e in spans], words, idf)
-        skipped = [
-            _passed_over(text[s:e], terms(text[s:e]), words, i) for i, (s, e) in enumerate(spans)
-        ]
-        for i in range(len(spans)):
-            if skipped[i]:
-                continue
-            for start, end in _windows(text, spans, i, skipped):
-                window = terms(text[start:end])
+        own = [terms(text[s:e]) for s, e in spans]
+        headers = table_headers(text, spans)
+        scored = [t if h is None else t | own[h] for t, h in zip(own, headers, strict=True)]
+        local = local_weights(scored, words, idf)
+        skipped = [_passed_over(text[s:e], own[i], words, i) for i, (s, e) in enumerate(spans)]
+        kept = [i for i in range(len(spans)) if not skipped[i]]
+        whole = (spans[kept[0]][0], spans[-1][1]) if kept else (0, 0)
+        for i in kept:
+            built = windows(text, spans, i, skipped)
+            if i == kept[0] and 0 < whole[1] - whole[0] <= BODY_WIDTH:
+                built.append(whole)  # a short body answers whole
+            for start, end in built:
+                window = frozenset().union(
+                    *(scored[j] for j, (s, e) in enumerate(spans) if start <= s and e <= end)
+                )
                 cover = coverage(window, words, idf)
                 score = coverage(window, words, local) + prior
                 score += LENGTH_BONUS * (end - start) / SPAN_WIDTH
+                if number and DIGIT.search(text, start, end):
+                    score += NUMBER_BONUS
+                if candidate.sentence_cosines:
+                    score += SENTENCE_WEIGHT * (
+                        _window_cosine(candidate.sentence_cosines, spans, start, end)
+                        - best_sentence
+                    )
                 if found is None or score > found[0]:
                     found = (score, cover, rank, start, end)
         if found is None and spans:  # every sentence restates or introduces: the first
