@@ -145,6 +145,10 @@ def test_post_search_refuses_an_audience_field(client: httpx.Client) -> None:
          "audience comes from the API key, not the request"),
         ({"json": {}}, "field 'q' is required"),
         ({"json": {"q": "kit", "k": "ten"}}, "k: Input should be a valid integer"),
+        # a JSON true or "5" is not a number of hits (was taken as 1 and 5)
+        ({"json": {"q": "kit", "k": True}}, "k: Input should be a valid integer"),
+        ({"json": {"q": "kit", "k": "5"}}, "k: Input should be a valid integer"),
+        ({"json": {"q": "kit", "offset": False}}, "offset: Input should be a valid integer"),
     ],
 )  # fmt: skip
 def test_post_search_names_what_is_wrong_with_the_body(

@@ -25,12 +25,12 @@ class SearchBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     q: str = Field(description="The query text.")
-    k: int = Field(ops.DEFAULT_K, description="Hits per page.")
+    k: int = Field(ops.DEFAULT_K, strict=True, description="Hits per page.")
     route: str = Field(ops.BEST, description=ROUTE_HELP)
     as_of: str | None = Field(None, description="YYYY-MM-DD: the versions in force that day.")
     lang: str | None = Field(None, description="Only passages in this language (en, fr...).")
     doc: list[str] | str | None = Field(None, description="Only these document ids.")
-    offset: int = Field(0, description="Hits to skip (0-based), for the next page.")
+    offset: int = Field(0, strict=True, description="Hits to skip (0-based), for the next page.")
     min_confidence: float | None = Field(
         None, description="Answerable from this confidence on (default: the model's)."
     )
