@@ -92,7 +92,7 @@ def main() -> None:
                 )
             for route in ("lexical", "hybrid"):
                 arguments = [ops.SearchArgs(q=q, route=route) for q in questions]
-                for a in arguments:  # warm the snippet sentence vectors
+                for a in arguments:  # warm the caches
                     ops.search(kb, "public", a, ops.Limits())
                 out[f"whole /search operation {route}"] = statistics.median(
                     cpu_ms(lambda a=a: ops.search(kb, "public", a, ops.Limits())) for a in arguments

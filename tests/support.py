@@ -7,14 +7,16 @@ import hashlib
 import sys
 import time
 from collections.abc import Sequence
+from datetime import date
 from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import strategies as st
 
 from kbsearch.embedders import Role, check_token_limit, check_vectors, l2_normalise
 from kbsearch.knowledge_base import KnowledgeBase, open_kb
-from kbsearch.records import Document, Passage
+from kbsearch.records import Document, Filters, Passage
 from kbsearch.store import Store
 from kbsearch.text.analysis import Analyzer, words
 
@@ -242,3 +244,37 @@ def cli_indexed_db(root: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     result = CliRunner().invoke(cli, [*args, "--embedder", "fake"])
     assert result.exit_code == 0, result.output
     return path
+
+
+# hypothesis strategies of the lexical index tests: small collections, queries and filters
+LEXICAL_VOCAB = ["kettle", "refund", "days", "gift", "card", "the", "a", "care", "x1", "café"]
+LEXICAL_VOCAB += ["straße"]
+LEXICAL_DAYS = st.sampled_from([None, date(2025, 1, 1), date(2025, 6, 1), date(2026, 1, 1)])
+LEXICAL_DOCS = st.lists(
+    st.tuples(
+        st.lists(
+            st.lists(st.sampled_from(LEXICAL_VOCAB), min_size=0, max_size=12),
+            min_size=1,
+            max_size=3,
+        ),
+        st.sampled_from(["public", "staff"]),
+        st.sampled_from(["en", "fr"]),
+        LEXICAL_DAYS,
+        LEXICAL_DAYS,
+    ),
+    min_size=1,
+    max_size=14,
+)
+LEXICAL_QUERIES = st.lists(
+    st.sampled_from([*LEXICAL_VOCAB, "absent", "ünknown"]), min_size=1, max_size=4
+)
+LEXICAL_FILTERS = st.builds(
+    Filters,
+    audience=st.sampled_from(["public", "staff"]),
+    as_of=st.sampled_from([date(2025, 3, 1), date(2025, 7, 1), date(2026, 2, 1)]),
+    language=st.sampled_from([None, "en", "fr"]),
+    doc_ids=st.sampled_from([None, ("d0",), ("d1", "d2", "d3")]),
+)
+LEXICAL_SEARCHES = st.lists(
+    st.tuples(LEXICAL_QUERIES, LEXICAL_FILTERS, st.integers(1, 8)), min_size=1, max_size=5
+)

@@ -20,6 +20,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from enum import StrEnum
+from typing import Protocol
 
 import numpy as np
 
@@ -225,7 +226,22 @@ class FilterColumns:
         return found
 
 
-def to_mask(filters: Filters, columns: FilterColumns) -> np.ndarray:
+class MaskColumns(Protocol):
+    """What :func:`to_mask` reads: per-row arrays of the same length."""
+
+    @property
+    def public(self) -> np.ndarray: ...
+    @property
+    def language(self) -> np.ndarray: ...
+    @property
+    def doc_id(self) -> np.ndarray: ...
+    @property
+    def from_day(self) -> np.ndarray: ...
+    @property
+    def to_day(self) -> np.ndarray: ...
+
+
+def to_mask(filters: Filters, columns: MaskColumns) -> np.ndarray:
     """Boolean mask, shape ``(n,)``, of the rows of ``columns`` that pass ``filters``: the
     vectorised form of :func:`to_sql` (the in-force rule of :func:`in_force` on day
     ordinals)."""

@@ -13,30 +13,23 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Unpack
 
 import numpy as np
 
 from .backends.factory import close_backend, open_backend
 from .embedders import Embedder
-from .errors import (
-    NoVectorsError,
-    PassageNotFoundError,
-)
-from .facade.contents import Contents, dated_message
+from .facade.contents import Contents
 from .facade.indexing import Indexing, IndexOptions
-from .filters import Filters, check_language
-from .fuse.methods import DEFAULT_FUSION
-from .fuse.rrf import DEFAULT_RRF_K
+from .facade.searching import Searching
+from .filters import Filters
 from .index.embedder_slot import EmbedderSlot
 from .index.report import IndexReport
 from .ingest.limits import IngestLimits
-from .judge.abstention import AbstentionStage, Assessment
-from .judge.answer import Answer, QuestionTerms, compose
-from .judge.confidence import Decision
-from .judge.evidence import term_statistics
-from .pipeline import HYBRID, Pipeline, RouteContext, SearchRequest, SearchResult, make_routes
-from .pipeline.explain import Explanation, explain_from_trace
+from .judge.abstention import Assessment
+from .judge.answer import Answer
+from .pipeline import SearchOptions, SearchRequest, SearchResult
+from .pipeline.explain import Explanation
 from .pipeline.request import (
     DEFAULT_DEPTH,
     DEFAULT_K,
@@ -47,13 +40,11 @@ from .pipeline.request import (
     validate_weights,
 )
 from .records import DEFAULT_AUDIENCE, Hit, Passage
-from .rerank.rerankers import RerankSettings
 from .retrieve.dense import DenseIndex
 from .retrieve.encoder import QueryEncoder
 from .retrieve.lexical.impact import ImpactIndex
-from .retrieve.routes import LexicalRoute, make_scorers
 from .store import PassageRow, Store, StoredDocument
-from .text.analysis import Analyzer, is_text
+from .text.analysis import Analyzer
 
 if TYPE_CHECKING:
     from .backends.qdrant.target import QdrantTarget
@@ -64,7 +55,10 @@ class KnowledgeBase:
     indexing (:meth:`index`) to its :attr:`indexing` part
     (:class:`~kbsearch.facade.indexing.Indexing`) and reading what it holds
     (:meth:`get_passage`, :meth:`stats`...) to its :attr:`contents` part
-    (:class:`~kbsearch.facade.contents.Contents`).
+    (:class:`~kbsearch.facade.contents.Contents`) and running searches to its
+    :attr:`searching` part (:class:`~kbsearch.facade.searching.Searching`); its keyword calls
+    (:meth:`search`, :meth:`assess`, :meth:`explain`) build the one
+    :class:`~kbsearch.pipeline.request.SearchRequest` that part runs.
 
     Use :func:`open_kb` to make one. Searches share one read-only snapshot per index
     generation (:mod:`kbsearch.backends.sqlite`), built once under a lock; they may run from
@@ -85,17 +79,18 @@ class KnowledgeBase:
         self.backend = open_backend(store, qdrant)
         self.indexing = Indexing(store, self.backend, self._embedders)
         self.contents = Contents(store, self.backend)
-        self.encoder = QueryEncoder(self.embedder, lambda: bool(self.settings), store.path)
-        context = RouteContext(self.backend, lambda: self.analyzer, self.encoder)
-        self.routes = make_routes(context)
-        self.pipeline = Pipeline(self.backend, self.routes, scorers=make_scorers(context))
-        # the same routes with the abstention stage: assess and ask run this one
-        self.abstention = AbstentionStage(
-            self.backend, lambda: self.analyzer, self.encoder, self.routes["dense"].available
+        self.encoder = QueryEncoder(
+            self.embedder, lambda: bool(self.settings), store.path, self._embedders.configured
         )
-        self.assessing = Pipeline(
-            self.backend, self.routes, [self.abstention], scorers=make_scorers(context)
+        self.searching = Searching(
+            store, self.backend, self.contents, lambda: self.analyzer, self.encoder
         )
+        # the searching part's routes and pipelines (the plain one; assessing: with the
+        # abstention stage, which assess and ask run)
+        self.routes = self.searching.routes
+        self.pipeline = self.searching.pipeline
+        self.abstention = self.searching.abstention
+        self.assessing = self.searching.assessing
 
     # -- lifecycle ----------------------------------------------------------------------------
 
@@ -192,7 +187,7 @@ class KnowledgeBase:
         """
         return self._embedders.get()
 
-    # -- search --------------------------------------------------------------------------------
+    # -- search (kbsearch.facade.searching) ---------------------------------------------------
 
     def query_vector(self, query: str) -> np.ndarray:
         """The query's vector (:meth:`kbsearch.retrieve.encoder.QueryEncoder.vector`)."""
@@ -215,34 +210,21 @@ class KnowledgeBase:
     def best_route(self) -> str:
         """The route a search takes when none is named: ``DEFAULT_ROUTE`` (hybrid) when the
         index has vectors, else lexical, the only route it can search."""
-        return DEFAULT_ROUTE if self.routes["dense"].available() else "lexical"
-
-    def _request(
-        self, query: str, filters: Filters | None, weights: Sequence[float], **options: Any
-    ) -> SearchRequest:
-        """The validated request (``weights`` as a tuple when given as a sequence)."""
-        return SearchRequest(
-            query,
-            filters=Filters() if filters is None else filters,
-            weights=tuple(weights) if isinstance(weights, Sequence) else weights,
-            **options,
-        )
+        return self.searching.best_route()
 
     def search(
         self,
         query: str,
         *,
-        k: int = DEFAULT_K,
         route: str = DEFAULT_ROUTE,
-        filters: Filters | None = None,
-        rrf_k: float = DEFAULT_RRF_K,
-        depth: int = DEFAULT_DEPTH,
-        weights: Sequence[float] = DEFAULT_WEIGHTS,
         explain: bool = False,
-        fusion: str = DEFAULT_FUSION,
-        rerank: str | RerankSettings | None = None,
+        **options: Unpack[SearchOptions],
     ) -> list[Hit]:
-        """The top ``k`` passages for ``query`` in one route, best first (rank from 1).
+        """The top ``k`` passages for ``query`` in one route, best first (rank from 1): the
+        hits of :meth:`run` of the :class:`~kbsearch.pipeline.request.SearchRequest` these
+        arguments make (``options``: :class:`~kbsearch.pipeline.request.SearchOptions`, each
+        the request's field of that name: ``k``, ``filters``, ``rrf_k``, ``depth``,
+        ``weights``, ``fusion``, ``rerank``).
 
         ``hybrid`` fuses every route's top ``depth`` (whatever ``k``: at most their union is
         returned, and a larger ``k`` never reorders the top hits) with ``fusion``
@@ -260,37 +242,25 @@ class KnowledgeBase:
             QueryError, InvalidArgumentError, EmbedderMismatchError, EmbedderUnavailableError,
             RerankerUnavailableError.
         """
-        request = self._request(
-            query, filters, k=k, route=route, rrf_k=rrf_k, depth=depth,
-            weights=weights, explain=explain, fusion=fusion, rerank=rerank,
-        )  # fmt: skip
-        return self.run(request).hits
+        return self.run(request_of(query, options, route=route, explain=explain)).hits
 
     def run(self, request: SearchRequest) -> SearchResult:
-        """The pipeline's run of a built request: the hits :meth:`search` returns and the
-        trace (each route's list, the fusion, each stage's input, output and report).
+        """The pipeline's run of a built request: the hits :meth:`search` returns, the trace
+        (each route's list, the fusion, each stage's input, output and report) and the
+        analysed query (:mod:`kbsearch.facade.searching`).
 
         Raises:
             as :meth:`search`.
         """
-        # one read transaction: the rankings and the hits' rows come from one state of the
-        # file, whatever another process writes meanwhile
-        with self.store.read_transaction():
-            return self.pipeline.run(request)
+        return self.searching.run(request)
 
     def assess(
         self,
         query: str,
         *,
-        k: int = DEFAULT_K,
         route: str = DEFAULT_ROUTE,
-        filters: Filters | None = None,
-        rrf_k: float = DEFAULT_RRF_K,
-        depth: int = DEFAULT_DEPTH,
-        weights: Sequence[float] = DEFAULT_WEIGHTS,
         min_confidence: float | None = None,
-        fusion: str = DEFAULT_FUSION,
-        rerank: str | RerankSettings | None = None,
+        **options: Unpack[SearchOptions],
     ) -> Assessment:
         """:meth:`search` with ``explain``, run through the abstention stage
         (:mod:`kbsearch.judge.abstention`), whose decision the run's trace records:
@@ -298,22 +268,24 @@ class KnowledgeBase:
         ``k``) reaches ``min_confidence`` (default: the shipped model's threshold). The stage
         never reorders: the hits are exactly ``search(..., explain=True)``'s (``rerank`` as
         there: the reranker runs before the stage). The decision is ``None`` for an index
-        without vectors.
+        without vectors. A built request: :meth:`assess_request`.
 
         Raises:
             QueryError, InvalidArgumentError (also a ``min_confidence`` outside [0, 1]),
             EmbedderMismatchError, EmbedderUnavailableError.
         """
-        request = self._request(
-            query, filters, k=k, route=route, rrf_k=rrf_k, depth=depth,
-            weights=weights, explain=True, fusion=fusion, min_confidence=min_confidence,
-            rerank=rerank,
-        )  # fmt: skip
-        with self.store.read_transaction():  # the lists and the evidence from one state
-            result = self.assessing.run(request)
-        verdict = result.trace.verdict(self.abstention.name)
-        decision = verdict if isinstance(verdict, Decision) else None
-        return Assessment(result.hits, decision, result.trace.routes, result.trace, result.query)
+        request = request_of(
+            query, options, route=route, explain=True, min_confidence=min_confidence
+        )
+        return self.searching.assess(request)
+
+    def assess_request(self, request: SearchRequest) -> Assessment:
+        """:meth:`assess` of a built request (explained whatever its ``explain``).
+
+        Raises:
+            as :meth:`assess`.
+        """
+        return self.searching.assess(request.replace(explain=True))
 
     def ask(
         self,
@@ -332,31 +304,7 @@ class KnowledgeBase:
             InvalidArgumentError: a bad argument.
             QueryError and the embedder errors as :meth:`search`.
         """
-        # before the search, whose error is another; no file path (an API caller reads it)
-        no_vectors = NoVectorsError(
-            "this index has no vectors: answering needs both routes (search route=lexical)",
-            cli="this index has no vectors: answering needs both routes; re-embed it with"
-            " --reembed --embedder SPEC",
-        )
-        language = filters.language if filters is not None else None
-        audience = str(filters.audience) if filters is not None else DEFAULT_AUDIENCE
-        with self.store.read_transaction():  # the search and the cited documents: one state
-            if not self.routes["dense"].available():
-                raise no_vectors
-            assessed = self.assess(query, k=k, filters=filters, min_confidence=min_confidence)
-            if assessed.decision is None:  # the index lost its vectors meanwhile
-                raise no_vectors
-            documents = self.contents.cited(assessed.hits)
-            # the languages this audience may see: staff documents never shape a public answer
-            languages = [str(language)] if language else self.backend.languages(audience)
-            statistics = term_statistics(  # the protocol's statistics: no index in memory
-                self.backend.lexical_statistics(audience), self.analyzer, query, languages
-            )
-        question = QuestionTerms(statistics.words, statistics.idf, self.analyzer.name)
-        cosines = dict(assessed.routes.get("dense", ()))
-        return compose(
-            query, assessed.decision, assessed.hits, documents, languages, question, cosines
-        )
+        return self.searching.ask(query, k, filters, min_confidence)
 
     def passage_rows_of(self, passage_ids: Sequence[str]) -> dict[str, PassageRow]:
         """Stored passages by id (callers pass ids a search of theirs returned)."""
@@ -367,14 +315,8 @@ class KnowledgeBase:
         query: str,
         passage_id: str,
         *,
-        k: int = 5,
         route: str | None = None,
-        filters: Filters | None = None,
-        rrf_k: float = DEFAULT_RRF_K,
-        depth: int = DEFAULT_DEPTH,
-        weights: Sequence[float] = DEFAULT_WEIGHTS,
-        fusion: str = DEFAULT_FUSION,
-        rerank: str | RerankSettings | None = None,
+        **options: Unpack[SearchOptions],
     ) -> Explanation:
         """Why ``passage_id`` ranks where it does for ``query``: read from the trace of the
         same pipeline run as ``search(..., explain=True)`` with these arguments (``route``:
@@ -385,31 +327,21 @@ class KnowledgeBase:
             PassageNotFoundError: the passage does not exist or this audience may not see it
                 (one message for both, so hidden passages cannot be probed).
         """
-        dense = self.routes["dense"].available()
-        request = self._request(
-            query, filters, k=k, route=route or (HYBRID if dense else "lexical"), rrf_k=rrf_k,
-            depth=depth, weights=weights, explain=True, fusion=fusion, rerank=rerank,
-        )  # fmt: skip
-        if not isinstance(passage_id, str) or not is_text(passage_id):
-            dated = dated_message(request.filters)
-            raise PassageNotFoundError(f"no passage {passage_id!r} for this audience{dated}")
-        with self.store.read_transaction():  # the passage and the run from one state
-            audience = str(request.filters.audience)
-            check_language(request.filters, self.backend.languages(audience))  # as search's
-            row = self.backend.passages([passage_id], request.filters).get(passage_id)
-            if row is None:
-                raise self.contents.excluded(passage_id, request.filters)
-            result = self.pipeline.run(request)
-            trace, analysed = result.trace, result.query  # the run's terms and vector
-            terms = cast(LexicalRoute, self.routes["lexical"]).terms(analysed, request.filters)
-            bm25 = self.backend.explain_lexical(terms, row, audience)
-            cosine = None
-            if dense and passage_id not in {pid for pid, _ in trace.routes.get("dense", ())}:
-                vector = analysed.vector(self.encoder)
-                cosine = self.backend.dense_similarity(vector, row)
-        return explain_from_trace(
-            trace, passage_id, terms.analysed, bm25, cosine, dense, row.language
-        )
+        request = request_of(query, options, route=route or self.best_route(), explain=True)
+        return self.searching.explain(request, passage_id)
+
+
+def request_of(query: str, options: SearchOptions, **more: object) -> SearchRequest:
+    """The :class:`SearchRequest` of a keyword call: ``options`` (``filters=None`` reads as
+    ``Filters()``) and the call's own ``more``.
+
+    Raises:
+        InvalidArgumentError, OptionConflictError: as :class:`SearchRequest`.
+    """
+    fields: dict[str, Any] = {**options, **more}
+    if fields.get("filters") is None:
+        fields["filters"] = Filters()
+    return SearchRequest(query, **fields)
 
 
 def open_kb(

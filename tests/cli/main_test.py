@@ -208,7 +208,7 @@ def test_a_language_filter_that_is_no_language_is_a_usage_error(
     passage = ["delivery@v1#lost-parcel"] if command == "explain" else []
     code, _, err = run(command, "parcel", *passage, "--db", db, "--lang", lang)
     assert code == 2 and err.count("\n") == 1, err
-    assert f"unsupported --lang {lang!r}" in err and "en, es" in err
+    assert f"unsupported --lang {lang!r}" in err and "en, eo, es" in err
 
 
 def test_a_language_filter_with_a_region_is_its_language(db: str) -> None:
@@ -301,4 +301,4 @@ def test_index_refuses_an_unknown_language_as_a_usage_error(
     docs = write_files(tmp_path / "more", {"a.md": "# A\n\n## B\n\nSome text.\n"})
     code, _, err = run("index", str(docs), "--db", db, "--lang", lang)
     assert code == 2 and err.count("\n") == 1, err
-    assert f"--lang {lang!r}" in err and "en, es" in err
+    assert f"--lang {lang!r}" in err and "en, eo, es" in err

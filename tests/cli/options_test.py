@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import inspect
 import re
+import typing
 
 import click
 import pytest
@@ -18,6 +19,7 @@ from kbsearch.fuse.methods import DEFAULT_FUSION
 from kbsearch.fuse.rrf import DEFAULT_RRF_K
 from kbsearch.index.indexer import DEFAULT_ACCESS
 from kbsearch.knowledge_base import DEFAULT_K, DEFAULT_ROUTE, KnowledgeBase, parse_weights
+from kbsearch.pipeline import SearchOptions, SearchRequest
 from kbsearch.records import Filters
 from kbsearch.rerank.rerankers import RerankSettings
 from kbsearch.rerank.stage import DEFAULT_BUDGET_MS, DEFAULT_TOP_N
@@ -45,7 +47,14 @@ def default(path: tuple[str, ...], option: str) -> object:
 
 
 def library_default(function: object, name: str) -> object:
-    return inspect.signature(function).parameters[name].default  # type: ignore[arg-type]
+    """The default of ``function``'s parameter ``name``; a keyword option it takes as
+    ``**options: Unpack[SearchOptions]`` (``KnowledgeBase.search``, ``explain``) has the
+    default of the :class:`SearchRequest` field it sets."""
+    parameters = inspect.signature(function).parameters  # type: ignore[arg-type]
+    if name not in parameters and name in typing.get_type_hints(SearchOptions):
+        assert any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values())
+        return inspect.signature(SearchRequest).parameters[name].default
+    return parameters[name].default
 
 
 def all_commands() -> list[tuple[str, ...]]:

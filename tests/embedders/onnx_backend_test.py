@@ -158,3 +158,11 @@ def test_cli_convert_is_idempotent_and_info_lists_models(root: Path) -> None:
     assert "int8" in res.output and "fp32" in res.output
     res = runner.invoke(cli, ["model", "info", "--dir", str(root)])
     assert res.exit_code == 0 and res.output.count("converted,") == 2, res.output
+
+
+def test_the_thread_pool_waits_instead_of_spinning(root: Path) -> None:
+    # a spinning intra-op pool doubled a query's CPU time on 2 threads, for no gain in wall time
+    embedder = _embedder(root, "int8", num_threads=2)
+    options = embedder._session.get_session_options()
+    assert options.get_session_config_entry("session.intra_op.allow_spinning") == "0"
+    assert options.intra_op_num_threads == 2 and options.inter_op_num_threads == 1

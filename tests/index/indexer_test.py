@@ -261,7 +261,7 @@ def test_language_code_is_normalised_or_refused(tmp_path: Path) -> None:
         with pytest.raises(InvalidArgumentError, match="--lang 'english'"):
             kb.index([docs], lang="english")
         before = kb.documents()
-        with pytest.raises(InvalidArgumentError, match=r"--lang 'zz'.* en, es, .* fr, "):
+        with pytest.raises(InvalidArgumentError, match=r"--lang 'zz'.* en, eo, es, .* fr, "):
             kb.index([docs], lang="zz")  # a code in form, but no language: a typo
         assert kb.documents() == before
 
@@ -427,3 +427,34 @@ def test_a_reembedding_walks_past_the_index_own_files_too(tmp_path: Path) -> Non
     expected = {db.name, "kb.db-wal", "kb.db.uploads", "kb.db.reembed", "kb.db.reembed-wal"}
     assert {p.name for p in own_paths(db)} >= expected
     assert own_paths(tmp_path / "kb.db.reembed") == own_paths(db)
+
+
+def test_a_write_reads_the_documents_it_touches_not_every_document(tmp_path: Path) -> None:
+    """Indexing one file reads the stored versions of its doc ids and of its file (by index),
+    never the whole documents table; a version overlap with an earlier run is still found."""
+    docs = write_files(
+        tmp_path / "docs",
+        {f"d{i}.md": f"# Doc {i}\n\n## Part\n\nText {i}.\n" for i in range(5)},
+    )
+    new = write_files(
+        tmp_path / "new",
+        {
+            "policy.md": "---\ndoc_id: d1\nversion: '2'\n---\n# Doc 1\n\n## Part\n\nNew text.\n",
+            "other.md": "# Other\n\n## Part\n\nOther text.\n",
+        },
+    )
+    with kbsearch.open_kb(tmp_path / "kb.db", create=True, embedder="none") as kb:
+        kb.index([docs])
+        statements: list[str] = []
+        with kb.store.tracing(statements.append):
+            report = kb.index([new / "policy.md", new / "other.md"])
+        reads = [s for s in statements if "FROM documents" in s and "SELECT" in s]
+        assert reads
+        # each names the rows it reads (a key, ids or sources), none reads the whole table
+        assert all(" IN (" in s or "doc_id = ?" in s for s in reads), reads
+        assert [source for source, _ in report.failed] == [str(new / "policy.md")]
+        assert "overlaps version 1" in report.failed[0][1]
+        assert [d.document.doc_id for d in kb.documents()] == [
+            *(f"d{i}" for i in range(5)),
+            "other",
+        ]

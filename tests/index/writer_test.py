@@ -211,3 +211,64 @@ def test_an_over_limit_text_is_refused_not_truncated() -> None:
     embedder = SubwordEmbedder(max_tokens=16)
     with pytest.raises(EmbeddingError, match="exceeds the embedder's limit"):
         check_token_limit(embedder, ["word " * 40], "passage")
+
+
+FAQ = {
+    "cancel.md": "# How do I cancel an order?\n\nPress the button within the hour of paying.\n",
+    "orders.md": "# Your account\n\nFrom your account you can cancel an order.\n",
+    "delivery.md": "# Delivery\n\nParcels arrive in three to five days.\n",
+    "returns.md": "# Returns\n\nReturn unused items within thirty days.\n",
+    "gifts.md": "# Gift cards\n\nA gift card never expires.\n",
+    "points.md": "# Rewards\n\nPoints expire after eighteen months.\n",
+}
+
+
+def test_the_entry_whose_title_is_the_question_ranks_first(tmp_path: Path) -> None:
+    """FAQ collections: the title of an entry is the question, so it counts
+    ``HEADING_WEIGHT`` times in the lexical index (BM25 over the plain text ranked the
+    shorter page that names the same words once in passing first), and the index records
+    the weight."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for name, text in FAQ.items():
+        (docs / name).write_text(text, encoding="utf-8")
+    with kbsearch.open_kb(tmp_path / "kb.db", create=True, embedder="none") as kb:
+        assert kb.index([docs], default_access="public").ok
+        hits = kb.search("how do I cancel an order", route="lexical")
+        assert [h.doc_id for h in hits[:2]] == ["cancel", "orders"]
+        from kbsearch.store.settings import HEADING_WEIGHT
+
+        assert kb.settings["heading_weight"] == HEADING_WEIGHT
+
+
+def test_an_index_recorded_without_a_heading_weight_keeps_counting_headings_once(
+    tmp_path: Path,
+) -> None:
+    """A document added to an older index is analysed as its other passages were (the
+    statistics of one FTS5 table come from one rule); a rebuild takes today's weight."""
+    import sqlite3
+
+    from kbsearch.store import Store
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "cancel.md").write_text(FAQ["cancel.md"], encoding="utf-8")
+    db = tmp_path / "kb.db"
+    with kbsearch.open_kb(db, create=True, embedder="none") as kb:
+        assert kb.index([docs], default_access="public").ok
+    store = Store(db)
+    recorded = store.index_settings()
+    assert recorded is not None
+    with store.transaction():
+        store.set_settings({k: v for k, v in recorded.to_dict().items() if k != "heading_weight"})
+    store.close()
+    (docs / "orders.md").write_text(FAQ["orders.md"], encoding="utf-8")
+    with kbsearch.open_kb(db) as kb:
+        assert kb.index([docs]).ok
+        assert "heading_weight" not in kb.settings
+    with sqlite3.connect(db) as con:
+        (body,) = con.execute(
+            "SELECT f.body FROM passages_fts f JOIN passages p ON p.id = f.rowid"
+            " WHERE p.doc_id = 'orders'"
+        ).fetchone()
+    assert body.split().count("account") == 2  # "Your account" once, "your account" in the text

@@ -88,13 +88,15 @@ def test_ask_picks_its_sentence_with_the_audience_languages(
     with kbsearch.open_kb(tmp_path / "kb.db", create=True, embedder=FakeEmbedder()) as kb:
         kb.index([docs], inventory=docs / "inventory.csv")
         seen: list[list[str]] = []
-        real = kbsearch.knowledge_base.compose
+        from kbsearch.facade import searching
+
+        real = searching.compose
 
         def compose(*args):  # type: ignore[no-untyped-def]
             seen.append(list(args[4]))  # the languages; question terms and cosines follow
             return real(*args)
 
-        monkeypatch.setattr(kbsearch.knowledge_base, "compose", compose)
+        monkeypatch.setattr(searching, "compose", compose)
         kb.ask(QUERY, filters=Filters(audience=audience, as_of=DAY), min_confidence=0.0)
     assert seen == [languages]
 

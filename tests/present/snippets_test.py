@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kbsearch.present.snippets import make_snippet
+from kbsearch.present.snippets import make_snippet, trigram_scores
 from kbsearch.text.matching import sentence_spans
 
 PASSAGE = (
@@ -90,6 +90,18 @@ def test_no_word_in_common_uses_sentence_scores_else_first_body_sentence() -> No
     assert by_score.text == "Gift cards cannot be refunded." and by_score.marks == ()
     first = make_snippet(PASSAGE, "voucher", width=40, skip_prefix=29)
     assert first.text == "You can return unused items."
+
+
+def test_trigram_scores_find_a_word_no_stem_matches() -> None:
+    sentences = ["Our shop opens at nine.", "Delivery takes two days.", "Délivrance du reçu."]
+    scores = trigram_scores(sentences, "deliverable")
+    assert scores[1] > scores[2] > scores[0] == 0.0
+    # " de" "del" "eli" "liv" "ive" "ver" "era" "rab" "abl" "ble" "le ": 6 of 11 in "delivery"
+    assert scores[1] == 6 / 11
+    assert trigram_scores(sentences, "?!") == [0.0, 0.0, 0.0]
+    snip = make_snippet(" ".join(sentences), "deliverable", width=40,
+                        sentence_scores=trigram_scores(sentences, "deliverable"))  # fmt: skip
+    assert snip.text.startswith("Delivery takes two days.")
 
 
 def test_marked_escapes_html() -> None:

@@ -40,7 +40,7 @@ def test_cross_language_passages_have_the_lexical_route_out_of_reach() -> None:
 GERMAN = "wie lange dauert die Lieferung nach Belgien"
 SPANISH = "¿cuánto tarda la entrega a Bélgica?"
 MIXED = "combien de temps does shipping take"  # es 0.43, en 0.43: no language is confident
-SHORT = "Do you deliver to Corsica?"  # es 0.71, it 0.29: langdetect unsure on a short question
+SHORT = "Do you deliver to Corsica?"  # en 0.67, pcm 0.06: unsure on a short question
 
 
 def test_a_third_language_marks_nothing_and_an_unsure_detection_falls_back() -> None:

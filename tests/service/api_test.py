@@ -564,7 +564,7 @@ def test_put_with_an_unknown_language_is_422_and_changes_nothing(
     response = put(client, "delivery", "d.md", NEW_FAQ, access="public", language=language)
     assert response.status_code == 422, response.text
     error = response.json()["error"]
-    assert "language" in error and "en, es" in error and "fr" in error
+    assert "language" in error and "en, eo, es" in error and "fr" in error
     assert get(client, "/documents", STAFF_READ).json() == before
     assert not kb_file.with_name(kb_file.name + ".uploads").exists()
     ok = put(client, "giftwrap", "wrap.md", NEW_FAQ, access="public", language="fr-CA")
@@ -622,7 +622,7 @@ def test_a_language_filter_that_is_no_language_is_422(client: httpx.Client, lang
         response = get(client, path, q="lost parcel", lang=lang)
         assert response.status_code == 422, response.text
         error = response.json()["error"]
-        assert f"unsupported lang {lang!r}" in error and "en, es" in error
+        assert f"unsupported lang {lang!r}" in error and "en, eo, es" in error
         assert "--" not in error
 
 

@@ -18,7 +18,7 @@ import kbsearch
 from kbsearch.filters import Filters
 from kbsearch.judge.evidence import Background
 from kbsearch.knowledge_base import KnowledgeBase
-from kbsearch.retrieve.lexical.impact import ImpactIndex
+from kbsearch.retrieve.lexical.postings import TermIndex
 from kbsearch.service.engine import Engine
 from kbsearch.service.uploads import Upload, hides_public, write_upload
 
@@ -27,25 +27,25 @@ LEAFLET = f"# Leaflet\n\n## Spare parts\n\nSpare parts for the {MARKER} kettle s
 
 
 class Gate:
-    """Holds every ``ImpactIndex.load`` once closed, until opened. ``strict``: a load on any
+    """Holds every ``TermIndex`` made once closed, until opened. ``strict``: one made on any
     thread but the snapshot builder fails the test (a search must not build inline)."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch, *, strict: bool) -> None:
         self.entered = threading.Event()
         self.opened = threading.Event()
         self.inline: list[str] = []
-        original = ImpactIndex.load
+        original = TermIndex.__init__
 
-        def gated(*args: Any, **kwargs: Any) -> ImpactIndex:
+        def gated(*args: Any, **kwargs: Any) -> None:
             name = threading.current_thread().name
             if strict and name != "kbsearch-snapshot":
                 self.inline.append(name)
-                raise AssertionError(f"a search built the impact index inline on {name}")
+                raise AssertionError(f"a search built the lexical index inline on {name}")
             self.entered.set()
             assert self.opened.wait(30), "the gate was never opened"
-            return original(*args, **kwargs)
+            original(*args, **kwargs)
 
-        monkeypatch.setattr(ImpactIndex, "load", staticmethod(gated))
+        monkeypatch.setattr(TermIndex, "__init__", gated)
         if strict:  # the abstention stage's cosine background: built with the snapshot too
             background = Background.of
 

@@ -7,7 +7,13 @@ from pathlib import Path
 from urllib.parse import quote
 
 import httpx
+import pytest
+from support import FakeEmbedder
 from support_service import PUBLIC_READ, STAFF_READ, STAFF_WRITE, auth
+
+import kbsearch
+from kbsearch.service import operations as ops
+from kbsearch.service.present import snippet_of
 
 QUERY = "is a lost parcel refunded"
 PASSAGE = "delivery@v1#lost-parcel"
@@ -59,3 +65,23 @@ def test_an_upload_shows_as_uploads_and_moves_no_other_source(
     assert cited.json()["citation"]["source"] == "delivery.md"
     listed = client.get("/documents", headers=auth(PUBLIC_READ)).text
     assert str(kb_file.parent) not in listed and "uploads/giftwrap/v1/wrap.md" in listed
+
+
+def test_snippets_embed_nothing(kb_file: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A dense search's page of hits sharing no word with the query used to embed every
+    hit's sentences per request (0.4-5 s for 50 hits on the demo): now no request embeds
+    a passage; the sentence sharing most character trigrams is shown."""
+
+    def refuse(texts: object) -> None:
+        raise AssertionError(f"embedded {texts!r} for a snippet")
+
+    opening = "Our shop opens at nine" + " and closes at six" * 12 + "."  # too long to widen into
+    text = f"Delivery\nTimes\n{opening} Delivery takes two days."
+    monkeypatch.setattr(FakeEmbedder, "encode_passages", refuse)
+    with kbsearch.open_kb(kb_file, embedder=FakeEmbedder()) as kb:
+        snippet = snippet_of(kb, "deliverable", text, "Delivery", "Times", "en")
+        assert snippet["text"].startswith("Delivery takes two days.")
+        assert text[snippet["start"] : snippet["end"]] == snippet["text"]
+        page = ops.search(kb, "public", ops.SearchArgs(q="xyzzy plugh", route="dense", k=50),
+                          ops.Limits())  # fmt: skip
+    assert page["hits"] and all("snippet" in hit for hit in page["hits"])

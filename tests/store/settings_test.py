@@ -32,3 +32,14 @@ def test_the_passage_rule_is_recorded_and_a_legacy_index_reads_as_legacy() -> No
     assert IndexSettings.from_dict(new.to_dict()) == new
     legacy = IndexSettings.from_dict({"analyzer": "stem", "passage_budget": 512})
     assert legacy.chunking == LEGACY_PASSAGE_RULE and legacy.section_level == 2
+
+
+def test_the_heading_weight_is_recorded_and_an_older_index_reads_weight_one() -> None:
+    from kbsearch.store.settings import HEADING_WEIGHT
+
+    new = IndexSettings()
+    assert new.heading_weight == HEADING_WEIGHT > 1
+    assert new.to_dict()["heading_weight"] == HEADING_WEIGHT
+    assert IndexSettings.from_dict(new.to_dict()) == new
+    older = IndexSettings.from_dict({"analyzer": "stem", "chunking": PASSAGE_RULE})
+    assert older.heading_weight == 1 and "heading_weight" not in older.to_dict()

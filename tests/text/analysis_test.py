@@ -128,3 +128,26 @@ def test_an_invisible_character_inside_a_query_word_still_finds_it(
     assert hits and hits[0].doc_id == "login"
     plain = kb.search("password", route=route, filters=Filters())
     assert [(h.passage_id, h.score) for h in hits] == [(h.passage_id, h.score) for h in plain]
+
+
+@pytest.mark.parametrize("name", ["stem", "plain"])
+def test_the_heading_lines_count_heading_weight_times(name: str) -> None:
+    """A passage's text opens with its title and heading path, then a blank line
+    (:mod:`kbsearch.index.chunking`); the FTS5 body repeats them ``heading_weight`` times in
+    all, so an FAQ entry's question weighs more than a word of its answer."""
+    text = "Refund policy\nReturns\n\nWe send a refund within 30 days."
+    once = Analyzer(name).body(text, "en").lower().split()
+    twice = Analyzer(name, heading_weight=2).body(text, "en").lower().split()
+    assert once.count("refund") == 2 and twice.count("refund") == 3
+    assert twice.count("return" if name == "stem" else "returns") == 2
+    assert twice.count("30") == 1  # the body's words once
+
+
+def test_a_text_without_heading_lines_is_unchanged_by_the_weight() -> None:
+    text = "Kettle notice: stop using the kettle."
+    assert Analyzer("stem", heading_weight=3).body(text, "en") == Analyzer("stem").body(text, "en")
+
+
+def test_a_heading_weight_under_one_is_refused() -> None:
+    with pytest.raises(ValueError, match="heading weight"):
+        Analyzer("stem", heading_weight=0)

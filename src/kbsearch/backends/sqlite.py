@@ -22,18 +22,20 @@ import numpy as np
 from ..errors import StaleSnapshot, StorageError
 from ..filters import Audience, Filters
 from ..index.headings import HeadingIndex, title_counts
-from ..judge.evidence import BackgroundCache, row_of, terms_in_row
+from ..judge.evidence import BackgroundCache
 from ..records import Document, Passage
 from ..retrieve.backend import Background, TitleCounts
 from ..retrieve.dense import DenseIndex
 from ..retrieve.lexical.bm25 import BM25Explanation, explain_bm25
 from ..retrieve.lexical.impact import ImpactIndex
+from ..retrieve.lexical.postings import RowTable, TermIndex
 from ..retrieve.lexical.query_terms import QueryTerms
 from ..retrieve.lexical.sql import search_sql
 from ..store import PassageRow, Store, fts_table
 
 T = TypeVar("T")
 _RETRIES = 5
+_DOCUMENT_CACHE = 4096  # documents a generation keeps for the answer's span choice
 
 
 class Snapshot:
@@ -64,6 +66,8 @@ class SqliteBackend:
         self._lock = threading.Lock()
         self._local = threading.local()
         self._backgrounds = BackgroundCache()
+        self._rows = RowTable()  # the passage rows lexical searches touched, every generation
+        self._documents: tuple[int, dict[tuple[str, str], Document]] = (-1, {})
 
     # -- writes ---------------------------------------------------------------------------
 
@@ -150,8 +154,50 @@ class SqliteBackend:
                 continue
         raise StorageError(f"{self.store.path} kept changing while a search read it; retry")
 
+    def _reader(self, generation: int) -> Callable[[Callable[[], T]], T]:
+        """Runs a read in one read transaction, checked to be at ``generation``.
+
+        Raises:
+            StaleSnapshot: the file has moved on (the caller retries, :meth:`_lexical`).
+        """
+
+        def read(load: Callable[[], T]) -> T:
+            with self._read():
+                if self.store.generation() != generation:
+                    raise StaleSnapshot
+                return load()
+
+        return read
+
+    def lexical_index(self, audience: str) -> TermIndex:
+        """The lexical index of the audience's FTS5 table, read per term
+        (:mod:`kbsearch.retrieve.lexical.postings`): O(1) to make per generation."""
+        table = fts_table(audience)
+
+        def load() -> TermIndex:
+            generation = self.store.generation()
+            read = self._reader(generation)
+            languages = self.store.languages(audience)
+            return TermIndex(self.store, audience, generation, read, self._rows, languages)
+
+        return self._part(("terms", table), load)
+
+    def _lexical(self, audience: str, run: Callable[[TermIndex], T]) -> T:
+        """``run(index)`` on the current lexical index, again on a newer one while the file
+        moves on under its reads. Each try runs in one read transaction, so its per-term reads
+        see one state whatever another connection writes meanwhile."""
+        for _ in range(_RETRIES):
+            try:
+                with self._read():
+                    return run(self.lexical_index(audience))
+            except StaleSnapshot:
+                continue
+        raise StorageError(f"{self.store.path} kept changing while a search read it; retry")
+
     def impact_index(self, audience: str) -> ImpactIndex:
-        """The in-memory lexical index of the audience's FTS5 table."""
+        """The whole-table in-memory lexical index of the audience's FTS5 table (reads every
+        posting; for tools and as the reference of :class:`TermIndex`: searches do not use
+        it)."""
         table = fts_table(audience)
         return self._part(("impact", table), lambda: ImpactIndex.load(self.store, audience))
 
@@ -166,25 +212,20 @@ class SqliteBackend:
         return self._part(key, lambda: self.store.languages(audience))
 
     def passage_languages(self, passage_ids: Sequence[str], audience: str) -> dict[str, str]:
-        index = self.impact_index(audience)  # in memory: every passage's filter columns
-        at, columns = index.position, index.columns
-        staff = audience == Audience.STAFF
-        return {
-            pid: str(columns.language[at[pid]])
-            for pid in passage_ids
-            if pid in at and (staff or columns.public[at[pid]])
-        }
+        return self.store.passage_languages(passage_ids, audience)
 
-    def lexical_statistics(self, audience: str) -> ImpactIndex:
-        return self.impact_index(audience)
+    def lexical_statistics(self, audience: str) -> TermIndex:
+        return self.lexical_index(audience)
 
     def lexical_candidates(
         self, terms: QueryTerms, filters: Filters, depth: int
     ) -> list[tuple[str, float]]:
-        index = self.impact_index(str(filters.audience))
-        if not index.exact(terms):
-            return search_sql(self.store, terms, filters, depth)
-        return index.search_terms(terms, filters, depth)
+        def run(index: TermIndex) -> list[tuple[str, float]]:
+            if not index.exact(terms):
+                return search_sql(self.store, terms, filters, depth)
+            return index.search_terms(terms, filters, depth)
+
+        return self._lexical(str(filters.audience), run)
 
     def dense_candidates(
         self, vector: np.ndarray, filters: Filters, depth: int
@@ -208,22 +249,25 @@ class SqliteBackend:
     def lexical_scores(
         self, terms: QueryTerms, audience: str, passage_ids: Sequence[str]
     ) -> dict[str, float]:
-        index = self.impact_index(audience)
-        at = index.position
         staff = audience == Audience.STAFF  # the public index holds public passages only
-        known = [p for p in passage_ids if p in at and (staff or index.columns.public[at[p]])]
-        if not index.exact(terms):  # FTS5 must tokenize the query: ask it per passage
-            rows = self.passages(known)
-            return {
-                pid: self.explain_lexical(terms, rows[pid], audience).score
-                for pid in known
-                if pid in rows
-            }
-        rows_at = np.array([at[pid] for pid in known], dtype=np.int64)
-        kept = index.scores(terms.kept)[rows_at] if terms.kept else np.zeros(len(known))
-        if terms.kept and terms.clamped:  # a passage without kept terms: the clamped ones'
-            kept = np.where(kept > 0, kept, index.scores(terms.clamped)[rows_at])
-        return dict(zip(known, np.asarray(kept, dtype=np.float64).tolist(), strict=True))
+
+        def run(index: TermIndex) -> dict[str, float]:
+            found = index.row_ids_of(passage_ids)
+            known = [p for p in passage_ids if p in found and (staff or found[p][1] == "public")]
+            if not index.exact(terms):  # FTS5 must tokenize the query: ask it per passage
+                rows = self.passages(known)
+                return {
+                    pid: self.explain_lexical(terms, rows[pid], audience).score
+                    for pid in known
+                    if pid in rows
+                }
+            rows_at = np.array([found[pid][0] for pid in known], dtype=np.int64)
+            kept = index.scores_of(terms.kept, rows_at)
+            if terms.kept and terms.clamped:  # a passage without kept terms: the clamped ones'
+                kept = np.where(kept > 0, kept, index.scores_of(terms.clamped, rows_at))
+            return dict(zip(known, kept.tolist(), strict=True))
+
+        return self._lexical(audience, run)
 
     def dense_scores(self, vector: np.ndarray, passage_ids: Sequence[str]) -> dict[str, float]:
         index = self.dense_index(len(vector))
@@ -256,12 +300,12 @@ class SqliteBackend:
     def term_presence(
         self, words: Sequence[Sequence[str]], row: PassageRow, audience: str
     ) -> tuple[bool, ...]:
-        """From the audience's impact index (its postings, in memory)."""
-        index = self.impact_index(audience)
-        position = row_of(index, row.passage.passage_id)
-        if position is None:
-            return (False,) * len(words)
-        return terms_in_row(index, words, position)
+        """From the postings of the audience's lexical index (each term's, cached)."""
+
+        def run(index: TermIndex) -> tuple[bool, ...]:
+            return tuple(any(index.holds(t, row.row_id) for t in group) for group in words)
+
+        return self._lexical(audience, run)
 
     def background(self, audience: str) -> Background:
         """From the dense matrix of the index's dimension (computed once per generation)."""
@@ -275,7 +319,24 @@ class SqliteBackend:
         )
 
     def documents(self, keys: Iterable[tuple[str, str]]) -> dict[tuple[str, str], Document]:
-        return self.store.documents_of(keys)
+        """Kept per generation (up to ``_DOCUMENT_CACHE`` documents, then started over), so a
+        warm search reads no document it read before at that generation."""
+        wanted = set(keys)
+        generation = self.snapshot().generation
+        held, cache = self._documents
+        if held != generation:
+            cache = {}
+            self._documents = (generation, cache)
+        missing = [k for k in wanted if k not in cache]
+        if missing:
+            try:
+                found = self._reader(generation)(lambda: self.store.documents_of(missing))
+            except StaleSnapshot:  # the file moved on: read it, keep nothing
+                return self.store.documents_of(wanted)
+            if len(cache) + len(found) > _DOCUMENT_CACHE:
+                cache.clear()
+            cache.update(found)
+        return {k: cache[k] for k in wanted if k in cache}
 
     def public_folders(self) -> list[str]:
         return self._part("public_folders", self.store.public_folders)

@@ -9,6 +9,7 @@ import json
 import math
 from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
+from typing import Unpack
 
 import click
 from rich.console import Console
@@ -21,9 +22,8 @@ from kbsearch.evaluation.questions import MATCH_RULES, QuestionSet
 from kbsearch.evaluation.report import write_report
 from kbsearch.evaluation.runner import DEFAULT_K, EvaluationResult
 from kbsearch.evaluation.trec import write_trec_qrels, write_trec_run
-from kbsearch.fuse.methods import DEFAULT_FUSION
-from kbsearch.fuse.rrf import DEFAULT_RRF_K
-from kbsearch.knowledge_base import DEFAULT_DEPTH, DEFAULT_WEIGHTS, open_kb
+from kbsearch.knowledge_base import open_kb
+from kbsearch.pipeline import RankingOptions
 from kbsearch.records import ROUTES
 from kbsearch.rerank.rerankers import RerankSettings
 from kbsearch.tasks.evaluate import (
@@ -119,23 +119,19 @@ def run_evaluation(
     routes: Sequence[str],
     k: int,
     *,
-    depth: int = DEFAULT_DEPTH,
-    rrf_k: float = DEFAULT_RRF_K,
-    weights: Sequence[float] = DEFAULT_WEIGHTS,
-    fusion: str = DEFAULT_FUSION,
     embedder: str | None = None,
     index_corpus_first: bool = False,
     analyzer: str | None = None,
     rerank: RerankSettings | None = None,
     log: RerankLog | None = None,
     given: Collection[str] = (),
+    **ranking: Unpack[RankingOptions],
 ) -> EvaluationResult:
     """Open DB (with ``index_corpus_first``: create it and index the question set's corpus
-    when it holds no document), warn about unreachable relevant items, evaluate (``rerank``
-    for the ``ROUTE+rerank`` routes, whose stage reports go into ``log``; ``given``: the
-    fusion options given on the command line)."""
-    check_search_options(k, depth=depth, rrf_k=rrf_k, weights=weights, fusion=fusion,
-                         routes=routes, given=given)  # fmt: skip
+    when it holds no document), warn about unreachable relevant items, evaluate with the
+    ``ranking`` options (``rerank`` for the ``ROUTE+rerank`` routes, whose stage reports go
+    into ``log``; ``given``: the fusion options given on the command line)."""
+    check_search_options(k, routes=routes, given=given, **ranking)
     check_rerank_routes(routes, rerank)
     with open_kb(db, create=index_corpus_first, embedder=embedder) as kb:
         if index_corpus_first:
@@ -145,10 +141,7 @@ def run_evaluation(
                 click.echo(f"indexed {questions.corpus} into {db}: "
                            f"{json.dumps(report.to_dict())}", err=True)  # fmt: skip
         warn_unreachable(unreachable(kb, questions))
-        return evaluate_kb(
-            kb, questions, routes, k, depth=depth, rrf_k=rrf_k, weights=weights, fusion=fusion,
-            rerank=rerank, log=log,
-        )  # fmt: skip
+        return evaluate_kb(kb, questions, routes, k, rerank=rerank, log=log, **ranking)
 
 
 def warn_unreachable(found: Sequence[Unreachable], show: int = 10) -> None:
@@ -278,15 +271,16 @@ def eval_command(questions: Path, db: Path, routes: tuple[str, ...], k: int, spl
     if kind is not None:
         qset = qset.only_kind(kind)
     log = RerankLog()
+    ranking = RankingOptions(depth=depth, rrf_k=rrf_k, weights=weights, fusion=fusion)
     result = run_evaluation(
-        qset, db, routes, k, depth=depth, rrf_k=rrf_k, weights=weights, fusion=fusion,
-        embedder=embedder, rerank=reranking, log=log, given=given_fusion_settings(),
+        qset, db, routes, k, embedder=embedder, rerank=reranking, log=log,
+        given=given_fusion_settings(), **ranking,
     )  # fmt: skip
     _finish(result, as_json, run_dir, report, log)
     if abstention:  # the same fusion as the routes' evaluation
         console = wide_console(stderr=as_json)
         with open_kb(db, embedder=embedder) as kb:
-            print_abstention(kb, qset, k, depth, rrf_k, weights, fusion, console, report)
+            print_abstention(kb, qset, k, console, report, **ranking)
     if answers:
         gold = gold_answers_path(questions, gold_answers)
         with open_kb(db, embedder=embedder) as kb:
@@ -316,8 +310,8 @@ def bench_command(dataset: Path, db: Path, routes: tuple[str, ...], k: int, spli
     qset = load_questions(dataset, split, format="beir")
     log = RerankLog()
     result = run_evaluation(
-        qset, db, routes, k, depth=depth, rrf_k=rrf_k, weights=weights, fusion=fusion,
-        embedder=embedder, index_corpus_first=True, analyzer=analyzer, rerank=reranking,
-        log=log, given=given_fusion_settings(),
+        qset, db, routes, k, embedder=embedder, index_corpus_first=True, analyzer=analyzer,
+        rerank=reranking, log=log, given=given_fusion_settings(), depth=depth, rrf_k=rrf_k,
+        weights=weights, fusion=fusion,
     )  # fmt: skip
     _finish(result, as_json, run_dir, report, log)

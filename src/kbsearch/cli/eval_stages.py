@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import Unpack
 
 from rich.console import Console
 from rich.table import Table
@@ -16,6 +17,7 @@ from rich.table import Table
 from kbsearch.evaluation.questions import QuestionSet
 from kbsearch.evaluation.runner import EvaluationResult
 from kbsearch.knowledge_base import KnowledgeBase
+from kbsearch.pipeline import RankingOptions
 from kbsearch.tasks.evaluate import RerankLog, assess_questions, base_route
 
 
@@ -66,16 +68,14 @@ def _cell(value: object) -> str:
     return f"{value:.3f}" if isinstance(value, float) else str(value)
 
 
-def print_abstention(kb: KnowledgeBase, qset: QuestionSet, k: int, depth: int, rrf_k: float,
-                     weights: tuple[float, float], fusion: str, console: Console,
-                     report: Path | None) -> None:  # fmt: skip
-    """The abstention stage on every question (``eval --abstention``): a table per kind and
-    language, and its section appended to the HTML ``report`` when there is one."""
+def print_abstention(kb: KnowledgeBase, qset: QuestionSet, k: int, console: Console,
+                     report: Path | None, **ranking: Unpack[RankingOptions]) -> None:  # fmt: skip
+    """The abstention stage on every question (``eval --abstention``, with its ``ranking``
+    options): a table per kind and language, and its section appended to the HTML
+    ``report`` when there is one."""
     from kbsearch.evaluation.abstention import abstention_html, summarise_groups
 
-    items, refused = assess_questions(
-        kb, qset, k, depth=depth, rrf_k=rrf_k, weights=weights, fusion=fusion
-    )
+    items, refused = assess_questions(kb, qset, k, **ranking)
     if refused:
         console.print(f"abstention: the search refused {len(refused)} question(s), left out: "
                       f"{', '.join(refused[:10])}")  # fmt: skip

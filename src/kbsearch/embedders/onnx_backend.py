@@ -166,6 +166,11 @@ class OnnxEmbedder:
         # session (+500 MB after one 16 x 512-token batch, measured); without it the
         # activations are freed after each run, at no measurable cost to query latency.
         options.enable_cpu_mem_arena = False
+        # No spinning: an idle pool thread waits on the OS instead of spinning for the next
+        # operator; with spinning, a 20-token query on 2 threads cost 19.5 ms CPU for 12 ms
+        # without, at no wall-clock gain (benchmarks/query_encoding.py), and a spinning pool
+        # takes a core from the other requests of a served process.
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         try:
             self._session = ort.InferenceSession(
                 str(self.model_dir / MODEL_NAME), options, providers=["CPUExecutionProvider"]

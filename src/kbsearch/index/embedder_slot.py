@@ -41,6 +41,17 @@ class EmbedderSlot:
             return getattr(self._embedder, "spec", self._embedder.name)
         return None
 
+    def configured(self) -> bool:
+        """Whether the index has an embedder (one was asked for, or its settings record one),
+        told without loading it: a lexical search need not pay for the model's load."""
+        if self._embedder is not None:
+            return True
+        settings = self._settings()
+        spec = self.requested_spec() or settings.get("embedder_spec")
+        if spec is None:  # a recorded embedder with no spec: get() names the mismatch
+            return bool(settings.get("embedder"))
+        return spec != NO_EMBEDDER
+
     def get(self) -> Embedder | None:
         """The index's embedder (loaded on first use); ``None`` for a lexical-only index.
 

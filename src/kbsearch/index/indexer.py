@@ -166,8 +166,14 @@ class Indexer:
         listed = (p for p in rows if p not in found_keys and _gone(p) and under_any(p, root_keys))
         for missing in sorted(listed):
             self._fail(missing, "listed in the inventory but not found")
-        stored = {(d.document.doc_id, d.document.version): d for d in self.store.documents()}
         candidates, parsed_ok = self._resolve(found.files, rows, label, lang)
+        # the stored versions this run may replace, refuse or find stale: those of its doc ids
+        # and of the files it read (every document only for a prune, which looks at them all)
+        stored = (
+            {(d.document.doc_id, d.document.version): d for d in self.store.documents()}
+            if prune
+            else self.store.documents_about({c.document.doc_id for c in candidates}, parsed_ok)
+        )
         yielded = {(c.document.doc_id, c.document.version) for c in candidates}
         # A stored version whose file was read this run without yielding it is stale.
         stale = {

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-from ..store.settings import DEFAULT_SECTION_LEVEL, PASSAGE_RULE
+from ..store.settings import DEFAULT_SECTION_LEVEL, HEADING_WEIGHT, PASSAGE_RULE
 
 DEFAULT_ACCESS = "staff"
 
@@ -56,3 +56,4 @@ class Settings:
     passage_budget: int = 512
     overlap: int = 1
     chunking: str = PASSAGE_RULE
+    heading_weight: int = HEADING_WEIGHT

@@ -40,7 +40,7 @@ def check_settings(settings: Settings, embedder: Embedder | None) -> None:
             under 32 tokens or over the embedder's token limit.
     """
     try:
-        Analyzer(settings.analyzer)
+        Analyzer(settings.analyzer, settings.heading_weight)
     except ValueError as exc:
         raise InvalidArgumentError(str(exc)) from None
     if settings.section_level not in range(1, 7):
@@ -102,6 +102,7 @@ def plan_settings(
             section_level=current.section_level,
             passage_budget=current.passage_budget,
             overlap=current.overlap,
+            heading_weight=current.heading_weight,
         )
         return settings, current
     previous = current or IndexSettings()
@@ -133,7 +134,7 @@ def run_index(
     Raises:
         IndexingInterrupted: Ctrl-C; its ``report`` counts what was written (kept).
     """
-    analyzer = Analyzer(settings.analyzer)
+    analyzer = Analyzer(settings.analyzer, settings.heading_weight)
     limits = limits or IngestLimits()
     indexer = Indexer(
         DocumentWriter(store, analyzer, embedder, settings, progress, record, limits=limits)
@@ -164,7 +165,7 @@ def reembed_into_copy(
         IndexingInterrupted: Ctrl-C; the old index is kept.
     """
     with staged_copy(store) as staging:
-        analyzer = Analyzer(settings.analyzer)
+        analyzer = Analyzer(settings.analyzer, settings.heading_weight)
         limits = limits or IngestLimits()
         indexer = Indexer(
             DocumentWriter(

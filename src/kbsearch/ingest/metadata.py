@@ -8,7 +8,6 @@ then language detection.
 
 from __future__ import annotations
 
-import os
 import re
 import unicodedata
 from dataclasses import asdict
@@ -16,13 +15,12 @@ from datetime import date
 from pathlib import Path, PurePath
 
 import yaml
-from langdetect import detector_factory
 
 from kbsearch.errors import IngestError, InvalidArgumentError
 from kbsearch.filters import parse_day
 from kbsearch.ingest.inventory import InventoryRow, period_text
 from kbsearch.records import Document, ParsedDocument
-from kbsearch.text.language import detect_language
+from kbsearch.text.language import LANGUAGES, detect_language
 
 ACCESS_LABELS = ("public", "staff")
 RESERVED_ID_CHARS = "@#"  # passage ids are doc_id@vVERSION#slug
@@ -31,13 +29,7 @@ _CONTROL_OR_SPACE = re.compile(r"[\s\x00-\x1f\x7f]+")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
-def _known_languages() -> frozenset[str]:
-    """ISO 639-1 codes langdetect has a profile for (``zh-cn`` -> ``zh``)."""
-    names = os.listdir(detector_factory.PROFILES_DIRECTORY)
-    return frozenset(name.split("-", 1)[0].lower() for name in names)
-
-
-KNOWN_LANGUAGES = _known_languages()
+KNOWN_LANGUAGES = LANGUAGES  # the ISO 639 codes the language detector knows
 
 
 def normalize_language(value: str, where: str = "language") -> str:

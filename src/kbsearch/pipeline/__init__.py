@@ -8,7 +8,7 @@ route, :mod:`kbsearch.ranking.stages` for a stage, :mod:`kbsearch.retrieve.backe
 from ..ranking.stages import Stage
 from ..ranking.trace import Trace
 from ..retrieve.routes import HYBRID, REGISTRY, Route, RouteContext, make_routes, route_names
-from .request import DEFAULT_DEPTH, MAX_K, SearchOptions, SearchRequest
+from .request import DEFAULT_DEPTH, MAX_K, RankingOptions, SearchOptions, SearchRequest
 from .run import Pipeline, SearchResult
 
 __all__ = [
@@ -16,6 +16,7 @@ __all__ = [
     "HYBRID",
     "MAX_K",
     "REGISTRY",
+    "RankingOptions",
     "Pipeline",
     "Route",
     "RouteContext",

@@ -108,17 +108,24 @@ class SearchRequest:
         return dataclasses.replace(self, **changes)  # type: ignore[arg-type]
 
 
-class SearchOptions(TypedDict, total=False):
-    """The keyword options ``KnowledgeBase.search``, ``assess`` and ``explain`` share, each a
-    :class:`SearchRequest` field of that name (its default, its check; ``filters``: ``None``
-    reads as ``Filters()``)."""
+class RankingOptions(TypedDict, total=False):
+    """How the routes' lists are made and fused, whatever the query: the keyword options of
+    an evaluation's searches (``kbsearch.tasks``), each a :class:`SearchRequest` field of that
+    name (its default, its check)."""
+
+    depth: int
+    rrf_k: float
+    weights: Sequence[float]
+    fusion: str
+
+
+class SearchOptions(RankingOptions, total=False):
+    """The keyword options ``KnowledgeBase.search``, ``assess`` and ``explain`` share: the
+    ranking options, ``k``, ``filters`` (``None`` reads as ``Filters()``) and ``rerank``,
+    each a :class:`SearchRequest` field of that name."""
 
     k: int
     filters: Filters | None
-    rrf_k: float
-    depth: int
-    weights: Sequence[float]
-    fusion: str
     rerank: RerankSettings | str | None
 
 

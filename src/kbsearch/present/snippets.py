@@ -9,9 +9,10 @@ dropped first (acronyms kept), as the lexical route drops them (``how do I retur
 marks "return" and "item" only; a query of stop words only keeps them all), and a passage
 word matches a query word when its lower-cased, accent-folded form or its Snowball stem (in any of
 ``languages``) equals the query word's (see :mod:`kbsearch.text.analysis`). A hit that the dense
-route alone found may share no content word with the query: then ``sentence_scores`` (for
-example each sentence's cosine to the query) pick the sentence, and without them the first
-sentence of the body is shown.
+route alone found may share no content word with the query: then ``sentence_scores`` pick the
+sentence: each sentence's share of the query words' character trigrams
+(:func:`trigram_scores`: "deliverable" finds "delivery", which no stem matches), or any other
+score, such as a cosine to the query; without them the first sentence of the body is shown.
 
 The records are plain values; :func:`make_snippet` never reads the index, so it cannot show
 more than the passage it is given.
@@ -20,9 +21,11 @@ more than the passage it is given.
 from __future__ import annotations
 
 import html
+import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from ..text.analysis import content_query_words, fold_diacritics, fold_ligatures
 from ..text.matching import (
     TOKEN,
     match_spans,
@@ -72,6 +75,30 @@ class Snippet:
             last = end
         out.append(esc(self.text[last:]))
         return "".join(out)
+
+
+def trigram_scores(sentences: Sequence[str], query: str) -> list[float]:
+    """For each sentence, the share of the query's character trigrams it contains: the
+    trigrams of each content word of the query (:func:`content_query_words`), NFKC-normalised,
+    lower-cased and accent-folded, padded with a space on each side (``" de", "del", ...,
+    "ry "``), against those of the sentence's words; 0.0 each when the query has no word. A
+    lexical stand-in for a sentence's similarity to the query when no word matches (character
+    n-gram overlap, Cavnar and Trenkle 1994). Cost: linear in the sentences' length.
+
+    Returns: one score in [0, 1] per sentence."""
+    wanted = _trigrams(content_query_words(query))
+    if not wanted:
+        return [0.0] * len(sentences)
+    return [len(wanted & _trigrams(TOKEN.findall(s))) / len(wanted) for s in sentences]
+
+
+def _trigrams(tokens: Sequence[str]) -> frozenset[str]:
+    out: set[str] = set()
+    for token in tokens:
+        folded = fold_diacritics(fold_ligatures(unicodedata.normalize("NFKC", token)).lower())
+        padded = f" {folded} "
+        out.update(padded[i : i + 3] for i in range(len(padded) - 2))
+    return frozenset(out)
 
 
 def make_snippet(

@@ -21,6 +21,7 @@ import numpy as np
 
 from ..filters import Filters
 from ..records import Document, Passage, PassageRow
+from .lexical.query_terms import LexicalStatistics
 
 if TYPE_CHECKING:
     from .lexical.bm25 import BM25Explanation
@@ -72,24 +73,6 @@ class TitleCounts:
     titled: int
     unique_titled: int
     titles: int
-
-
-class LexicalStatistics(Protocol):
-    """The statistics of one audience's lexical index that query terms are prepared with."""
-
-    @property
-    def passages(self) -> int:
-        """N: passages the audience's index holds."""
-        ...
-
-    @property
-    def languages(self) -> list[str]:
-        """Languages of those passages, sorted (they choose the query's stemmers)."""
-        ...
-
-    def frequency(self, term: str) -> int:
-        """Passages holding ``term`` (0 when absent)."""
-        ...
 
 
 class Backend(Protocol):

@@ -15,14 +15,14 @@ says so. A monolingual index (or a search filtered to one language) marks nothin
 candidate is in the same language the routes' scores compare like with like, whatever the
 query's language, and results are the same as without this module.
 
-The query's language is the best of all langdetect's languages
+The query's language is the best of all py3langid's languages
 (:func:`kbsearch.text.language.detect_any`) on a query of at least
 :data:`kbsearch.text.language.MIN_LETTERS` letters: one of the visible languages detected with
 probability :data:`CONFIDENT` is trusted; another language detected with probability
 :data:`FOREIGN` makes it unknown (``None``, nothing marked: a German question in an English and
 French index, read as English, would have every French passage's lexical evidence replaced for
-a query that matches neither language's words); an unsure detection (langdetect on a short
-question: "Do you deliver to Corsica?" comes out es 0.71, it 0.29) falls back to
+a query that matches neither language's words); an unsure detection (a short question: "Do
+you deliver to Corsica?" comes out en 0.67, pcm 0.06) falls back to
 :func:`query_language`, which prefers English and French, when that is a visible language.
 Marking a candidate never discards its own lexical evidence (the fusions read the better of
 its own and the imputed), so an unsure mark costs little; a missed one leaves a lexical 0
@@ -34,24 +34,26 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
 
-from ..text.language import MIN_LETTERS, detect_any, detect_language
+from ..text.language import MIN_LETTERS, detect_any, detect_language, letters
 
 # the routes whose evidence is about the query's words, so holds only within its language
 LANGUAGE_BOUND = frozenset({"lexical"})
-# langdetect's probability is about the share of its 7 random trials that agree: 0.7 needs
-# 5 of 7. Clear one-language questions reach 1.0 (over 90 % of the shared datasets' queries,
-# nearly all the rest 0.86); a query mixing languages ("combien de temps does shipping take",
-# es 0.43) falls below and marks nothing
-CONFIDENT = 0.7
-# a language the index does not hold, detected this surely (German, Spanish questions: 0.99+),
-# means the query is in none of them
-FOREIGN = 0.9
+# py3langid's probabilities (softmax over its 97 languages at temperature sqrt(bytes)): clear
+# one-language questions reach 0.9+, but closely related languages share the mass ("¿cuánto
+# tarda la entrega a Bélgica?": es 0.59, ext 0.16, an 0.07); a query mixing languages
+# ("combien de temps does shipping take", en 0.42) falls below and falls back to the
+# en/fr-preferring detection
+CONFIDENT = 0.55
+# a language the index does not hold, detected this surely, means the query is in none of them
+# (German questions 0.95, Spanish 0.59-0.85); of the four shared datasets' 4,910 EN/FR queries,
+# one (piaf_fr) has another language at 0.55+
+FOREIGN = 0.55
 
 
 @lru_cache(maxsize=4096)
 def query_language(query: str) -> str:
     """:func:`kbsearch.text.language.detect_language` of a query (``"en"`` when too short), cached
-    per process: langdetect costs ~7-9 ms a query, so every reader of a query's language
+    per process: detection costs ~0.3 ms a query, yet every reader of a query's language
     (fusion here, the abstention evidence) should share this one cache."""
     return detect_language(query)
 
@@ -66,10 +68,10 @@ def query_language_among(query: str, languages: Sequence[str]) -> str | None:
     """The ISO 639-1 code of ``query``'s language when it can tell candidates apart: ``None``
     when ``languages`` (those the search can return) are fewer than two (without detecting
     anything), the query is too short to detect (under ``MIN_LETTERS`` letters), its most
-    likely language (of all langdetect knows) is none of them with probability at least
+    likely language (of all py3langid knows) is none of them with probability at least
     :data:`FOREIGN`, or detection is unsure and :func:`query_language` (which prefers English
     and French) is none of them either (module docstring)."""
-    if len(set(languages)) < 2 or sum(ch.isalpha() for ch in query) < MIN_LETTERS:
+    if len(set(languages)) < 2 or letters(query) < MIN_LETTERS:
         return None
     found = _detected(query)
     if found is not None and found[0] in languages and found[1] >= CONFIDENT:

@@ -28,20 +28,29 @@ class QueryEncoder:
     """Encodes queries with ``embedder()`` (``None``: the index has no vectors).
 
     ``indexed()`` tells whether the knowledge base was ever indexed (an empty one finds
-    nothing in any route).
+    nothing in any route); ``configured()``, whether it has an embedder, without loading it.
     """
 
     def __init__(
-        self, embedder: Callable[[], Embedder | None], indexed: Callable[[], bool], path: Path
+        self,
+        embedder: Callable[[], Embedder | None],
+        indexed: Callable[[], bool],
+        path: Path,
+        configured: Callable[[], bool] | None = None,
     ) -> None:
         self.embedder = embedder
         self.indexed = indexed
         self.path = path
+        self._configured = configured
         self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
         self._cache_lock = threading.Lock()
         self._lock = threading.Lock()
 
     def available(self) -> bool:
+        """Whether queries can be encoded: ``configured()`` when given (it tells without
+        loading the model), else whether ``embedder()`` gives one."""
+        if self._configured is not None:
+            return self._configured()
         return self.embedder() is not None
 
     def vector(self, query: str) -> np.ndarray:

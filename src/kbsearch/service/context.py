@@ -115,6 +115,10 @@ async def caller_of(request: Request) -> Caller:
     return caller
 
 
+CallerDep = Annotated[Caller, Depends(caller_of)]  # an endpoint's caller (its key's audience)
+ServiceDep = Annotated[Service, Depends(service_of)]
+
+
 def _needs_caller(dependant: Any) -> bool:
     return any(sub.call is caller_of or _needs_caller(sub) for sub in dependant.dependencies)
 

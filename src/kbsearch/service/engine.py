@@ -113,7 +113,7 @@ class Engine:
         backend = self.kb.backend
         assert isinstance(backend, SqliteBackend)
         for audience in AUDIENCES:
-            self.kb.impact_index(audience)
+            backend.lexical_index(audience)
             backend.languages(audience)
             backend.title_counts(audience)
         if self.embedder is not None:

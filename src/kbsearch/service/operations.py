@@ -15,6 +15,7 @@ from ..filters import parse_day
 from ..ingest.metadata import known_language
 from ..judge.confidence import decision_fields
 from ..knowledge_base import DEFAULT_K, KnowledgeBase
+from ..pipeline import SearchRequest
 from ..present.sources import uploads_folder
 from ..records import ROUTES, Filters
 from ..store.upload_files import UploadFiles
@@ -115,20 +116,22 @@ def search(kb: KnowledgeBase, audience: str, args: SearchArgs, limits: Limits) -
 
     Raises:
         QueryError, InvalidArgumentError: see :func:`check_search` and
-            :meth:`KnowledgeBase.assess` (also a ``min_confidence`` outside [0, 1]).
+            :class:`~kbsearch.pipeline.request.SearchRequest` (also a ``min_confidence``
+            outside [0, 1]).
     """
     check_search(args, limits)
     filters = make_filters(audience, args.as_of, args.lang, args.doc)
     route = args.route or kb.best_route()
     # one more than the page, to know whether another page follows; the stage never
     # reorders, so the hits are the plain search's
-    assessed = kb.assess(
+    request = SearchRequest(
         args.q,
         k=args.offset + args.k + 1,
         route=route,
         filters=filters,
         min_confidence=args.min_confidence,
     )
+    assessed = kb.assess_request(request)
     hits = assessed.hits
     page = hits[args.offset : args.offset + args.k]
     catalogue = Catalogue.of(kb)

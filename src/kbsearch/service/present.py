@@ -10,22 +10,17 @@ from __future__ import annotations
 
 import threading
 import weakref
-from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import asdict
 from typing import Any
 
-import numpy as np
-
 from ..knowledge_base import KnowledgeBase
-from ..present.snippets import make_snippet
+from ..present.snippets import make_snippet, trigram_scores
 from ..present.sources import public_root_of, shown_source, uploads_folder
 from ..records import Document, Hit, Passage
 from ..retrieve.query import Query
 from ..store import StoredDocument
 from ..text.matching import match_spans, query_keys, sentence_spans
-
-SENTENCE_CACHE = 4096  # sentence vectors kept per process (dense-only snippets)
 
 
 def visible(document: Document, audience: str) -> bool:
@@ -113,43 +108,6 @@ _GENERATIONS = 2  # catalogues kept per knowledge base: the one served and the o
 _CATALOGUES_LOCK = threading.Lock()
 
 
-class SentenceVectors:
-    """Passage-sentence vectors for the snippets of dense-only hits, kept in a bounded LRU
-    cache shared by the threads (the same sentences come back with the same documents)."""
-
-    def __init__(self, size: int = SENTENCE_CACHE) -> None:
-        self.size = size
-        self._cache: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def scores(self, kb: KnowledgeBase, query: str | Query, sentences: list[str]) -> list[float]:
-        """Cosine of the query to each sentence (E5 query and passage roles; a search's
-        :class:`~kbsearch.retrieve.query.Query` gives the vector it already read)."""
-        embedder = kb.embedder()
-        if embedder is None:
-            return [0.0] * len(sentences)
-        found: dict[str, np.ndarray] = {}
-        with self._lock:
-            for sentence in sentences:
-                cached = self._cache.get((embedder.name, sentence))
-                if cached is not None:
-                    found[sentence] = cached
-        missing = [s for s in dict.fromkeys(sentences) if s not in found]
-        if missing:
-            fresh = embedder.encode_passages(missing)
-            with self._lock:
-                for sentence, vector in zip(missing, fresh, strict=True):
-                    found[sentence] = vector
-                    self._cache[(embedder.name, sentence)] = vector
-                while len(self._cache) > self.size:
-                    self._cache.popitem(last=False)
-        query_vector = Query.of(query).vector(kb.encoder)
-        return [float(np.dot(found[s], query_vector)) for s in sentences]
-
-
-SENTENCES = SentenceVectors()
-
-
 def heading_length(text: str, title: str, section: str) -> int:
     """Characters of the title and heading lines a passage's text starts with (0 if not)."""
     prefix = f"{title}\n{section}\n" if section else f"{title}\n"
@@ -162,7 +120,10 @@ def snippet_of(
     """The part of ``text`` that matches ``query`` with match offsets (see
     :func:`kbsearch.present.snippets.make_snippet`), taken from the body after the title and heading
     lines (shown apart on every result); for a body sharing no word with the query, the
-    sentence closest to it by cosine. ``start``/``end`` are offsets in ``text``."""
+    sentence sharing most of its character trigrams
+    (:func:`kbsearch.present.snippets.trigram_scores`). Nothing is embedded (``kb`` is not
+    read): a snippet costs work linear in the passage's length, however many hits a page has.
+    ``start``/``end`` are offsets in ``text``."""
     analysed = Query.of(query)
     languages = [language] if language else ["en", "fr"]
     skip = heading_length(text, title, section)
@@ -172,7 +133,7 @@ def snippet_of(
     matches = match_spans(body, query_keys(analysed.text, languages), languages)
     if not matches:
         sentences = [body[s:e] for s, e in sentence_spans(body)]
-        scores = SENTENCES.scores(kb, analysed, sentences)
+        scores = trigram_scores(sentences, analysed.text)
     snippet = make_snippet(body, analysed.text, languages, sentence_scores=scores, matches=matches)
     return snippet.to_dict() | {"start": snippet.start + shift, "end": snippet.end + shift}
 

@@ -23,6 +23,8 @@ from .database import IN_CHUNK, StoreBase, in_chunks
 from .fts import FTS_TABLES
 from .settings import IndexSettings
 
+NEXT_ROW_META = "next_row"  # meta key: the lowest passage row id never used in this file
+
 
 @dataclass(frozen=True)
 class StoredDocument:
@@ -60,6 +62,22 @@ class DocumentStore(StoreBase):
             "FROM documents d ORDER BY d.doc_id, d.version"
         )
         return [StoredDocument(r["id"], _document(r), r["n"]) for r in rows]
+
+    def documents_about(
+        self, doc_ids: Iterable[str], sources: Iterable[str]
+    ) -> dict[tuple[str, str], StoredDocument]:
+        """``{(doc_id, version): stored}`` of every stored version of the given document ids
+        and of every document read from the given sources (by index: O(the rows found), not
+        O(documents); a file made before the source index scans the documents' sources in
+        SQLite)."""
+        out: dict[tuple[str, str], StoredDocument] = {}
+        count = "(SELECT count(*) FROM passages p WHERE p.document = d.id) AS n"
+        for column, values in (("doc_id", doc_ids), ("source", sources)):
+            for chunk, marks in in_chunks(values):
+                sql = f"SELECT d.*, {count} FROM documents d WHERE d.{column} IN ({marks})"
+                for r in self.connection.execute(sql, chunk):
+                    out[(r["doc_id"], r["version"])] = StoredDocument(r["id"], _document(r), r["n"])
+        return out
 
     def documents_of(self, keys: Iterable[tuple[str, str]]) -> dict[tuple[str, str], Document]:
         """``{(doc_id, version): document}`` of the stored documents among ``keys`` (by the
@@ -110,6 +128,7 @@ class DocumentStore(StoreBase):
                     settings, default_access=None
                 ):
                     raise SettingsConflictError(_conflict(str(self.path), recorded, settings))
+            row_id = self._next_row_id()  # read before the delete: ids are never reused
             self._delete_document(document.doc_id, document.version)
             cur = con.execute(
                 "INSERT INTO documents(doc_id, version, title, language, access, effective_from,"
@@ -132,11 +151,13 @@ class DocumentStore(StoreBase):
             )
             doc_row = cur.lastrowid
             for i, (passage, body) in enumerate(zip(passages, bodies, strict=True)):
-                cur = con.execute(
-                    "INSERT INTO passages(passage_id, document, doc_id, version, section, kind,"
-                    " text, ordinal, page, char_start, char_end, token_count, access, language,"
-                    " effective_from, effective_to) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                con.execute(
+                    "INSERT INTO passages(id, passage_id, document, doc_id, version, section,"
+                    " kind, text, ordinal, page, char_start, char_end, token_count, access,"
+                    " language, effective_from, effective_to)"
+                    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                     (
+                        row_id + i,
                         passage.passage_id,
                         doc_row,
                         passage.doc_id,
@@ -155,16 +176,25 @@ class DocumentStore(StoreBase):
                         _iso(document.effective_to),
                     ),
                 )
-                row_id = cur.lastrowid
-                con.execute("INSERT INTO passages_fts(rowid, body) VALUES (?, ?)", (row_id, body))
+                row = row_id + i
+                con.execute("INSERT INTO passages_fts(rowid, body) VALUES (?, ?)", (row, body))
                 if document.access == "public":
-                    con.execute("INSERT INTO public_fts(rowid, body) VALUES (?, ?)", (row_id, body))
+                    con.execute("INSERT INTO public_fts(rowid, body) VALUES (?, ?)", (row, body))
                 if vectors is not None:
                     con.execute(
                         "INSERT INTO vectors(id, vector) VALUES (?, ?)",
-                        (row_id, np.ascontiguousarray(vectors[i], dtype=np.float32).tobytes()),
+                        (row, np.ascontiguousarray(vectors[i], dtype=np.float32).tobytes()),
                     )
+            self.set_meta(NEXT_ROW_META, str(row_id + len(passages)))
             self.bump_generation()
+
+    def _next_row_id(self) -> int:
+        """The row id of the next passage written: past every id this file has held (the
+        ``next_row`` meta key) and past every stored one, so a row id names one passage for
+        the life of the file and in-memory row caches stay right across writes
+        (:class:`kbsearch.retrieve.lexical.postings.RowTable`). O(log N)."""
+        (top,) = self.connection.execute("SELECT coalesce(max(id), 0) FROM passages").fetchone()
+        return max(int(self.get_meta(NEXT_ROW_META) or 0), int(top) + 1)
 
     def _delete_document(self, doc_id: str, version: str) -> None:
         con = self.connection

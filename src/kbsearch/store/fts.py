@@ -7,13 +7,16 @@ BM25 statistics count only what the public may see).
 
 from __future__ import annotations
 
+import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..errors import StorageError
 from ..filters import Filters, to_sql
-from .database import StoreBase
+from .columns import COLUMNS
+from .database import StoreBase, in_chunks
 
 # audience -> the FTS5 table its lexical searches read (and take their BM25 statistics from)
 FTS_TABLES = {"public": "public_fts", "staff": "passages_fts"}
@@ -114,6 +117,43 @@ class FtsStore(StoreBase):
         ).fetchone()
         return int(row[0])
 
+    def fts_term_postings(self, term: str, audience: str) -> tuple[np.ndarray, np.ndarray]:
+        """``(rows, tf)`` of one term in the audience's FTS5 table: the row ids holding it
+        (int64, ascending) and its frequency in each (float64). Reads that term's doclist only
+        (``{table}_instance`` with a term constraint, joined to text in C): O(its instances).
+
+        Raises:
+            StorageError: the doclist is not sorted by row.
+        """
+        table = fts_table(audience)
+        cursor = self.connection.cursor()
+        cursor.row_factory = None
+        (text,) = cursor.execute(
+            f"SELECT group_concat(doc) FROM {table}_instance WHERE term = ?", (term,)
+        ).fetchone()
+        return runs(np.fromstring(text or "", dtype=np.int64, sep=","))
+
+    def fts_row_columns(self, row_ids: Sequence[int]) -> list[tuple[object, ...]]:
+        """The filter columns (``COLUMNS``) of the given passage rows, then each row's token
+        count in FTS5 (``passages_fts_docsize``: every passage's body, so the same count in
+        the public table); rows that are not passages are left out. O(rows asked)."""
+        cursor = self.connection.cursor()
+        cursor.row_factory = None
+        sql = (
+            f"SELECT {COLUMNS}, s.sz FROM json_each(?) j CROSS JOIN passages p ON p.id = j.value"
+            " JOIN passages_fts_docsize s ON s.id = p.id"
+        )
+        ids = json.dumps([int(r) for r in row_ids])
+        return [(*r[:-1], varints(bytes(r[-1]))[0]) for r in cursor.execute(sql, (ids,))]
+
+    def passage_row_ids(self, passage_ids: Sequence[str]) -> dict[str, tuple[int, str]]:
+        """``{passage_id: (row id, access)}`` of the stored passages among ``passage_ids``."""
+        out: dict[str, tuple[int, str]] = {}
+        for chunk, marks in in_chunks(passage_ids):
+            sql = f"SELECT passage_id, id, access FROM passages WHERE passage_id IN ({marks})"
+            out.update({r[0]: (int(r[1]), str(r[2])) for r in self.connection.execute(sql, chunk)})
+        return out
+
     def fts_postings(self, audience: str) -> FtsPostings:
         """Every posting of the audience's FTS5 table, read through its fts5vocab tables.
 
@@ -157,6 +197,23 @@ class FtsStore(StoreBase):
             instances=instances,
             docs=docs,
         )
+
+
+def runs(docs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(rows, counts)`` of a sorted array of row ids (one entry per token instance): each
+    distinct row once, ascending, with how many instances it has (float64, BM25's tf).
+
+    Raises:
+        StorageError: ``docs`` is not sorted (an FTS5 doclist always is).
+    """
+    if len(docs) == 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
+    step = np.diff(docs)
+    if step.min(initial=0) < 0:
+        raise StorageError("an FTS5 doclist is not sorted by row; rebuild the index")
+    starts = np.flatnonzero(np.concatenate([[True], step != 0]))
+    counts = np.diff(np.append(starts, len(docs))).astype(np.float64)
+    return docs[starts], counts
 
 
 def varints(blob: bytes) -> list[int]:

@@ -30,6 +30,8 @@ CREATE TABLE IF NOT EXISTS passages (
     effective_from TEXT, effective_to TEXT
 );
 CREATE INDEX IF NOT EXISTS passages_document ON passages(document);
+-- an indexing run reads the stored versions of the files it read, not every document
+CREATE INDEX IF NOT EXISTS documents_source ON documents(source);
 CREATE VIRTUAL TABLE IF NOT EXISTS passages_fts USING fts5(body, tokenize='{FTS_TOKENIZE}');
 CREATE VIRTUAL TABLE IF NOT EXISTS passages_fts_vocab USING fts5vocab(passages_fts, 'row');
 CREATE VIRTUAL TABLE IF NOT EXISTS passages_fts_instance

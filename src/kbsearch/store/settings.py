@@ -13,6 +13,10 @@ NO_EMBEDDER = "none"  # the embedder spec of a lexical-only index
 PASSAGE_RULE = "headings-1"
 LEGACY_PASSAGE_RULE = "sections-at-level"
 DEFAULT_SECTION_LEVEL = 6
+# How many times a passage's title and heading path count in its FTS5 body
+# (kbsearch.text.analysis.Analyzer); chosen on the dev halves (docs/benchmarks.md, "the lexical
+# route on FAQ collections"). An index recorded without one counts them once.
+HEADING_WEIGHT = 3
 
 
 @dataclass(frozen=True)
@@ -24,7 +28,8 @@ class IndexSettings:
     ``dim`` is the vector length (0 without vectors); ``passage_budget`` is in embedder
     tokens; ``default_access`` is ``None`` until an indexing run records it; ``chunking``
     names the passage rule (:data:`PASSAGE_RULE`; :data:`LEGACY_PASSAGE_RULE` for an index
-    recorded before the rule had a name).
+    recorded before the rule had a name); ``heading_weight`` is the analyzer's
+    (:data:`HEADING_WEIGHT`; 1 for an index recorded before it had one).
     """
 
     analyzer: str = "stem"
@@ -38,6 +43,7 @@ class IndexSettings:
     query_prefix: str = ""
     passage_prefix: str = ""
     default_access: str | None = None
+    heading_weight: int = HEADING_WEIGHT
 
     @property
     def has_vectors(self) -> bool:
@@ -46,7 +52,7 @@ class IndexSettings:
     def to_dict(self) -> dict[str, object]:
         """The stored form: the keys kbsearch has always written (no embedder keys for a
         lexical-only index, no ``default_access`` until one is recorded, no ``chunking`` for
-        an index cut by the legacy rule)."""
+        an index cut by the legacy rule, no ``heading_weight`` when it is 1)."""
         out: dict[str, object] = asdict(self)
         if not self.has_vectors:
             for key in ("embedder", "dim", "query_prefix", "passage_prefix"):
@@ -55,18 +61,21 @@ class IndexSettings:
             del out["default_access"]
         if self.chunking == LEGACY_PASSAGE_RULE:  # as such an index has it stored
             del out["chunking"]
+        if self.heading_weight == 1:
+            del out["heading_weight"]
         return out
 
     @classmethod
     def from_dict(cls, values: Mapping[str, Any]) -> IndexSettings:
         """The record from its stored form; unknown keys are ignored, missing ones default
         (a missing ``chunking`` is :data:`LEGACY_PASSAGE_RULE`, a missing ``section_level``
-        then 2: what such an index was built with)."""
+        then 2, a missing ``heading_weight`` 1: what such an index was built with)."""
         known = {f.name for f in fields(cls)}
         kept = {k: v for k, v in values.items() if k in known and v is not None}
         if "chunking" not in kept:
             kept = {"section_level": 2, **kept, "chunking": LEGACY_PASSAGE_RULE}
-        for key in ("section_level", "passage_budget", "overlap", "dim"):
+        kept.setdefault("heading_weight", 1)
+        for key in ("section_level", "passage_budget", "overlap", "dim", "heading_weight"):
             if key in kept:
                 kept[key] = int(kept[key])
         return cls(**kept)

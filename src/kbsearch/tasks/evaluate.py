@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Unpack
 
 from ..errors import EvaluationError, OptionConflictError, QueryError
 from ..evaluation.answers import Judged
@@ -20,8 +20,8 @@ from ..fuse.methods import DEFAULT_FUSION, parse_fusion
 from ..fuse.rrf import DEFAULT_RRF_K
 from ..index.indexer import IndexReport
 from ..judge.answer import Answer
-from ..knowledge_base import DEFAULT_DEPTH, DEFAULT_WEIGHTS, KnowledgeBase
-from ..pipeline import HYBRID, SearchRequest
+from ..knowledge_base import DEFAULT_WEIGHTS, KnowledgeBase
+from ..pipeline import HYBRID, RankingOptions, SearchRequest
 from ..pipeline.request import check_fusion_settings
 from ..records import Filters, Hit
 from ..rerank.rerankers import RerankSettings, load_reranker
@@ -97,33 +97,35 @@ def base_route(route: str) -> tuple[str, bool]:
 def search_function(
     kb: KnowledgeBase,
     *,
-    rrf_k: float = DEFAULT_RRF_K,
-    depth: int = DEFAULT_DEPTH,
-    weights: Sequence[float] = DEFAULT_WEIGHTS,
-    fusion: str = DEFAULT_FUSION,
     rerank: RerankSettings | None = None,
     log: RerankLog | None = None,
+    **options: Unpack[RankingOptions],
 ) -> SearchFn:
     """``search(text, n, route, filters) -> hits`` for :func:`kbsearch.evaluation.evaluate`;
     each call encodes its query again (no query cache), so timed searches include it. The
-    fusion settings go to the hybrid route only (the others are not fused). A route
-    ``ROUTE+rerank`` runs ``ROUTE`` with ``rerank`` and adds the stage's report to ``log``.
+    ranking ``options`` (:class:`~kbsearch.pipeline.request.RankingOptions`) make one
+    request that each question's replaces the query, ``k``, route and filters of; the fusion
+    settings go to the hybrid route only (the others are not fused: their ``depth`` alone).
+    A route ``ROUTE+rerank`` runs ``ROUTE`` with ``rerank`` and adds the stage's report to
+    ``log``.
 
-    Raises (from the returned function):
-        OptionConflictError: a ``+rerank`` route without ``rerank``.
+    Raises:
+        InvalidArgumentError, OptionConflictError: bad ``options``, as
+            :class:`~kbsearch.pipeline.SearchRequest`.
+        OptionConflictError (from the returned function): a ``+rerank`` route without
+            ``rerank``.
     """
-    fused: dict[str, Any] = {"rrf_k": rrf_k, "weights": tuple(weights), "fusion": fusion}
+    fused = SearchRequest("", route=HYBRID, **options)  # type: ignore[arg-type]
+    alone = SearchRequest("", depth=fused.depth)
 
     def search(text: str, n: int, route: str, filters: Filters) -> Sequence[Hit]:
         kb.clear_query_cache()
         name, reranked = base_route(route)
         if reranked and rerank is None:
             raise OptionConflictError(f"route {route!r} needs a reranker (--rerank NAME)")
-        settings = fused if name == HYBRID else {}
-        request = SearchRequest(
-            text, k=n, route=name, filters=filters, depth=depth,
-            rerank=rerank if reranked else None, **settings,
-        )  # fmt: skip
+        request = (fused if name == HYBRID else alone).replace(
+            query=text, k=n, route=name, filters=filters, rerank=rerank if reranked else None
+        )
         result = kb.run(request)
         report = result.trace.verdict("rerank") if reranked else None
         if log is not None and isinstance(report, RerankReport):
@@ -152,16 +154,15 @@ def unreachable(kb: KnowledgeBase, questions: QuestionSet) -> list[Unreachable]:
 def check_search_options(
     k: int,
     *,
-    depth: int = DEFAULT_DEPTH,
-    rrf_k: float = DEFAULT_RRF_K,
-    weights: Sequence[float] = DEFAULT_WEIGHTS,
-    fusion: str = DEFAULT_FUSION,
     routes: Sequence[str] = (HYBRID,),
     given: Collection[str] = (),
-) -> None:
-    """Check a run's search options before any work (indexing, searching) starts; the fusion
-    settings apply to the hybrid route (``hybrid+rerank`` too), so ``routes`` without it take
-    none (``given``: the settings named, set even at their default value, as
+    **options: Unpack[RankingOptions],
+) -> SearchRequest:
+    """Check a run's search options (``k`` and the ranking ``options``) before any work
+    (indexing, searching) starts, and return them as the hybrid request each question's
+    search replaces the query of; the fusion settings apply to the hybrid route
+    (``hybrid+rerank`` too), so ``routes`` without it take none (``given``: the settings
+    named, set even at their default value, as
     :func:`~kbsearch.pipeline.request.check_fusion_settings`).
 
     Raises:
@@ -172,9 +173,10 @@ def check_search_options(
     fused = HYBRID if HYBRID in bases else next(iter(bases), HYBRID)
     # which route first: RRF settings without route hybrid are refused as such, not as RRF
     # settings with the default (score) fusion
-    check_fusion_settings(fused, parse_fusion(fusion), rrf_k, tuple(weights), given)
-    SearchRequest("", k=k, route=HYBRID, rrf_k=rrf_k, depth=depth, weights=tuple(weights),
-                  fusion=fusion)  # fmt: skip
+    fusion = parse_fusion(options.get("fusion", DEFAULT_FUSION))
+    rrf_k, weights = options.get("rrf_k", DEFAULT_RRF_K), options.get("weights", DEFAULT_WEIGHTS)
+    check_fusion_settings(fused, fusion, rrf_k, tuple(weights), given)
+    return SearchRequest("", k=k, route=HYBRID, **options)  # type: ignore[arg-type]
 
 
 def evaluate_kb(
@@ -183,18 +185,15 @@ def evaluate_kb(
     routes: Sequence[str],
     k: int = DEFAULT_K,
     *,
-    depth: int = DEFAULT_DEPTH,
-    rrf_k: float = DEFAULT_RRF_K,
-    weights: Sequence[float] = DEFAULT_WEIGHTS,
-    fusion: str = DEFAULT_FUSION,
     rerank: RerankSettings | None = None,
     log: RerankLog | None = None,
+    **options: Unpack[RankingOptions],
 ) -> EvaluationResult:
     """Search every question in every route of ``kb`` and score the runs (see
-    :func:`kbsearch.evaluation.evaluate`; ``depth``, ``rrf_k`` and ``weights`` as in
-    :meth:`KnowledgeBase.search`). ``rerank`` applies to the routes written ``ROUTE+rerank``
-    (its reranker is loaded before the first search, so the load is never timed); their
-    stage reports go into ``log``.
+    :func:`kbsearch.evaluation.evaluate`; the ranking ``options``, ``depth``, ``rrf_k``,
+    ``weights`` and ``fusion``, as in :meth:`KnowledgeBase.search`). ``rerank`` applies to
+    the routes written ``ROUTE+rerank`` (its reranker is loaded before the first search, so
+    the load is never timed); their stage reports go into ``log``.
 
     Raises:
         InvalidArgumentError: bad ``depth``, ``rrf_k`` or ``weights``.
@@ -204,15 +203,12 @@ def evaluate_kb(
         RerankerUnavailableError: the reranker cannot be loaded.
         EvaluationError: as :func:`kbsearch.evaluation.evaluate`.
     """
-    check_search_options(k, depth=depth, rrf_k=rrf_k, weights=weights, fusion=fusion,
-                         routes=routes)  # fmt: skip
+    template = check_search_options(k, routes=routes, **options)
     check_rerank_routes(routes, rerank)
     if rerank is not None:
         load_reranker(rerank.reranker)
-    search = search_function(
-        kb, rrf_k=rrf_k, depth=depth, weights=weights, fusion=fusion, rerank=rerank, log=log
-    )
-    result = evaluate(search, questions, routes, k, depth=depth)
+    search = search_function(kb, rerank=rerank, log=log, **options)
+    result = evaluate(search, questions, routes, k, depth=template.depth)
     if log is not None:  # each route's warm-up searches ran first: not the questions'
         for route, run in result.routes.items():
             log.keep_last(route, len(questions.questions) - len(run.refused))
@@ -236,13 +232,10 @@ def assess_questions(
     kb: KnowledgeBase,
     questions: QuestionSet,
     k: int = DEFAULT_K,
-    *,
-    depth: int = DEFAULT_DEPTH,
-    rrf_k: float = DEFAULT_RRF_K,
-    weights: Sequence[float] = DEFAULT_WEIGHTS,
-    fusion: str = DEFAULT_FUSION,
+    **options: Unpack[RankingOptions],
 ) -> tuple[list[dict[str, object]], list[str]]:
-    """The abstention stage on every question (hybrid, each under its own filters): per
+    """The abstention stage on every question (hybrid, each under its own filters, the
+    ranking ``options`` as :func:`evaluate_kb`'s): per
     question ``qid``, ``kind``, ``language``, ``confidence``, ``answered``, ``answerable``
     (it has a relevant item and is not marked ``abstain``) and ``hit`` (a relevant item in the
     top ``k``); and the ids of the questions the search refused (empty, too long: left out,
@@ -255,14 +248,13 @@ def assess_questions(
     from ..evaluation.judging import judge_hits, question_qrels
     from ..evaluation.runner import question_filters
 
-    check_search_options(k, depth=depth, rrf_k=rrf_k, weights=weights, fusion=fusion)
+    template = check_search_options(k, **options)
     items: list[dict[str, object]] = []
     refused: list[str] = []
     for q in questions.questions:
         filters = question_filters(q, questions.access_aware, use_language=False)
         try:
-            assessed = kb.assess(q.text, k=k, filters=filters, rrf_k=rrf_k, depth=depth,
-                                 weights=weights, fusion=fusion)  # fmt: skip
+            assessed = kb.assess_request(template.replace(query=q.text, filters=filters))
         except QueryError:
             refused.append(q.qid)
             continue

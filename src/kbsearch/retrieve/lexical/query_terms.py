@@ -4,6 +4,7 @@ makes them; the routes, the BM25 explanation and the backends read them)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol
 
 
 @dataclass(frozen=True)
@@ -14,3 +15,21 @@ class QueryTerms:
     analysed: tuple[str, ...]
     kept: tuple[str, ...]
     clamped: tuple[str, ...]
+
+
+class LexicalStatistics(Protocol):
+    """The statistics of one audience's lexical index that query terms are prepared with."""
+
+    @property
+    def passages(self) -> int:
+        """N: passages the audience's index holds."""
+        ...
+
+    @property
+    def languages(self) -> list[str]:
+        """Languages of those passages, sorted (they choose the query's stemmers)."""
+        ...
+
+    def frequency(self, term: str) -> int:
+        """Passages holding ``term`` (0 when absent)."""
+        ...

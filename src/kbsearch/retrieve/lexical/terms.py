@@ -17,10 +17,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from ...errors import InvalidArgumentError
 from ...filters import Filters
+from ...store import fts_table
 from ...text.analysis import Analyzer, fold_diacritics
 from .bm25 import CLAMPED_IDF, fts5_idf
-from .query_terms import QueryTerms
+from .query_terms import LexicalStatistics, QueryTerms
 
 
 def query_languages(filters: Filters, visible: Sequence[str]) -> list[str]:
@@ -49,3 +51,28 @@ def prepare_terms(
         return QueryTerms(tuple(analysed), tuple(folded), ())
     kept = tuple(t for t in folded if t not in clamped)
     return QueryTerms(tuple(analysed), kept, tuple(clamped))
+
+
+def searched_terms(table: str, terms: QueryTerms | Sequence[str], filters: Filters) -> QueryTerms:
+    """``terms`` for an index of the FTS5 table ``table`` (a plain list: all kept).
+
+    Raises:
+        InvalidArgumentError: ``filters.audience`` searches another FTS5 table.
+    """
+    if fts_table(str(filters.audience)) != table:
+        raise InvalidArgumentError(
+            f"audience {filters.audience!r} does not search {table}; load its own index"
+        )
+    return terms if isinstance(terms, QueryTerms) else QueryTerms(tuple(terms), tuple(terms), ())
+
+
+def statistics_terms(
+    statistics: LexicalStatistics, analyzer: Analyzer, query: str, filters: Filters
+) -> QueryTerms:
+    """The query's terms with an index's statistics (its N, languages and frequencies).
+
+    Raises:
+        QueryError: empty / punctuation-only / over-long query.
+    """
+    languages = query_languages(filters, statistics.languages)
+    return prepare_terms(analyzer, query, languages, statistics.passages, statistics.frequency)

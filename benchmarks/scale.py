@@ -1,0 +1,296 @@
+"""What the lexical route costs as the collection grows (issue 23's table), in CPU time.
+
+    nice -n 10 python benchmarks/scale.py --data /work/shared/data --sizes 10000 100000 \\
+        [--work /tmp/kbscale] [--src OTHER/src ...] [--queries 200]
+
+Builds (once, kept under ``--work``) collections of N passages, lexical only (``--embedder
+none``, the stem analyzer): realistic EN and FR text recombined from the BEIR corpora under
+``--data`` (scifact, covid_faq_en, piaf_fr, spf_qr_fr: each passage a title, a heading and
+about 60 words cut from a random abstract or paragraph of one language), ten passages per
+document, a fifth of the documents staff-only, a tenth with an effective date range. The store
+is written directly through :meth:`kbsearch.store.Store.write_document` with the analyzer's
+bodies, as the indexer writes them (the CLI would take hours at 1M).
+
+Then, for each ``--src`` (a ``src`` folder of kbsearch; default: the one importable here),
+each cost is measured in a fresh process on a copy of the collection, so every code base reads
+the same file:
+
+- ``cold first search``: CPU of the first lexical search after opening (public audience);
+- ``one-document write``: CPU of ``KnowledgeBase.index`` of one new Markdown file (ten
+  sections) in a process that has searched and written once before (a server's steady
+  state; the first write is printed apart), then ``first search after that write``;
+- ``serve start-up``: CPU of :class:`kbsearch.service.engine.Engine` until its background
+  snapshot (everything a search reads) is served, then one search through it;
+- ``peak RSS``: of the search process after the warm queries (``ru_maxrss``);
+- ``warm p50``: CPU per lexical search over ``--queries`` queries of the corpora (each run
+  once before, so its postings are read), p50 and p95.
+
+CPU time (``time.process_time``) rather than wall time: the machine is shared. Each process
+prints one JSON line; the table at the end puts the code bases side by side with ratios.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+CORPORA = {"scifact": "en", "covid_faq_en": "en", "piaf_fr": "fr", "spf_qr_fr": "fr"}
+PER_DOCUMENT = 10
+WORDS = 60
+
+
+def _jsonl(path: Path) -> list[dict]:
+    with path.open(encoding="utf-8") as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def read_corpora(data: Path) -> tuple[dict[str, list[list[str]]], list[str]]:
+    """``({language: [word lists of each corpus text]}, queries of every corpus)``."""
+    texts: dict[str, list[list[str]]] = {"en": [], "fr": []}
+    queries: list[str] = []
+    for name, language in CORPORA.items():
+        folder = data / name
+        if not folder.is_dir():
+            continue
+        for row in _jsonl(folder / "corpus.jsonl"):
+            words = str(row.get("text", "")).split()
+            if len(words) >= 20:
+                texts[language].append(words)
+        queries += [str(q["text"]) for q in _jsonl(folder / "queries.jsonl")]
+    if not texts["en"] or not texts["fr"]:
+        raise SystemExit(f"{data}: needs EN and FR corpora among {sorted(CORPORA)}")
+    return texts, queries
+
+
+def passage_text(rng: random.Random, words: list[str]) -> str:
+    start = rng.randrange(max(1, len(words) - WORDS))
+    return " ".join(words[start : start + WORDS])
+
+
+def build(path: Path, size: int, data: Path, seed: int = 23) -> None:
+    """Write ``size`` passages into a new index at ``path`` (module docstring)."""
+    from kbsearch.knowledge_base import open_kb
+    from kbsearch.records import Document, Passage
+
+    texts, _ = read_corpora(data)
+    rng = random.Random(seed)
+    tmp = path.with_suffix(".building")
+    tmp.unlink(missing_ok=True)
+    seed_dir = Path(tempfile.mkdtemp())
+    (seed_dir / "seed.md").write_text("# Seed\n\n## Start\n\nThe first document.\n")
+    start = time.perf_counter()
+    with open_kb(tmp, create=True, embedder="none") as kb:
+        kb.index([seed_dir], default_access="public")  # records the settings as the CLI does
+        analyzer, store = kb.analyzer, kb.store
+        written = 1
+        doc = 0
+        while written < size:
+            language = "en" if doc % 2 == 0 else "fr"
+            pool = texts[language]
+            doc_id = f"doc-{doc:07d}"
+            title = " ".join(rng.choice(pool)[:4]).strip(".,;:")
+            ranged = doc % 10 == 3
+            document = Document(
+                doc_id=doc_id,
+                version="1",
+                title=title,
+                language=language,
+                access="staff" if doc % 5 == 4 else "public",
+                effective_from=_day("2024-01-01") if ranged else None,
+                effective_to=_day("2030-12-31") if ranged else None,
+                content_hash=f"synthetic-{doc}",
+            )
+            passages, bodies = [], []
+            for i in range(min(PER_DOCUMENT, size - written)):
+                heading = " ".join(rng.choice(pool)[:3]).strip(".,;:")
+                text = f"{title}\n{heading}\n{passage_text(rng, rng.choice(pool))}"
+                pid = f"{doc_id}@v1#s{i}"
+                passages.append(Passage(pid, doc_id, "1", heading, "text", text, i))
+                bodies.append(analyzer.body(text, language))
+            store.write_document(document, passages, bodies, None)
+            written += len(passages)
+            doc += 1
+            if doc % 2000 == 0:
+                print(f"  {written} passages, {time.perf_counter() - start:.0f} s", flush=True)
+    shutil.rmtree(seed_dir)
+    tmp.rename(path)
+    print(f"built {path} ({size} passages) in {time.perf_counter() - start:.0f} s", flush=True)
+
+
+def _day(text: str):  # noqa: ANN202 - a datetime.date
+    from datetime import date
+
+    return date.fromisoformat(text)
+
+
+# -- the measurements (each in its own process: ``--measure``) -------------------------------
+
+
+def _rss_mb() -> float:
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def _cpu(fn):  # noqa: ANN001, ANN202
+    start = time.process_time()
+    out = fn()
+    return (time.process_time() - start) * 1000, out
+
+
+def measure_search(db: Path, queries: list[str]) -> dict[str, float]:
+    from kbsearch.filters import Filters
+    from kbsearch.knowledge_base import open_kb
+
+    kb = open_kb(db, embedder="none")
+    public = Filters(audience="public")
+    cold, _ = _cpu(lambda: kb.search(queries[0], route="lexical", filters=public))
+    for q in queries:  # every query once: its postings read, its caches warm
+        kb.search(q, route="lexical", filters=public)
+    times = []
+    for q in queries:
+        ms, _ = _cpu(lambda q=q: kb.search(q, route="lexical", filters=public))
+        times.append(ms)
+    times.sort()
+    return {
+        "cold_first_search_ms": cold,
+        "warm_p50_ms": times[len(times) // 2],
+        "warm_p95_ms": times[int(len(times) * 0.95)],
+        "search_peak_rss_mb": _rss_mb(),
+    }
+
+
+def measure_write(db: Path, queries: list[str]) -> dict[str, float]:
+    from kbsearch.filters import Filters
+    from kbsearch.knowledge_base import open_kb
+
+    kb = open_kb(db, embedder="none")
+    public = Filters(audience="public")
+    kb.search(queries[0], route="lexical", filters=public)  # the index as a server holds it
+    folder = Path(tempfile.mkdtemp())
+    out = {}
+    # the first write of a process also imports the parsers and loads language profiles
+    for name, key, word in (
+        ("first-policy", "first_write_ms", "wombat"),
+        ("new-policy", "write_ms", "quokka"),
+    ):
+        sections = "\n\n".join(
+            f"## Section {i}\n\nVaccine appointments and the {word} leave policy, part {i}."
+            for i in range(PER_DOCUMENT)
+        )
+        (folder / f"{name}.md").write_text(f"# A new policy\n\n{sections}\n")
+        out[key], report = _cpu(lambda n=name: kb.index([folder / f"{n}.md"]))
+        if report.failed:
+            raise SystemExit(f"the write failed: {report.failed}")
+        after, hits = _cpu(
+            lambda w=word: kb.search(f"{w} appointments", route="lexical", filters=public)
+        )
+        if not any(h.passage_id.startswith(name) for h in hits):
+            raise SystemExit("the written document is not found after the write")
+    shutil.rmtree(folder)
+    return out | {"first_search_after_write_ms": after}
+
+
+def measure_serve(db: Path, queries: list[str]) -> dict[str, float]:
+    from kbsearch.filters import Filters
+    from kbsearch.service.engine import Engine
+
+    def start() -> Engine:
+        engine = Engine(db, embedder="none")
+        snapshots = engine.snapshots
+        if snapshots is not None and not snapshots.wait_for(engine.kb.store.generation(), 600):
+            raise SystemExit("the served snapshot was not built in 600 s")
+        engine.read(
+            lambda kb: kb.search(queries[0], route="lexical", filters=Filters(audience="public"))
+        )
+        return engine
+
+    ms, engine = _cpu(start)
+    out = {"serve_startup_ms": ms, "serve_rss_mb": _rss_mb()}
+    engine.close()
+    return out
+
+
+MEASURES = {"search": measure_search, "write": measure_write, "serve": measure_serve}
+
+
+def run_measure(src: str | None, name: str, collection: Path, queries: int, data: Path) -> dict:
+    """One measurement in a fresh process reading a copy of ``collection``."""
+    with tempfile.TemporaryDirectory(dir=collection.parent) as tmp:
+        copy = Path(tmp) / "kb.db"
+        shutil.copy(collection, copy)
+        env = dict(os.environ)
+        if src:
+            env["PYTHONPATH"] = src
+        command = [sys.executable, __file__, "--measure", name, "--db", str(copy)]
+        command += ["--data", str(data), "--queries", str(queries)]
+        out = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
+        if out.returncode != 0:
+            raise SystemExit(f"{name} with {src}: {out.stderr[-2000:]}")
+        return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+ROWS = [
+    ("first write of the process (imports, language profiles), CPU ms", "first_write_ms"),
+    ("one-document write (the next), CPU ms", "write_ms"),
+    ("first search after that write, CPU ms", "first_search_after_write_ms"),
+    ("cold first search, CPU ms", "cold_first_search_ms"),
+    ("serve start-up (snapshot served + 1 search), CPU ms", "serve_startup_ms"),
+    ("search process peak RSS, MB", "search_peak_rss_mb"),
+    ("served process peak RSS, MB", "serve_rss_mb"),
+    ("warm lexical search, CPU p50 ms", "warm_p50_ms"),
+    ("warm lexical search, CPU p95 ms", "warm_p95_ms"),
+]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, required=True, help="folder of the BEIR corpora")
+    parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
+    parser.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "kbscale")
+    parser.add_argument("--src", nargs="*", default=[], help="kbsearch src folders to compare")
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--measure", choices=sorted(MEASURES), help=argparse.SUPPRESS)
+    parser.add_argument("--db", type=Path, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    _, all_queries = read_corpora(args.data)
+    queries = random.Random(7).sample(all_queries, min(args.queries, len(all_queries)))
+    if args.measure:
+        print(json.dumps(MEASURES[args.measure](args.db, queries)))
+        return
+    args.work.mkdir(parents=True, exist_ok=True)
+    sources = args.src or [None]
+    for size in args.sizes:
+        collection = args.work / f"scale-{size}.db"
+        if not collection.exists():
+            build(collection, size, args.data)
+        figures = {}
+        for src in sources:
+            figures[src] = {}
+            for name in MEASURES:
+                figures[src] |= run_measure(src, name, collection, args.queries, args.data)
+            print(json.dumps({"size": size, "src": src} | figures[src]), flush=True)
+        header = " | ".join(str(s or "here") for s in sources)
+        ratio = " | ratio" if len(sources) == 2 else ""
+        print(f"\n{size} passages | {header}{ratio}")
+        for label, key in ROWS:
+            values = [figures[s][key] for s in sources]
+            cells = " | ".join(f"{v:,.1f}" for v in values)
+            extra = f" | {values[1] / values[0]:.3g}" if len(values) == 2 and values[0] else ""
+            print(f"{label} | {cells}{extra}")
+        print(flush=True)
+
+
+if __name__ == "__main__":
+    main()

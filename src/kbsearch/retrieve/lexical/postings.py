@@ -1,0 +1,352 @@
+"""The lexical route read per term: a query costs the postings of its terms, not the collection.
+
+A :class:`TermIndex` belongs to one generation of one audience's FTS5 table. It holds only
+FTS5's own collection statistics, which FTS5 keeps up to date on every write, per table, so a
+public search's N, average length and document frequencies count public passages only:
+
+- ``N`` and the total token count: FTS5's averages record (``%_data`` id 1), O(1);
+- ``n(t)``: ``{table}_vocab`` with a term constraint, O(log vocabulary), cached per term;
+- a term's postings: its doclist through ``{table}_instance`` with a term constraint,
+  O(its instances), cached per term (up to ``POSTINGS_CACHE`` postings per generation).
+
+Nothing is read at open or after a write but these, so a new generation costs nothing until
+a query reads its own terms. The rows a query touches get their filter columns and token
+counts from a :class:`RowTable` shared by every generation (a passage row never changes once
+written, and the store never reuses a row id: :meth:`kbsearch.store.Store.write_document`).
+
+Scores are FTS5's ``bm25()`` (:mod:`kbsearch.retrieve.lexical.bm25`), each posting's
+contribution computed with the operations, in the order, of
+:class:`kbsearch.retrieve.lexical.impact.ImpactIndex` (itself FTS5's bit for bit):
+
+    impact(t, D) = IDF(t) * ((f(t, D) * (k1 + 1)) / (f(t, D) + k1 * (1 - b + b * |D| / avgdl)))
+
+and a query's impacts are added per row in query-term order starting from 0.0, so the scores,
+ranking and ties (by passage id) are the same as the whole-table index's. The top k is taken
+among the rows touched only (:func:`kbsearch.retrieve.topk.top_k`).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import numpy as np
+
+from ...errors import StaleSnapshot, StorageError
+from ...filters import FilterColumns, Filters, to_mask
+from ...store import Store, fts_table
+from ...text.analysis import Analyzer
+from ..topk import top_k
+from .bm25 import K1, B, fts5_idf
+from .query_terms import QueryTerms
+from .sql import search_sql
+from .terms import searched_terms, statistics_terms
+
+T = TypeVar("T")
+MASKS = 16  # filter masks kept (the most recent filters')
+POSTINGS_CACHE = 1 << 22  # postings a generation keeps in memory (~48 MiB), then starts over
+ROW_ID_CACHE = 1 << 18  # passage ids -> row ids a generation keeps (fusion's scoring of given ids)
+
+
+@dataclass(frozen=True)
+class Rows:
+    """Filter columns and FTS5 token counts of some passage rows (shape ``(n,)`` each),
+    aligned with ``row_ids``; read by :func:`kbsearch.filters.to_mask`."""
+
+    row_ids: np.ndarray
+    passage_ids: np.ndarray
+    public: np.ndarray
+    language: np.ndarray
+    doc_id: np.ndarray
+    from_day: np.ndarray
+    to_day: np.ndarray
+    length: np.ndarray  # float64: |D|, FTS5's token count
+
+    @classmethod
+    def of(cls, rows: Sequence[Sequence[object]]) -> Rows:
+        """From :meth:`kbsearch.store.Store.fts_row_columns` rows."""
+        columns = FilterColumns(
+            np.array([r[2] for r in rows], dtype=object),
+            np.array([r[3] for r in rows], dtype=object),
+            np.array([r[4] for r in rows], dtype=object),
+            np.array([r[5] for r in rows], dtype="U10"),
+            np.array([r[6] for r in rows], dtype="U10"),
+        )
+        return cls(
+            row_ids=np.array([r[0] for r in rows], dtype=np.int64),
+            passage_ids=np.array([r[1] for r in rows], dtype=object),
+            public=columns.public,
+            language=columns.language,
+            doc_id=columns.doc_id,
+            from_day=columns.from_day,
+            to_day=columns.to_day,
+            length=np.array([r[7] for r in rows], dtype=np.float64),
+        )
+
+    def since(self, start: int) -> Rows:
+        """The rows from position ``start`` on."""
+        return Rows(*(getattr(self, f)[start:] for f in self.__dataclass_fields__))
+
+    def join(self, other: Rows) -> Rows:
+        fields = self.__dataclass_fields__
+        return Rows(*(np.concatenate([getattr(self, f), getattr(other, f)]) for f in fields))
+
+
+class RowTable:
+    """The :class:`Rows` of every passage a search has touched, kept across generations.
+
+    A row id names one passage for the life of the file (ids are never reused), so a row read
+    once stays right; a deleted row is never asked for again, as no posting names it. Grows
+    with the rows touched (at most the collection), each read once. Thread-safe.
+    """
+
+    def __init__(self) -> None:
+        self._rows = Rows.of([])
+        self._slot = np.full(0, -1, dtype=np.int64)  # row id -> position in _rows
+        self._lock = threading.Lock()
+        # filters -> the mask of the first rows (extended as rows are added: they are kept)
+        self._masks: dict[tuple[object, ...], np.ndarray] = {}
+
+    def __len__(self) -> int:
+        return len(self._rows.row_ids)
+
+    def _lookup(self, row_ids: np.ndarray) -> np.ndarray:
+        slot = self._slot
+        at = np.full(len(row_ids), -1, dtype=np.int64)
+        inside = row_ids < len(slot)
+        at[inside] = slot[row_ids[inside]]
+        return at
+
+    def positions(
+        self, row_ids: np.ndarray, read: Callable[[list[int]], Rows]
+    ) -> tuple[np.ndarray, Rows]:
+        """``(at, rows)``: the positions of ``row_ids`` (int64, existing passages) in
+        ``rows``, the table's rows, those not held yet read with ``read`` first.
+
+        Raises:
+            StorageError: a row id is not a passage (the FTS5 table and the passages
+                disagree).
+        """
+        rows = self._rows
+        at = self._lookup(row_ids)
+        if (at < 0).any():
+            with self._lock:
+                at = self._lookup(row_ids)
+                missing = np.unique(row_ids[at < 0])
+                if len(missing):
+                    new = read(missing.tolist())
+                    rows = self._rows.join(new)
+                    size = max(len(self._slot), int(new.row_ids.max(initial=-1)) + 1)
+                    slot = np.full(size, -1, dtype=np.int64)
+                    slot[: len(self._slot)] = self._slot
+                    slot[new.row_ids] = np.arange(len(self._rows.row_ids), len(rows.row_ids))
+                    # rows first: a reader holding the old slots finds its positions in it
+                    self._rows = rows
+                    self._slot = slot
+                    at = self._lookup(row_ids)
+                rows = self._rows
+            if (at < 0).any():
+                raise StorageError("an FTS5 table names rows that are not passages; rebuild")
+        return at, rows
+
+    def mask(self, filters: Filters, rows: Rows) -> np.ndarray:
+        """:func:`kbsearch.filters.to_mask` of ``rows`` (this table's, as
+        :meth:`positions` gave them), computed for the rows added since the last call only."""
+        key = (filters.audience, filters.day, filters.language, filters.doc_ids)
+        found = self._masks.get(key, np.zeros(0, dtype=bool))
+        if len(found) < len(rows.row_ids):
+            found = np.concatenate([found, to_mask(filters, rows.since(len(found)))])
+            if len(self._masks) >= MASKS:
+                self._masks = {}
+            self._masks[key] = found
+        return found[: len(rows.row_ids)]
+
+
+@dataclass(frozen=True)
+class Postings:
+    """One term's postings: ``rows`` (int64 row ids, ascending) and ``impacts`` (float64)."""
+
+    rows: np.ndarray
+    impacts: np.ndarray
+
+
+class TermIndex:
+    """One audience's FTS5 table at one generation, read per term (module docstring).
+
+    ``read`` runs a read at ``generation`` (raising :class:`kbsearch.errors.StaleSnapshot`
+    when the file has moved on); ``table`` the shared :class:`RowTable`.
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        audience: str,
+        generation: int,
+        read: Callable[[Callable[[], Any]], Any],
+        table: RowTable,
+        languages: list[str],
+    ) -> None:
+        self.store, self.audience, self.generation = store, audience, generation
+        self.table = fts_table(audience)
+        self.read = read
+        self._rows = table
+        self.languages = languages
+        self.passages, total = read(lambda: store.fts_statistics(audience))
+        self.avgdl = total / self.passages if self.passages else 0.0
+        self._frequency: dict[str, int] = {}
+        self._postings: dict[str, Postings] = {}
+        self._cached = 0
+        self._row_ids: dict[str, tuple[int, str]] = {}
+
+    # -- statistics ---------------------------------------------------------------------
+
+    def frequency(self, term: str) -> int:
+        """Rows holding ``term`` (0 when absent): FTS5's vocabulary, one lookup per term. Once
+        the file has moved on (a write since), the newest count, not cached: what the query's
+        terms are prepared with, before the backend searches the newer generation."""
+        found = self._frequency.get(term)
+        if found is None:
+            store, audience = self.store, self.audience
+            try:
+                found = int(self.read(lambda: store.fts_document_frequency(term, audience)))
+            except StaleSnapshot:
+                return store.fts_document_frequency(term, audience)
+            self._frequency[term] = found
+        return found
+
+    def terms(self, analyzer: Analyzer, query: str, filters: Filters) -> QueryTerms:
+        """The query's terms with this table's statistics.
+
+        Raises:
+            QueryError: empty / punctuation-only / over-long query.
+        """
+        return statistics_terms(self, analyzer, query, filters)
+
+    def exact(self, terms: QueryTerms) -> bool:
+        """False when a term is not ASCII and not in the vocabulary: FTS5 may tokenize it
+        differently (case folding, separators), so the SQL path must answer."""
+        return all(t.isascii() or self.frequency(t) > 0 for t in (*terms.kept, *terms.clamped))
+
+    def row_ids_of(self, passage_ids: Sequence[str]) -> dict[str, tuple[int, str]]:
+        """``{passage_id: (row id, access)}`` of the stored passages among ``passage_ids`` at
+        this generation; only ids not asked before at this generation are read (one statement),
+        up to ``ROW_ID_CACHE`` ids, then the cache starts over."""
+        missing = [p for p in passage_ids if p not in self._row_ids]
+        if missing:
+            store = self.store
+            found: dict[str, tuple[int, str]] = self.read(lambda: store.passage_row_ids(missing))
+            if len(self._row_ids) + len(found) > ROW_ID_CACHE:
+                self._row_ids = {}
+            self._row_ids.update(found)
+            return {
+                p: found[p] if p in found else self._row_ids[p]
+                for p in passage_ids
+                if p in found or p in self._row_ids
+            }
+        return {p: self._row_ids[p] for p in passage_ids if p in self._row_ids}
+
+    # -- postings -----------------------------------------------------------------------
+
+    def _read_rows(self, row_ids: list[int]) -> Rows:
+        store = self.store
+        return self.read(lambda: Rows.of(store.fts_row_columns(row_ids)))
+
+    def positions(self, row_ids: np.ndarray) -> tuple[np.ndarray, Rows]:
+        """Where existing passage rows (int64 ids) are in the shared :class:`RowTable`."""
+        return self._rows.positions(row_ids, self._read_rows)
+
+    def postings(self, term: str) -> Postings:
+        """The term's rows and BM25 impacts (empty when absent), cached per generation."""
+        found = self._postings.get(term)
+        if found is not None:
+            return found
+        store, audience = self.store, self.audience
+        rows, tf = self.read(lambda: store.fts_term_postings(term, audience))
+        at, table = self.positions(rows)
+        length = table.length[at]
+        # the operations of ImpactIndex.load, in its order (module docstring); n(t) = the rows
+        # read, as the vocabulary counts them
+        norm = (1 - B) + B * length / self.avgdl if self.avgdl else np.ones(len(rows))
+        idf = fts5_idf(self.passages, len(rows)) if len(rows) else 0.0
+        found = Postings(rows, idf * ((tf * (K1 + 1.0)) / (tf + K1 * norm)))
+        if self._cached + len(found.rows) > POSTINGS_CACHE:
+            self._postings, self._cached = {}, 0
+        self._postings[term] = found
+        self._cached += len(found.rows)
+        return found
+
+    def scores(self, terms: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """``(rows, bm25)``: the rows holding any of ``terms`` (ascending) and their score,
+        the terms' impacts added in the order given (repeats count again, as in FTS5)."""
+        parts = [self.postings(t) for t in terms]
+        if not parts:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
+        if len(parts) == 1:
+            return parts[0].rows, parts[0].impacts
+        rows, inverse = np.unique(np.concatenate([p.rows for p in parts]), return_inverse=True)
+        # bincount adds in input order: per row, 0.0 then each term's impact in query order
+        total = np.bincount(inverse, np.concatenate([p.impacts for p in parts]), len(rows))
+        return rows, total
+
+    def scores_of(self, terms: Sequence[str], row_ids: np.ndarray) -> np.ndarray:
+        """BM25 of the given rows (shape ``(len(row_ids),)``; 0 where no term matches)."""
+        out = np.zeros(len(row_ids), dtype=np.float64)
+        for term in terms:
+            p = self.postings(term)
+            if len(p.rows) == 0:
+                continue
+            at = np.minimum(np.searchsorted(p.rows, row_ids), len(p.rows) - 1)
+            hit = p.rows[at] == row_ids
+            out[hit] += p.impacts[at[hit]]
+        return out
+
+    def holds(self, term: str, row_id: int) -> bool:
+        """Whether the row holds ``term`` (binary search in its postings)."""
+        rows = self.postings(term).rows
+        j = int(np.searchsorted(rows, row_id))
+        return j < len(rows) and int(rows[j]) == row_id
+
+    # -- search -------------------------------------------------------------------------
+
+    def _top(
+        self, rows: np.ndarray, scores: np.ndarray, filters: Filters, k: int
+    ) -> list[tuple[str, float]]:
+        at, table = self.positions(rows)
+        keep = np.flatnonzero(self._rows.mask(filters, table)[at])
+        return top_k(at[keep], scores[keep], table.passage_ids, k)
+
+    def search_terms(
+        self, terms: QueryTerms | Sequence[str], filters: Filters, k: int
+    ) -> list[tuple[str, float]]:
+        """Top ``k`` ``(passage_id, bm25)`` of the rows matching the kept terms that pass
+        ``filters``, then (while fewer than ``k``) of those holding only clamped terms; best
+        first, ties by passage id, as :func:`kbsearch.retrieve.lexical.sql.search_sql`.
+
+        Raises:
+            InvalidArgumentError: ``filters.audience`` searches another FTS5 table.
+        """
+        terms = searched_terms(self.table, terms, filters)
+        if k <= 0 or self.passages == 0 or not terms.kept:
+            return []
+        rows, scores = self.scores(terms.kept)
+        hits = self._top(rows, scores, filters, k)
+        if len(hits) < k and terms.clamped:
+            extra_rows, extra = self.scores(terms.clamped)
+            only = ~np.isin(extra_rows, rows, assume_unique=True)  # the others are in hits
+            hits += self._top(extra_rows[only], extra[only], filters, k - len(hits))
+        return hits
+
+    def search(
+        self, analyzer: Analyzer, query: str, filters: Filters, k: int
+    ) -> list[tuple[str, float]]:
+        """The lexical route: :func:`kbsearch.retrieve.lexical.sql.lexical_search`'s results.
+
+        Raises:
+            QueryError: empty / punctuation-only / over-long query.
+        """
+        terms = self.terms(analyzer, query, filters)
+        if not self.exact(terms):
+            return search_sql(self.store, terms, filters, k)
+        return self.search_terms(terms, filters, k)
