@@ -25,6 +25,7 @@ import argparse
 import ast
 import hashlib
 import itertools
+import math
 import os
 import pickle
 import statistics
@@ -54,12 +55,20 @@ TOP = 5  # passages per question whose sentences ``vectors`` encodes
 
 
 def collect(args: argparse.Namespace) -> None:
+    """Each question searched under each of ``--conditions``: ``present`` as is, ``removed``
+    with its relevant documents filtered out (an in-domain question the documents do not
+    cover, as ``benchmarks/train_abstain.py``'s condition of that name)."""
     qset = load_questions(Path(args.questions), args.split)
     chosen = sorted(qset.questions, key=lambda q: hashlib.sha256(q.qid.encode()).hexdigest())
     rows = []
     with open_kb(args.db) as kb:
-        for q in chosen[: args.limit]:
+        every = sorted({d.document.doc_id for d in kb.documents()})
+        jobs = [(q, c) for q in chosen[: args.limit] for c in args.conditions.split(",")]
+        for q, condition in jobs:
             filters = question_filters(q, qset.access_aware, use_language=False)
+            if condition == "removed":
+                relevant = {r.doc_id for r in q.relevant}
+                filters = replace(filters, doc_ids=[d for d in every if d not in relevant])
             assessed = kb.assess(q.text, filters=filters)
             audience = str(filters.audience)
             languages = kb.backend.languages(audience)
@@ -68,6 +77,7 @@ def collect(args: argparse.Namespace) -> None:
             )
             rows.append({
                 "question": q,
+                "condition": condition,
                 "hits": assessed.hits,
                 "decision": assessed.decision,
                 "documents": kb.contents.cited(assessed.hits),
@@ -186,6 +196,18 @@ def bands(args: argparse.Namespace) -> None:
 TABLE = ("dataset", "qid", "condition", "label", "retrieval", *SPAN_FEATURES)
 
 
+def retrieval_confidence(decision: Decision) -> float:
+    """The retrieval stage's confidence of a collected decision: with the ``answer``
+    sub-model shipped, ``decision.confidence`` is the span-aware one and the retrieval's is
+    read back from its ``retrieval_logit`` feature (``1 / (1 + exp(-z))``, clipped as
+    :func:`kbsearch.judge.confidence.span_features` clips it); without one (rows collected
+    before it), ``decision.confidence`` itself."""
+    z = decision.features.get("retrieval_logit")
+    if z is None:
+        return decision.confidence
+    return 1.0 / (1.0 + math.exp(-z)) if z >= 0 else math.exp(z) / (1.0 + math.exp(z))
+
+
 def table(args: argparse.Namespace) -> None:
     """One row per collected (question, condition): the span the stage would judge (the
     first passages of the hits) and its features; ``retrieval``: the retrieval confidence."""
@@ -198,7 +220,7 @@ def table(args: argparse.Namespace) -> None:
         for r in rows:
             q, hits = r["question"], r["hits"]
             usable = [h for h in hits if (h.doc_id, h.version) in r["documents"]]
-            span = choose(usable, r["documents"], r["languages"], r["terms"], r["cosines"])
+            span = choose(usable, r["documents"], r["languages"], r["terms"], r["cosines"], q.text)
             label = 0
             if span is not None and r.get("condition", "present") == "present":
                 hit = usable[span.passage]
@@ -207,7 +229,7 @@ def table(args: argparse.Namespace) -> None:
                     label = int(gold_of(q.extra, gold, q.qid).right(shown))
                 else:
                     label = int(any(rel.doc_id == hit.doc_id for rel in q.relevant))
-            retrieval = r["decision"].confidence
+            retrieval = retrieval_confidence(r["decision"])
             values = span_features(retrieval, span)
             cells = [dataset, q.qid, r.get("condition", "present"), str(label), f"{retrieval:.6g}"]
             out.write("\t".join(cells + [f"{values[n]:.6g}" for n in SPAN_FEATURES]) + "\n")
@@ -333,6 +355,7 @@ def main() -> None:
         c.add_argument(name, required=True)
     c.add_argument("--split", default="dev")
     c.add_argument("--limit", type=int, default=400)
+    c.add_argument("--conditions", default="present", help="present,removed")
     v = sub.add_parser("vectors")
     v.add_argument("rows")
     v.add_argument("--db", required=True)

@@ -98,11 +98,33 @@ def test_shipped_model_is_rebuilt_from_the_dev_table() -> None:
     table = script.read_table(str(TABLE))
     model = script.build_model(table, str(TABLE))
     # the span-aware sub-model from the answer dev table (benchmarks/answer_tune.py fit)
-    spec = importlib.util.spec_from_file_location("answer_tune", SCRIPT.with_name("answer_tune.py"))
-    assert spec and spec.loader
-    tune = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(tune)
+    tune = _answer_tune()
     answers = SCRIPT.parent / "data" / "answer_dev.tsv"
     model = replace(model, answer=tune.answer_model(tune._read([str(answers)]), answers.name))
     assert dumps(model) == SHIPPED.read_text(encoding="utf-8")
     assert model.dense_only is not None and model.dense_only.names == DENSE_FEATURES
+
+
+def _answer_tune():  # noqa: ANN202
+    spec = importlib.util.spec_from_file_location("answer_tune", SCRIPT.with_name("answer_tune.py"))
+    assert spec and spec.loader
+    tune = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tune)
+    return tune
+
+
+def test_tables_read_the_retrieval_confidence_of_a_span_aware_decision() -> None:
+    """A decision collected with the ``answer`` sub-model shipped carries the span-aware
+    confidence; the table's ``retrieval`` column (and the refit's ``retrieval_logit``) must
+    be the retrieval stage's, read back from the decision's features."""
+    from kbsearch.judge.confidence import ConfidenceModel, Decision, span_features
+
+    tune = _answer_tune()
+    answer = ConfidenceModel.load().answer
+    assert answer is not None
+    for retrieval in (0.03, 0.4, 0.97):
+        decision = answer.decide_on(span_features(retrieval, None))
+        assert decision.confidence != pytest.approx(retrieval, abs=1e-3)
+        assert tune.retrieval_confidence(decision) == pytest.approx(retrieval, rel=1e-12)
+    # collected before the answer sub-model: the confidence is the retrieval's
+    assert tune.retrieval_confidence(Decision(True, 0.61, 0.5, {"dense_top": 0.8})) == 0.61
