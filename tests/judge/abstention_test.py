@@ -116,7 +116,7 @@ class Meddler:
 
 @pytest.mark.parametrize("route", ["hybrid", "lexical", "dense"])
 def test_the_stage_runs_in_the_pipeline_and_never_reorders(kb: KnowledgeBase, route: str) -> None:
-    from kbsearch.judge.confidence import Decision
+    from kbsearch.judge.verdict import Decision
     from kbsearch.pipeline import Pipeline, SearchRequest
 
     request = SearchRequest(
@@ -215,7 +215,7 @@ def test_a_top_passage_in_another_language_marks_the_lexical_side_missing(tmp_pa
 def test_search_and_ask_give_the_same_verdict(
     kb: KnowledgeBase, query: str, min_confidence: float | None
 ) -> None:
-    from kbsearch.judge.confidence import decision_fields
+    from kbsearch.judge.verdict import decision_fields
 
     filters = Filters(as_of=DAY)
     assessed = kb.assess(query, filters=filters, min_confidence=min_confidence)

@@ -12,8 +12,8 @@ from kbsearch.judge.answer import (
     render,
     verdict,
 )
-from kbsearch.judge.confidence import Decision
 from kbsearch.judge.span import Span
+from kbsearch.judge.verdict import Decision
 from kbsearch.records import Document, Hit
 
 TEXT = (

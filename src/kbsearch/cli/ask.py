@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 import click
 
 from kbsearch.judge.answer import render, verdict_line
-from kbsearch.judge.confidence import DONT_SAY, Decision
+from kbsearch.judge.verdict import DONT_SAY, Decision
 from kbsearch.knowledge_base import open_kb
 
 from .ingest import MAKE_PUBLIC

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 import click
 
 from kbsearch.fuse.methods import parse_fusion
-from kbsearch.judge.confidence import decision_fields
+from kbsearch.judge.verdict import decision_fields
 from kbsearch.knowledge_base import DEFAULT_ROUTE, open_kb
 from kbsearch.pipeline.explain import RerankPosition, rerank_position
 from kbsearch.pipeline.request import check_fusion_settings

@@ -17,8 +17,8 @@ from ..errors import NoVectorsError, PassageNotFoundError
 from ..filters import Filters, check_language
 from ..judge.abstention import AbstentionStage, Assessment
 from ..judge.answer import Answer, QuestionTerms, compose
-from ..judge.confidence import Decision
 from ..judge.evidence import term_statistics
+from ..judge.verdict import Decision
 from ..pipeline import Pipeline, RouteContext, SearchRequest, SearchResult, make_routes
 from ..pipeline.explain import Explanation, explain_from_trace
 from ..pipeline.request import DEFAULT_ROUTE

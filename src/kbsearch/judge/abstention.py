@@ -28,9 +28,10 @@ from ..retrieve.backend import Backend
 from ..retrieve.query import Query, QueryVectors
 from ..text.analysis import Analyzer
 from .answer import QuestionTerms, choose
-from .confidence import ConfidenceModel, Decision
+from .confidence import ConfidenceModel
 from .evidence import collect, term_statistics
 from .span import PASSAGES, Span
+from .verdict import Decision
 
 
 @dataclass(frozen=True)

@@ -29,8 +29,8 @@ from ..records import Document, Hit
 from ..text.analysis import Analyzer, stem_words, words
 from ..text.matching import match_spans, query_keys
 from ..text.stopwords import content_words, strip_elisions
-from .confidence import ANSWERED, DONT_SAY, UNCERTAIN, VERDICTS, Decision, band
 from .span import Candidate, Span, choose_span
+from .verdict import ANSWERED, DONT_SAY, UNCERTAIN, VERDICTS, Decision, band
 
 NO_ANSWER = "The documents don't say"
 __all__ = ["ANSWERED", "DONT_SAY", "UNCERTAIN", "VERDICTS", "Answer", "compose", "render"]

@@ -74,6 +74,7 @@ from typing import Any
 
 from ..errors import InvalidArgumentError
 from .span import Span
+from .verdict import DONT_SAY, Decision, check_threshold
 
 FEATURES: tuple[str, ...] = (
     "dense_top",
@@ -228,30 +229,6 @@ def span_features(retrieval: float, span: Span | None) -> dict[str, float]:
         "span_agree": span.agree,
         "span_rank": float(span.passage),
     }
-
-
-@dataclass(frozen=True)
-class Decision:
-    """The abstention stage's verdict: ``answerable`` is ``confidence >= threshold``;
-    ``floor``: the confidence from which an answer is shown as uncertain rather than "the
-    documents don't say" (``None``: no uncertain band); ``verdict``: one of :data:`VERDICTS`
-    (default: the confidence's :func:`band`); ``span``: the span the verdict was given on and
-    ``span_passage`` the passage it lies in (``None``: no span judged, or none found).
-    ``search``, ``ask``, the HTTP API, the page and the MCP tools all show this ``verdict``.
-    """
-
-    answerable: bool
-    confidence: float
-    threshold: float
-    features: Mapping[str, float] = field(default_factory=dict)
-    floor: float | None = None
-    verdict: str = ""
-    span: Span | None = None
-    span_passage: str | None = None
-
-    def __post_init__(self) -> None:
-        if not self.verdict:
-            object.__setattr__(self, "verdict", band(self.confidence, self.threshold, self.floor))
 
 
 @dataclass(frozen=True)
@@ -423,54 +400,6 @@ class ConfidenceModel:
         confidence = self.confidence(values)
         floor = None if self.floor is None else min(self.floor, limit)
         return Decision(confidence >= limit, confidence, limit, dict(values), floor)
-
-
-ANSWERED, UNCERTAIN, DONT_SAY = "answered", "uncertain", "dont_say"
-VERDICTS = (ANSWERED, UNCERTAIN, DONT_SAY)
-
-
-def band(confidence: float, threshold: float, floor: float | None) -> str:
-    """The verdict of a confidence alone: ``answered`` from ``threshold``, ``uncertain`` from
-    ``floor`` (``None``: no uncertain band), else ``dont_say``."""
-    if confidence >= threshold:
-        return ANSWERED
-    if floor is not None and confidence >= floor:
-        return UNCERTAIN
-    return DONT_SAY
-
-
-def decision_fields(decision: Decision | None) -> dict[str, Any]:
-    """``verdict`` (the decision's: :attr:`Decision.verdict`), ``answerable``,
-    ``confidence``, ``min_confidence`` and ``uncertain_from`` as every search result carries
-    them (CLI JSON and the HTTP API); all ``None`` without a decision (no vectors)."""
-    if decision is None:
-        return dict.fromkeys(
-            ("verdict", "answerable", "confidence", "min_confidence", "uncertain_from")
-        )
-    return {
-        "verdict": decision.verdict,
-        "answerable": decision.answerable,
-        "confidence": decision.confidence,
-        "min_confidence": decision.threshold,
-        "uncertain_from": decision.floor,
-    }
-
-
-def check_threshold(value: object) -> float:
-    """``value`` as a float in [0, 1].
-
-    Raises:
-        InvalidArgumentError: anything else.
-    """
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, int | float)
-        or not 0.0 <= float(value) <= 1.0
-    ):
-        raise InvalidArgumentError(
-            f"minimum confidence must be a number from 0 to 1, got {value!r}"
-        )
-    return float(value)
 
 
 def feature_row(values: Mapping[str, float], names: Sequence[str] = FEATURES) -> list[float]:

@@ -19,7 +19,7 @@ from ..errors import InvalidArgumentError, OptionConflictError
 from ..filters import Filters
 from ..fuse.methods import DEFAULT_FUSION, FusionSpec, parse_fusion
 from ..fuse.rrf import DEFAULT_RRF_K
-from ..judge.confidence import check_threshold
+from ..judge.verdict import check_threshold
 from ..rerank.rerankers import RerankSettings
 from ..retrieve.routes import HYBRID, route_names
 

@@ -13,7 +13,7 @@ from typing import Any
 from ..errors import DocumentNotFoundError, InvalidArgumentError, QueryError
 from ..filters import parse_day
 from ..ingest.metadata import known_language
-from ..judge.confidence import decision_fields
+from ..judge.verdict import decision_fields
 from ..knowledge_base import DEFAULT_K, KnowledgeBase
 from ..pipeline import SearchRequest
 from ..present.sources import uploads_folder
