@@ -14,6 +14,17 @@ def read_jsonl(path: Path) -> list[dict]:
         return [json.loads(line) for line in f if line.strip()]
 
 
+DEMO_QUESTIONS = (
+    Path(__file__).resolve().parent.parent
+    / "src" / "kbsearch" / "examples" / "helpcentre" / "questions.jsonl"
+)  # fmt: skip
+
+
+def demo_questions(limit: int) -> list[str]:
+    """The first ``limit`` question texts of the bundled demo's question set."""
+    return [row["question"] for row in read_jsonl(DEMO_QUESTIONS)][:limit]
+
+
 def load_beir(folder: Path, split: str = "test") -> tuple[list[dict], dict[str, str], dict]:
     """(corpus rows, {qid: text} for queries in the qrels, qrels {qid: {docid: grade}})."""
     corpus = read_jsonl(folder / "corpus.jsonl")

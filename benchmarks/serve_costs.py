@@ -18,9 +18,9 @@ index, with the index's embedder on one intra-op thread:
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
 import statistics
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -36,8 +36,9 @@ from kbsearch.service import operations as ops
 from kbsearch.service.engine import Engine
 from kbsearch.service.present import Catalogue, snippet_of
 
-HERE = Path(__file__).resolve().parent
-QUESTIONS = HERE.parent / "src" / "kbsearch" / "examples" / "helpcentre" / "questions.jsonl"
+sys.path.insert(0, str(Path(__file__).parent))
+
+from _common import demo_questions  # noqa: E402
 
 
 def cpu_ms(fn: Callable[[], object], repeat: int = 1) -> float:
@@ -56,9 +57,7 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=8)
     parser.add_argument("--queries", type=int, default=48)
     args = parser.parse_args()
-    questions = [
-        json.loads(line)["question"] for line in QUESTIONS.read_text().splitlines() if line
-    ][: args.queries]
+    questions = demo_questions(args.queries)
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / "kb.db"
         shutil.copy(args.db, db)

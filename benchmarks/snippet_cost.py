@@ -15,9 +15,9 @@ Runs on older commits too (only ``open_kb``, ``operations.search``/``SearchArgs`
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
 import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -27,13 +27,9 @@ from kbsearch.knowledge_base import open_kb
 from kbsearch.service import operations as ops
 from kbsearch.service import present
 
-HERE = Path(__file__).resolve().parent
-QUESTIONS = HERE.parent / "src" / "kbsearch" / "examples" / "helpcentre" / "questions.jsonl"
+sys.path.insert(0, str(Path(__file__).parent))
 
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q / 100 * (len(ordered) - 1)))]
+from _common import demo_questions, percentile  # noqa: E402
 
 
 def forget_sentences() -> None:
@@ -49,9 +45,7 @@ def main() -> None:
     parser.add_argument("--k", type=int, default=50)
     parser.add_argument("--queries", type=int, default=40)
     args = parser.parse_args()
-    questions = [
-        json.loads(line)["question"] for line in QUESTIONS.read_text().splitlines() if line
-    ][: args.queries]
+    questions = demo_questions(args.queries)
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / "kb.db"
         shutil.copy(args.db, db)
