@@ -67,7 +67,6 @@ class SqliteBackend:
         self._local = threading.local()
         self._backgrounds = BackgroundCache()
         self._rows = RowTable()  # the passage rows lexical searches touched, every generation
-        self._documents: tuple[int, dict[tuple[str, str], Document]] = (-1, {})
 
     # -- writes ---------------------------------------------------------------------------
 
@@ -319,18 +318,16 @@ class SqliteBackend:
         )
 
     def documents(self, keys: Iterable[tuple[str, str]]) -> dict[tuple[str, str], Document]:
-        """Kept per generation (up to ``_DOCUMENT_CACHE`` documents, then started over), so a
-        warm search reads no document it read before at that generation."""
+        """Kept in the snapshot's parts (up to ``_DOCUMENT_CACHE`` documents, then started
+        over), so a warm search reads no document it read before at that generation."""
         wanted = set(keys)
-        generation = self.snapshot().generation
-        held, cache = self._documents
-        if held != generation:
-            cache = {}
-            self._documents = (generation, cache)
+        snapshot = self.snapshot()
+        cache: dict[tuple[str, str], Document] = snapshot.part("documents", dict)
         missing = [k for k in wanted if k not in cache]
         if missing:
+            read = self._reader(snapshot.generation)
             try:
-                found = self._reader(generation)(lambda: self.store.documents_of(missing))
+                found = read(lambda: self.store.documents_of(missing))
             except StaleSnapshot:  # the file moved on: read it, keep nothing
                 return self.store.documents_of(wanted)
             if len(cache) + len(found) > _DOCUMENT_CACHE:
