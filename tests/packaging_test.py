@@ -3,13 +3,13 @@ wheel lacks, a cache file it should not ship, and a version other than kbsearch'
 
 from __future__ import annotations
 
-import importlib.util
 import subprocess
 import zipfile
 from pathlib import Path
 from types import ModuleType
 
 import pytest
+from support_docs import script
 
 import kbsearch
 
@@ -17,11 +17,7 @@ ROOT = Path(__file__).parents[1]
 
 
 def checker() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("check_wheel", ROOT / "scripts/check_wheel.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return script("check_wheel")
 
 
 @pytest.fixture

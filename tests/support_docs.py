@@ -51,13 +51,18 @@ def bash_commands(text: str) -> list[list[str]]:
     return commands
 
 
-def hooks() -> ModuleType:
-    """``scripts/docs_hooks.py``, the MkDocs hooks that generate the reference pages."""
-    spec = importlib.util.spec_from_file_location("docs_hooks", ROOT / "scripts/docs_hooks.py")
+def script(name: str) -> ModuleType:
+    """``scripts/NAME.py`` loaded as a module (the scripts folder is not a package)."""
+    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def hooks() -> ModuleType:
+    """``scripts/docs_hooks.py``, the MkDocs hooks that generate the reference pages."""
+    return script("docs_hooks")
 
 
 def rendered(name: str) -> str:
