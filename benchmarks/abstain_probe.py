@@ -52,7 +52,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import train_abstain as ta  # noqa: E402
 
 from kbsearch.evaluation.abstention import auroc  # noqa: E402
-from kbsearch.fuse.convex import Candidate  # noqa: E402
+from kbsearch.fuse.convex import FusionCandidate  # noqa: E402
 from kbsearch.fuse.learned import FEATURES as FUSION_FEATURES  # noqa: E402
 from kbsearch.fuse.learned import (  # noqa: E402
     CollectionStats,
@@ -229,7 +229,7 @@ def _ids(s: ta.Searched) -> list[str]:
     return list(dict.fromkeys([p for p, _ in s.lexical] + [p for p, _ in s.dense]))
 
 
-def candidates(s: ta.Searched, impact, at: dict[str, int], titles: dict) -> list[Candidate]:  # noqa: ANN001
+def candidates(s: ta.Searched, impact, at: dict[str, int], titles: dict) -> list[FusionCandidate]:  # noqa: ANN001
     """Both top lists' passages, each scored in both routes and by its heading vector."""
     ranks = {
         route: {p: r for r, (p, _) in enumerate(ranking, 1)}
@@ -242,7 +242,7 @@ def candidates(s: ta.Searched, impact, at: dict[str, int], titles: dict) -> list
         scores["dense"] = float(s.cos[at[p]])
         if p in titles:
             scores["title"] = titles[p]
-        out.append(Candidate(p, scores, {r: ranks[r][p] for r in ranks if p in ranks[r]}))
+        out.append(FusionCandidate(p, scores, {r: ranks[r][p] for r in ranks if p in ranks[r]}))
     return out
 
 

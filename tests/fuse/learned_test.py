@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from kbsearch.errors import FusionError, InvalidArgumentError, ModelFormatError
-from kbsearch.fuse.convex import Candidate, ConvexFused, evidence_order
+from kbsearch.fuse.convex import ConvexFused, FusionCandidate, evidence_order
 from kbsearch.fuse.learned import (
     FEATURES,
     PART_OF,
@@ -28,14 +28,14 @@ UNTITLED = CollectionStats(passages=500, titled=0, unique_titled=0, titles=0)
 
 def candidate(
     pid: str, lexical: float, dense: float, title: float | None, ranks: dict[str, int]
-) -> Candidate:
+) -> FusionCandidate:
     scores = {"lexical": lexical, "dense": dense}
     if title is not None:
         scores["title"] = title
-    return Candidate(pid, scores, ranks)
+    return FusionCandidate(pid, scores, ranks)
 
 
-def crowd(n: int = 30, title: bool = True) -> list[Candidate]:
+def crowd(n: int = 30, title: bool = True) -> list[FusionCandidate]:
     """``n`` middling candidates, each found by one route."""
     rng = np.random.default_rng(1)
     out = []
@@ -147,8 +147,8 @@ def test_a_cross_language_candidate_is_not_punished_for_its_lexical_zero() -> No
         *crowd(),
     ]
     scores = {"lexical": 0.0, "dense": 0.88, "title": 0.75}
-    zero = Candidate("fr", scores, {"dense": 1})
-    missing = Candidate("fr", scores, {"dense": 1}, frozenset({"lexical"}))
+    zero = FusionCandidate("fr", scores, {"dense": 1})
+    missing = FusionCandidate("fr", scores, {"dense": 1}, frozenset({"lexical"}))
     before = fuse_learned([*others, zero], FAQ)
     after = fuse_learned([*others, missing], FAQ)
     rank = {name: [f.passage_id for f in fused].index("fr") for name, fused in
@@ -182,7 +182,9 @@ def test_a_cross_language_candidate_keeps_its_own_lexical_evidence_where_better(
         (5.0, {"lexical": 8, "dense": 20}),
         (12.0, {"lexical": 1, "dense": 20}),
     ):
-        code = Candidate("en", {"lexical": lexical, "dense": 0.74, "title": 0.7}, ranks, bound)
+        code = FusionCandidate(
+            "en", {"lexical": lexical, "dense": 0.74, "title": 0.7}, ranks, bound
+        )
         fused = fuse_learned([*others, code], FAQ)
         score = next(f.score for f in fused if f.passage_id == "en")
         assert score >= previous - 1e-12
@@ -218,7 +220,7 @@ def test_unmarked_candidates_have_the_features_they_had() -> None:
         assert np.array_equal(x[:, FEATURES.index(name)], values), name
 
 
-def eager_reference(candidates: list[Candidate], stats: CollectionStats) -> list[ConvexFused]:
+def eager_reference(candidates: list[FusionCandidate], stats: CollectionStats) -> list[ConvexFused]:
     """fuse_learned as it was before its parts became lazy: every candidate's contributions
     computed up front, the score their sum plus the bias."""
     model = shipped_model()
@@ -257,7 +259,7 @@ def test_lazy_parts_rank_and_add_up_as_the_eager_reference(
                 ranks or {"lexical": 100},
             )  # fmt: skip
         )
-    cands[7] = Candidate("twin", dict(cands[3].scores), dict(cands[3].ranks))  # an exact tie
+    cands[7] = FusionCandidate("twin", dict(cands[3].scores), dict(cands[3].ranks))  # an exact tie
     fast, reference = fuse_learned(cands, stats), eager_reference(cands, stats)
     assert [f.passage_id for f in fast] == [f.passage_id for f in reference]
     for f, r in zip(fast, reference, strict=True):
@@ -273,7 +275,7 @@ def test_a_sole_cross_language_match_gets_its_lexical_features_when_none_else_ma
         candidate("en-a", 0.0, 0.84, 0.70, {"dense": 1}),
         candidate("en-b", 0.0, 0.83, 0.70, {"dense": 2}),
     ]
-    code = Candidate("fr", {"lexical": 1.6, "dense": 0.74}, {"lexical": 1, "dense": 20},
+    code = FusionCandidate("fr", {"lexical": 1.6, "dense": 0.74}, {"lexical": 1, "dense": 20},
                      frozenset({"lexical"}))  # fmt: skip
     x = features([*others, code], FAQ)[-1]
     column = {f: x[i] for i, f in enumerate(FEATURES)}

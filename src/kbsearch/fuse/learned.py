@@ -1,7 +1,7 @@
 """Learned fusion: a small LambdaRank tree ensemble over features of both routes.
 
 The hybrid route's candidates (the union of the lexical and dense top lists, each scored in
-every route, :class:`kbsearch.fuse.convex.Candidate`) are turned into one feature row
+every route, :class:`kbsearch.fuse.convex.FusionCandidate`) are turned into one feature row
 each (:data:`FEATURES`, :func:`features`) and scored by a gradient-boosted tree ensemble trained
 with LambdaRank (Burges, "From RankNet to LambdaRank to LambdaMART: An Overview", MSR-TR-2010-82;
 LightGBM's ``lambdarank`` objective) on the pooled ``dev`` halves of the shared datasets
@@ -29,7 +29,7 @@ Features per candidate (n candidates of one query):
 A title score is absent (or NaN) when the passage has no heading vector; its three title
 features are then NaN, which the trees route by their learned default side.
 
-A candidate the lexical route does not apply to (``Candidate.not_applicable``: a passage in
+A candidate the lexical route does not apply to (``FusionCandidate.not_applicable``: a passage in
 another language than the query's, :mod:`kbsearch.retrieve.crosslang`) has no lexical evidence
 *against* it: a lexical score of 0 there says nothing (read as "the words are not there", it
 sank such passages: the demo's English question answered by a French page), but a lexical match
@@ -65,7 +65,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import FusionError, InvalidArgumentError, ModelFormatError
-from .convex import Candidate, ConvexFused, evidence_order
+from .convex import ConvexFused, FusionCandidate, evidence_order
 from .trees import TreeEnsemble, parse_lightgbm
 
 MODEL_RESOURCE = "fusion_lgbm.txt"
@@ -185,14 +185,14 @@ def _minmax_as(x: np.ndarray, raw: np.ndarray, applies: np.ndarray) -> np.ndarra
     return out
 
 
-def _route_scores(candidates: Sequence[Candidate], route: str) -> np.ndarray:
+def _route_scores(candidates: Sequence[FusionCandidate], route: str) -> np.ndarray:
     raw = np.array([c.scores.get(route, math.nan) for c in candidates], dtype=np.float64)
     if np.isinf(raw).any():
         raise FusionError(f"route {route!r} gives a candidate a non-finite score")
     return raw
 
 
-def features(candidates: Sequence[Candidate], collection: CollectionStats) -> np.ndarray:
+def features(candidates: Sequence[FusionCandidate], collection: CollectionStats) -> np.ndarray:
     """One row of :data:`FEATURES` per candidate, in order: shape ``(n, len(FEATURES))``.
 
     Raises:
@@ -202,7 +202,7 @@ def features(candidates: Sequence[Candidate], collection: CollectionStats) -> np
 
 
 def _features(
-    candidates: Sequence[Candidate], collection: CollectionStats
+    candidates: Sequence[FusionCandidate], collection: CollectionStats
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """:func:`features`, and per candidate its own ``lexical_norm`` and the dense route's
     (``dense_norm``, the imputed one)."""
@@ -322,7 +322,7 @@ def checked(model: TreeEnsemble) -> TreeEnsemble:
 
 
 def fuse_learned(
-    candidates: Sequence[Candidate],
+    candidates: Sequence[FusionCandidate],
     collection: CollectionStats,
     model: TreeEnsemble | None = None,
 ) -> list[ConvexFused]:
