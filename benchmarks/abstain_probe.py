@@ -53,10 +53,9 @@ import train_abstain as ta  # noqa: E402
 
 from kbsearch.evaluation.abstention import auroc  # noqa: E402
 from kbsearch.fuse.convex import FusionCandidate  # noqa: E402
-from kbsearch.fuse.learned import FEATURES as FUSION_FEATURES  # noqa: E402
+from kbsearch.fuse.features import FEATURES as FUSION_FEATURES  # noqa: E402
+from kbsearch.fuse.features import CollectionStats, features  # noqa: E402
 from kbsearch.fuse.learned import (  # noqa: E402
-    CollectionStats,
-    features,
     fuse_learned,
     load_model,
     shipped_model,

@@ -39,10 +39,8 @@ from crosslang_sim import SEED, crossed, missing_sets  # noqa: E402
 from ranking_lab import DATASETS, candidates, methods, minmax, ndcg10, rrf  # noqa: E402
 
 from kbsearch.fuse.convex import FusionCandidate, convex_fusion  # noqa: E402
+from kbsearch.fuse.features import FEATURES, CollectionStats, features  # noqa: E402
 from kbsearch.fuse.learned import (  # noqa: E402
-    FEATURES,
-    CollectionStats,
-    features,
     fuse_learned,
     load_model,
 )

@@ -34,7 +34,8 @@ from dataclasses import dataclass, field
 from ..errors import InvalidArgumentError
 from ..retrieve.backend import TitleCounts
 from .convex import ConvexFused, FusionCandidate, convex_fusion
-from .learned import CollectionStats, fuse_learned
+from .features import CollectionStats
+from .learned import fuse_learned
 
 RRF = "rrf"
 DEFAULT_FUSION = "learned"
