@@ -1,5 +1,5 @@
 """Probe candidate evidence for the abstention model (issue 12) on the dev halves: does a signal
-add anything to the shipped model's features (:data:`kbsearch.judge.confidence.FEATURES`)?
+add anything to the shipped model's features (:data:`kbsearch.judge.confidence_features.FEATURES`)?
 Nothing here ships; the findings are in docs/benchmarks.md ("Answer or abstain").
 
     # 1. out-of-fold relevance models on the fusion dumps (benchmarks/ranking_dump.py --titles):
@@ -62,7 +62,7 @@ from kbsearch.fuse.learned import (  # noqa: E402
 )
 from kbsearch.index.headings import passage_headings  # noqa: E402
 from kbsearch.judge import evidence as ev  # noqa: E402
-from kbsearch.judge.confidence import FEATURES  # noqa: E402
+from kbsearch.judge.confidence_features import FEATURES  # noqa: E402
 from kbsearch.judge.confidence_fit import TrainingRow, _logistic, fold_of, weights  # noqa: E402
 from kbsearch.knowledge_base import open_kb  # noqa: E402
 from kbsearch.retrieve.lexical.bm25 import fts5_idf  # noqa: E402
