@@ -6,25 +6,25 @@ closes them all. A file without write permission bits (``chmod 444``) is opened 
 (``mode=ro``; ``immutable=1`` on read-only media where SQLite cannot create the WAL index), so
 it can be searched but not written. SQLite failures that are not about one document (locked,
 read-only, disk full, I/O) become :class:`~kbsearch.errors.StorageError` subclasses with one
-line that names the file (:mod:`kbsearch.store.failures`).
+line that names the file (:mod:`kbsearch.store.failures`). How the file is opened is
+:mod:`kbsearch.store.opening`'s.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
-import os
 import sqlite3
-import stat
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TypeVar
-from urllib.parse import quote
 
 from ..errors import KnowledgeBaseNotFoundError, ReadOnlyIndexError, SchemaError, StorageError
+from .counts import COUNTS_SQL, COUNTS_TABLE, Key, SqlCounts, count_audience, tally
 from .failures import busy_timeout, storage_error
+from .opening import connect, probe_tables, writable
 from .schema import SCHEMA, SCHEMA_VERSION
 from .settings import IndexSettings
 
@@ -39,15 +39,6 @@ def in_chunks(values: Iterable[T], size: int = IN_CHUNK) -> Iterator[tuple[list[
     for start in range(0, len(unique), size):
         chunk = unique[start : start + size]
         yield chunk, ",".join("?" * len(chunk))
-
-
-def _writable(path: Path) -> bool:
-    """False for a file without write permission bits (also for root, who could write it)."""
-    try:
-        mode = path.stat().st_mode
-    except OSError:
-        return True
-    return bool(mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH)) and os.access(path, os.W_OK)
 
 
 class StoreBase:
@@ -85,7 +76,7 @@ class StoreBase:
                 f"cannot create {self.path}: the folder {self.path.parent} does not exist"
                 " (create it first)"
             )
-        self.read_only = self.path.exists() and not _writable(self.path)
+        self.read_only = self.path.exists() and not writable(self.path)
         self.timeout = busy_timeout()
         self._local = threading.local()
         self._connections: list[sqlite3.Connection] = []
@@ -94,6 +85,9 @@ class StoreBase:
         self._immutable = False
         # the settings read at one generation, with their stored form
         self._settings: tuple[int, IndexSettings | None, dict[str, object]] = (-1, None, {})
+        # a read-only file made before the counts table: its counts, tallied once in memory
+        self._tallied: dict[Key, int] | None = None
+        self._counts_kept = True
         try:
             self._check_schema(create)  # before any PRAGMA writes to someone else's file
             if not self.read_only:
@@ -144,23 +138,10 @@ class StoreBase:
         return connection
 
     def _connect(self) -> sqlite3.Connection:
-        if not self.read_only:
-            return self._sqlite(str(self.path))
-        uri = f"file:{quote(str(self.path.resolve()))}"
-        if not self._immutable:
-            connection = self._sqlite(f"{uri}?mode=ro", uri=True)
-            try:  # read-only media: SQLite cannot create the WAL index, nobody can write
-                connection.execute("SELECT count(*) FROM sqlite_master").fetchone()
-                return connection
-            except sqlite3.OperationalError:
-                connection.close()
-                self._immutable = True
-        return self._sqlite(f"{uri}?immutable=1", uri=True)
-
-    def _sqlite(self, target: str, uri: bool = False) -> sqlite3.Connection:
-        return sqlite3.connect(
-            target, timeout=self.timeout, isolation_level=None, check_same_thread=False, uri=uri
+        connection, self._immutable = connect(
+            self.path, read_only=self.read_only, immutable=self._immutable, timeout=self.timeout
         )
+        return connection
 
     @contextmanager
     def tracing(self, tracer: Callable[[str], None]) -> Iterator[None]:
@@ -201,6 +182,8 @@ class StoreBase:
                     f"{self.path} has schema version {found}, this kbsearch reads "
                     f"{SCHEMA_VERSION}; move it aside and rebuild it with `kbsearch index`"
                 )
+            if COUNTS_TABLE not in tables:
+                self._add_counts()
             return
         if tables:
             raise SchemaError(f"{self.path} is not a kbsearch index (it holds other tables)")
@@ -217,6 +200,32 @@ class StoreBase:
                     self.connection.execute(statement)
             self.set_meta("schema_version", str(SCHEMA_VERSION))
             self.set_meta("generation", "0")
+
+    def _add_counts(self) -> None:
+        """Give a file made before :mod:`kbsearch.store.counts` its counts table, filled in
+        one pass over the documents (one transaction); a read-only file tallies them in
+        memory on first use instead."""
+        if self.read_only:
+            self._counts_kept = False
+            return
+        with self.transaction() as con:
+            found = con.execute(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (COUNTS_TABLE,)
+            ).fetchone()
+            if found is None:  # not added by another process between our look and our lock
+                con.execute(COUNTS_SQL)
+                SqlCounts(con).fill()
+
+    def counts(self, audience: str, kind: str) -> dict[str, int]:
+        """``{key: count}`` of one audience and kind of :mod:`kbsearch.store.counts`, keys
+        sorted (O(the keys), not O(documents))."""
+        if self._counts_kept:
+            return SqlCounts(self.connection).keys(audience, kind)
+        if self._tallied is None:
+            self._tallied = tally(self.connection)
+        audience = count_audience(audience)
+        found = {k[2]: n for k, n in self._tallied.items() if k[0] == audience and k[1] == kind}
+        return dict(sorted(found.items()))
 
     def get_meta_if_table(self, key: str) -> str | None:
         exists = self.connection.execute(
@@ -331,13 +340,7 @@ class StoreBase:
         """
         connection = self._connect()
         try:
-            names = connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
-            for (name,) in names.fetchall():
-                quoted = '"' + str(name).replace('"', '""') + '"'
-                # every column: "SELECT 1" may read a covering index instead of the table
-                connection.execute(f"SELECT * FROM {quoted} LIMIT 1").fetchone()
-            row = connection.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
-            return int(row[0]) if row else 0
+            return probe_tables(connection)
         finally:
             connection.close()
 
