@@ -25,6 +25,7 @@ import time
 import urllib.parse
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -45,47 +46,79 @@ def words(rng: random.Random, n: int) -> str:
     return " ".join(f"w{rng.randrange(VOCABULARY):05d}" for _ in range(n))
 
 
+def synthetic_document(d: int, count: int, seed: Path) -> tuple[Any, list[Any], np.ndarray]:
+    """Document ``d`` of ``count`` passages, its passages and their unit vectors, the same on
+    every call (seeded by ``d``, so the Qdrant pass regenerates what the SQLite pass wrote)."""
+    from kbsearch.records import Document, Passage
+
+    rng, vectors_rng = random.Random(d), np.random.default_rng(d)
+    doc = Document(
+        doc_id=f"doc{d:06d}",
+        version="1",
+        title=f"Document {d}",
+        language="en",
+        access="public" if d % 4 else "staff",
+        source=str(seed / f"doc{d:06d}.md"),
+    )
+    texts = [f"Document {d}\nSection {i}\n{words(rng, 30)}" for i in range(count)]
+    rows = [
+        Passage(f"{doc.doc_id}@v1#s{i}", doc.doc_id, "1", f"Section {i}", "text", t, i)
+        for i, t in enumerate(texts)
+    ]
+    x = vectors_rng.standard_normal((count, DIM)).astype(np.float32)
+    x /= np.linalg.norm(x, axis=1, keepdims=True)
+    return doc, rows, x
+
+
 def build(db: Path, edge: Path, passages: int, per_document: int) -> None:
-    """An index of ``passages`` synthetic passages at ``db`` with its Qdrant Edge shard."""
+    """An index of ``passages`` synthetic passages at ``db`` with its Qdrant Edge shard, written
+    in bulk: every document into SQLite first (the store's one-transaction document write;
+    the synthetic words are their own stems, so the lowercased text is the analysed body),
+    then every point into the shard in batches of 5,000 with the final average lengths (what
+    ``kbsearch sync`` writes), then the collection statistics and the shard's optimization
+    (``QdrantBackend.save_statistics``, ``optimize``: what the end of an index run does)."""
     from kbsearch import open_kb
     from kbsearch.backends.qdrant.backend import QdrantBackend
+    from kbsearch.backends.qdrant.points import passage_points
+    from kbsearch.backends.qdrant.sparse import SparseWeights
     from kbsearch.backends.qdrant.target import QdrantTarget
-    from kbsearch.records import Document, Passage
 
     seed = db.parent / "seed"
     seed.mkdir(parents=True, exist_ok=True)
     (seed / "refunds.md").write_text(
         "# Refunds\n\n## Timing\n\nA refund reaches your card in 5 days.\n", encoding="utf-8"
     )
-    rng = random.Random(7)
-    vectors_rng = np.random.default_rng(7)
+    documents = [
+        (d, min(per_document, passages - d * per_document))
+        for d in range((passages + per_document - 1) // per_document)
+    ]
     with open_kb(db, create=True, qdrant=QdrantTarget(path=str(edge))) as kb:
         # one real document records the default embedder's settings and the Qdrant target
-        assert kb.index([seed], default_access="public").ok
+        if not kb.index([seed], default_access="public").ok:
+            raise RuntimeError("the seed document was not indexed")
         backend = kb.backend
-        assert isinstance(backend, QdrantBackend)
-        written = 0
-        for d in range(0, (passages + per_document - 1) // per_document):
-            count = min(per_document, passages - written)
-            doc = Document(
-                doc_id=f"doc{d:06d}",
-                version="1",
-                title=f"Document {d}",
-                language="en",
-                access="public" if d % 4 else "staff",
-                source=str(seed / f"doc{d:06d}.md"),
-            )
-            texts = [f"Document {d}\nSection {i}\n{words(rng, 30)}" for i in range(count)]
-            rows = [
-                Passage(f"{doc.doc_id}@v1#s{i}", doc.doc_id, "1", f"Section {i}", "text", t, i)
-                for i, t in enumerate(texts)
-            ]
-            x = vectors_rng.standard_normal((count, DIM)).astype(np.float32)
-            x /= np.linalg.norm(x, axis=1, keepdims=True)
-            # the synthetic words are their own stems: the lowercased text is the analysed body
-            backend.write_document(doc, rows, [t.lower() for t in texts], x)
-            written += count
+        if not isinstance(backend, QdrantBackend):
+            raise RuntimeError(f"not a Qdrant backend: {backend!r}")
+        started = time.monotonic()
+        for d, count in documents:
+            doc, rows, x = synthetic_document(d, count, seed)
+            backend.sqlite.write_document(doc, rows, [r.text.lower() for r in rows], x)
+        print(f"  SQLite: {time.monotonic() - started:.0f} s", file=sys.stderr, flush=True)
+        lengths, collection, points = backend.lengths(), backend.collection, []
+        for d, count in documents:
+            doc, rows, x = synthetic_document(d, count, seed)
+            sparse = [SparseWeights.from_body(r.text.lower()) for r in rows]
+            points += passage_points(doc, rows, sparse, x)
+            if len(points) >= 5000 or d == documents[-1][0]:
+                collection.upsert(points, lengths)
+                points = []
+        print(f"  points: {time.monotonic() - started:.0f} s", file=sys.stderr, flush=True)
         backend.save_statistics()
+        backend.optimize()
+        segments, stored, indexed = collection.info()  # type: ignore[attr-defined]
+        done = f"{time.monotonic() - started:.0f} s"
+        print(f"  optimized: {done}, {segments} segments, {stored} points, {indexed} indexed "
+              "vectors", file=sys.stderr, flush=True)  # fmt: skip
 
 
 def free_port() -> int:

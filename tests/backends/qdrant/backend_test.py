@@ -347,3 +347,55 @@ def test_points_are_analysed_with_the_heading_weight_the_index_records(
     (row,) = s.passage_rows(["faq@v1#top"]).values()
     assert point.sparse.length == s.fts_document_length(row.row_id, "staff") == 15
     s.close()
+
+
+def test_dense_search_is_exact_up_to_a_size_then_hnsw(
+    qdrant: QdrantBackend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from kbsearch.backends.qdrant import backend as module
+    from kbsearch.backends.qdrant.target import HNSW_EF
+
+    modes: list[tuple[bool, int | None]] = []
+    real = qdrant.collection.query
+
+    def spy(*args, **kwargs):  # type: ignore[no-untyped-def]
+        modes.append((kwargs["exact"], kwargs["hnsw_ef"]))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(qdrant.collection, "query", spy)
+    vector = FakeEmbedder(dim=32).encode_queries(["refund parcel"])[0]
+    staff = Filters(audience="staff")
+    passages = qdrant.statistics().audiences["staff"].titles.passages
+    exact = qdrant.dense_candidates(vector, staff, 5)
+    monkeypatch.setattr(module, "EXACT_UP_TO", passages - 1)
+    approximate = qdrant.dense_candidates(vector, staff, 5)
+    qdrant.exact, qdrant.hnsw_ef = True, 64  # given settings win over the size
+    qdrant.dense_candidates(vector, staff, 5)
+    qdrant.exact = False
+    qdrant.dense_candidates(vector, staff, 5)
+    assert modes == [(True, None), (False, HNSW_EF), (True, None), (False, 64)]
+    # below Qdrant's full-scan threshold HNSW search is exhaustive: the same top k
+    assert approximate == exact
+
+
+def test_sync_ends_by_letting_the_collection_build_its_indexes(
+    store: Store, collection: Collection, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    backend = QdrantBackend(store, collection)
+    built: list[int] = []
+    monkeypatch.setattr(collection, "optimize", lambda: built.append(collection.count()))
+    backend.sync()
+    assert built == [store.count_passages()]  # once, after every point is written
+
+
+def test_a_failed_index_build_is_a_partial_write_and_keeps_the_points(
+    store: Store, collection: Collection, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken() -> None:
+        raise RuntimeError("injected: no disk space")
+
+    backend = QdrantBackend(store, collection)
+    monkeypatch.setattr(collection, "optimize", broken)
+    with pytest.raises(PartialWriteError, match="could not build its indexes .*kbsearch sync"):
+        backend.sync()
+    assert backend.verify().ok

@@ -14,7 +14,8 @@ passage, queried with the filters inside the query (:func:`.filters.to_qdrant`):
 - lexical: the query terms (kept and clamped) as a sparse vector against ``bm25_public`` for
   the public audience, ``bm25`` for staff; BM25 with Qdrant's IDF (:mod:`.sparse`), so scores
   differ from FTS5's on terms frequent in the collection;
-- dense: cosine on ``dense``; exact by default (``exact=False`` uses HNSW with ``hnsw_ef``).
+- dense: cosine on ``dense``; exact up to :data:`.target.EXACT_UP_TO` passages and HNSW
+  above by default (``exact=True``: always exact; ``False``: always HNSW, with ``hnsw_ef``).
 
 Writes go to SQLite first, then to Qdrant (:func:`.mirror.write_points`). :meth:`verify` and
 :meth:`sync` compare and repair the collection against SQLite.
@@ -30,6 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 from qdrant_client import models
 
+from ...errors import PartialWriteError
 from ...filters import Audience, Filters
 from ...index.headings import heading_scores_of
 from ...records import Document, Passage, PassageRow
@@ -55,7 +57,7 @@ from .mirror import (
 from .points import DENSE, SPARSE_ALL, SPARSE_PUBLIC, PassagePoint, passage_points, text_hash
 from .sparse import LengthStatistics, SparseWeights, query_vector
 from .statistics import CollectionStatistics
-from .target import SETTINGS_KEY, QdrantTarget
+from .target import EXACT_UP_TO, HNSW_EF, SETTINGS_KEY, QdrantTarget
 
 Ranking = list[tuple[str, float]]
 
@@ -84,7 +86,7 @@ class QdrantBackend:
         store: Store,
         collection: Collection,
         *,
-        exact: bool = True,
+        exact: bool | None = None,
         hnsw_ef: int | None = None,
         batch_size: int = BATCH_SIZE,
         target: QdrantTarget | None = None,
@@ -230,9 +232,23 @@ class QdrantBackend:
             found += [(pid, score) for pid, score in more if pid not in seen][: depth - len(found)]
         return found
 
+    def exact_search(self) -> bool:
+        """Whether dense search is exact: :attr:`exact` when given, else whether the
+        collection holds at most :data:`.target.EXACT_UP_TO` passages (the count the last
+        sync recorded, :meth:`statistics`; no table read)."""
+        if self.exact is not None:
+            return self.exact
+        return self.statistics().audiences[Audience.STAFF.value].titles.passages <= EXACT_UP_TO
+
     def dense_candidates(self, vector: np.ndarray, filters: Filters, depth: int) -> Ranking:
+        exact = self.exact_search()
         return self._collection(len(vector)).query(
-            DENSE, vector, to_qdrant(filters), depth, exact=self.exact, hnsw_ef=self.hnsw_ef
+            DENSE,
+            vector,
+            to_qdrant(filters),
+            depth,
+            exact=exact,
+            hnsw_ef=None if exact else self.hnsw_ef or HNSW_EF,
         )
 
     def dense_index(self, dim: int) -> DenseIndex:
@@ -382,7 +398,25 @@ class QdrantBackend:
         report = self.verify()
         changed = sync(self.collection, report, self.points_of, self.lengths(), self.batch_size)
         self.save_statistics()
+        self.optimize()
         return report, changed
+
+    def optimize(self) -> None:
+        """Let the collection build its indexes now (:meth:`.collection.Collection.optimize`:
+        Qdrant Edge turns its appendable segment into HNSW-indexed, memory-mapped ones; a
+        server does this on its own), so a search node's memory does not grow with the
+        collection (docs/benchmarks.md). Called at the end of :meth:`sync`.
+
+        Raises:
+            PartialWriteError: the engine failed (SQLite and the points are intact).
+        """
+        try:
+            self._collection().optimize()
+        except Exception as exc:  # any engine failure: the points are written, not indexed
+            raise PartialWriteError(
+                f"Qdrant could not build its indexes ({exc}); the points are written: "
+                "run `kbsearch sync` to try again"
+            ) from exc
 
     def close(self) -> None:
         self.collection.close()

@@ -3,8 +3,19 @@
 An :class:`EdgeCollection` is one ``EdgeShard`` in a folder: created with the dense vector
 (cosine), both BM25 sparse vectors (``Modifier.Idf``) and the payload indexes, loaded when the
 folder already holds a shard. Updates are applied synchronously (there is no server to wait
-for). New points land in an appendable segment searched exhaustively; :meth:`optimize` builds
-the HNSW graph (m, ef_construct of :class:`HnswSettings`), which Edge does only when asked.
+for). New points land in an appendable segment, held in memory and searched exhaustively;
+:meth:`optimize` (called at the end of every sync, :meth:`.backend.QdrantBackend.sync`) turns
+it into indexed segments with the HNSW graph (m, ef_construct of :class:`HnswSettings`), which
+Edge does only when asked, and only for segments over its indexing threshold.
+
+A search node holds no copy of the collection, so the shard is created with every part of its
+indexed segments placed ``Memory.Cold`` (memory-mapped files, read on demand, nothing loaded
+up front): the dense vectors, both sparse inverted indexes (Edge's default pins them in RAM),
+the HNSW graph, the payload, the payload indexes and the point id tracker. A process's memory
+then holds the pages its searches touch, which an HNSW search keeps to a few per query
+(docs/benchmarks.md, "A Qdrant Edge search node's memory"). Loading a shard records this
+configuration in it, so the segments Edge builds from then on are placed so; segments and
+payload indexes built before keep their own placement.
 
 Filters are compiled once to qdrant-client's model (:func:`.filters.to_qdrant`) and
 translated here (:func:`edge_filter`), so both clients run the same conditions.
@@ -33,7 +44,21 @@ from .collection import (
 from .points import DENSE, PAYLOAD_INDEXES, SPARSE_ALL, SPARSE_PUBLIC, PassagePoint
 from .sparse import LengthStatistics
 
-_INDEX_KIND = {"keyword": qe.PayloadSchemaType.Keyword, "integer": qe.PayloadSchemaType.Integer}
+COLD = qe.Memory.Cold
+
+
+def payload_index(kind: str) -> Any:
+    """The parameters of a payload index of ``kind`` (``keyword`` or ``integer``), placed
+    :data:`COLD` in indexed segments.
+
+    Raises:
+        ValueError: another kind.
+    """
+    if kind == "keyword":
+        return qe.KeywordIndexParams(memory=COLD)
+    if kind == "integer":
+        return qe.IntegerIndexParams(lookup=True, range=True, memory=COLD)
+    raise ValueError(f"no Qdrant Edge payload index of kind {kind!r}")
 
 
 @dataclass(frozen=True)
@@ -41,13 +66,16 @@ class HnswSettings:
     """HNSW graph settings (Malkov & Yashunin, 2018): ``m`` links per node, ``ef_construct``
     candidates while building; ``full_scan_threshold`` (KB of vectors) below which a segment is
     searched exhaustively; ``payload_m`` extra links per payload value (Qdrant's filterable
-    HNSW), ``None`` = Qdrant's default (``m``; 0 builds none); ``indexing_threads`` threads
-    building the graph (0: Qdrant's choice from the CPU count)."""
+    HNSW), ``None`` = Qdrant's default (``m``); 0 (the default) builds none: a filter that
+    leaves fewer points than the full-scan threshold is searched exhaustively through the
+    payload index anyway, and the extra graphs (one per value of every indexed field) multiply
+    the build time; ``indexing_threads`` threads building the graph (0: Qdrant's choice from
+    the CPU count)."""
 
     m: int = 16
     ef_construct: int = 100
     full_scan_threshold: int = 10_000
-    payload_m: int | None = None
+    payload_m: int | None = 0
     indexing_threads: int = 0
 
 
@@ -100,12 +128,14 @@ class EdgeCollection(Collection):
         self.shard: Any = None
         self.dim: int | None = None
 
-    def _config(self, dim: int | None) -> qe.EdgeConfig:
-        sparse = qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)
+    def config(self, dim: int | None) -> qe.EdgeConfig:
+        """The shard's configuration for ``dim``-dimensional dense vectors (``None``: none):
+        the vectors, :class:`HnswSettings` and the placement of the module docstring."""
+        sparse = qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf, memory=COLD)
         vectors = (
             {}
             if dim is None
-            else {DENSE: qe.EdgeVectorParams(size=dim, distance=qe.Distance.Cosine)}
+            else {DENSE: qe.EdgeVectorParams(size=dim, distance=qe.Distance.Cosine, memory=COLD)}
         )
         hnsw = qe.HnswIndexConfig(
             m=self.hnsw.m,
@@ -113,12 +143,15 @@ class EdgeCollection(Collection):
             full_scan_threshold=self.hnsw.full_scan_threshold,
             payload_m=self.hnsw.payload_m,
             max_indexing_threads=self.hnsw.indexing_threads,
+            memory=COLD,
         )
         return qe.EdgeConfig(
             vectors=vectors,
             sparse_vectors={SPARSE_ALL: sparse, SPARSE_PUBLIC: sparse},
             hnsw_config=hnsw,
             max_search_threads=self.search_threads,
+            payload_memory=COLD,
+            id_tracker_memory=COLD,
         )
 
     def ensure(self, dim: int | None) -> None:
@@ -129,7 +162,7 @@ class EdgeCollection(Collection):
                     f"vectors, this index {dim or 'none'}"
                 )
             return
-        config = self._config(dim)
+        config = self.config(dim)
         exists = self.path.is_dir() and any(self.path.iterdir())
         try:
             if exists:
@@ -139,7 +172,7 @@ class EdgeCollection(Collection):
                 self.shard = qe.EdgeShard.create(str(self.path), config)
                 for field, kind in PAYLOAD_INDEXES.items():
                     self.shard.update(
-                        qe.UpdateOperation.create_field_index(field, _INDEX_KIND[kind])
+                        qe.UpdateOperation.create_field_index(field, payload_index(kind))
                     )
         except (OSError, ValueError, RuntimeError) as exc:
             raise BackendUnavailableError(
@@ -209,7 +242,12 @@ class EdgeCollection(Collection):
         return int(self._open().count(qe.CountRequest(exact=True)))
 
     def optimize(self) -> None:
-        self._open().optimize()
+        """Run Edge's optimizers until none is planned (segments over the indexing threshold
+        get their HNSW graph and the placement of the module docstring), then flush, so the
+        write-ahead log a later load replays is short."""
+        shard = self._open()
+        shard.optimize()
+        shard.flush()
 
     def info(self) -> tuple[int, int, int]:
         """(segments, points, indexed vectors) of the shard, as Qdrant Edge reports them."""

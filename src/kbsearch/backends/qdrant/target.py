@@ -21,13 +21,23 @@ if TYPE_CHECKING:
 
 SETTINGS_KEY = "qdrant"
 BACKENDS = ("sqlite", "qdrant")
+# Dense search is exact on collections of at most this many passages and HNSW above (``exact``
+# ``None``): exact keeps small indexes' results as they were (every shared dataset is smaller);
+# an exact search reads every vector, so above this a search node's memory would grow with the
+# collection (docs/benchmarks.md, "A Qdrant Edge search node's memory").
+EXACT_UP_TO = 20_000
+# HNSW's ``ef`` when none is given: recall@10 0.954 on 1M synthetic points, filtered top 10,
+# p50 2.9 ms (docs/qdrant.md, "Results").
+HNSW_EF = 256
 
 
 @dataclass(frozen=True)
 class QdrantTarget:
     """A Qdrant server/cluster ``url`` (``http(s)://...``; ``:memory:`` for qdrant-client's
     local mode, tests only) or an Edge shard ``path``; exactly one. ``exact``: exact dense
-    search (``False``: HNSW with ``hnsw_ef``).
+    search (``True``), HNSW with ``hnsw_ef`` (``False``), or exact up to :data:`EXACT_UP_TO`
+    passages and HNSW above (``None``, the default; an index recorded before this default
+    keeps its recorded ``True``). ``hnsw_ef``: ``None`` is :data:`HNSW_EF`.
 
     Raises:
         InvalidArgumentError: neither or both of ``url`` and ``path``; a bad ``hnsw_ef``.
@@ -36,7 +46,7 @@ class QdrantTarget:
     url: str | None = None
     path: str | None = None
     collection: str = "kbsearch"
-    exact: bool = True
+    exact: bool | None = None
     hnsw_ef: int | None = None
     cluster: tuple[int, int, int] | None = None  # shards, replication factor, write consistency
 
@@ -75,12 +85,12 @@ class QdrantTarget:
     @classmethod
     def from_settings(cls, value: Mapping[str, object]) -> QdrantTarget:
         """The target an index recorded (:meth:`settings`)."""
-        ef, cluster = value.get("hnsw_ef"), value.get("cluster")
+        ef, cluster, exact = value.get("hnsw_ef"), value.get("cluster"), value.get("exact", True)
         return cls(
             url=None if value.get("url") is None else str(value["url"]),
             path=None if value.get("path") is None else str(value["path"]),
             collection=str(value.get("collection") or "kbsearch"),
-            exact=bool(value.get("exact", True)),
+            exact=None if exact is None else bool(exact),
             hnsw_ef=None if ef is None else int(str(ef)),
             cluster=tuple(int(x) for x in cluster)[:3] if isinstance(cluster, list) else None,  # type: ignore[arg-type]
         )
