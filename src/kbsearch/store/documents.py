@@ -18,6 +18,7 @@ import numpy as np
 from ..errors import SettingsConflictError
 from ..filters import Filters, to_sql
 from ..records import Document, Passage, PassageRow
+from . import row_log
 from .columns import COLUMNS, PassageColumns, column_arrays
 from .database import IN_CHUNK, StoreBase, in_chunks
 from .fts import FTS_TABLES
@@ -198,6 +199,12 @@ class DocumentStore(StoreBase):
 
     def _delete_document(self, doc_id: str, version: str) -> None:
         con = self.connection
+        deleted = con.execute(
+            "SELECT p.id FROM passages p JOIN documents d ON p.document = d.id"
+            " WHERE d.doc_id = ? AND d.version = ?",
+            (doc_id, version),
+        ).fetchall()
+        row_log.record_deleted(con, row_log.ranges([r[0] for r in deleted]))
         for table in FTS_TABLES.values():
             con.execute(
                 f"DELETE FROM {table} WHERE rowid IN (SELECT p.id FROM passages p"
@@ -216,6 +223,7 @@ class DocumentStore(StoreBase):
     def clear(self) -> None:
         """Remove every document and the recorded settings (the embedding cache stays)."""
         with self.transaction() as con:
+            row_log.record_deleted(con, [row_log.EVERY_ROW])
             for table in FTS_TABLES.values():
                 con.execute(f"DELETE FROM {table}")
             con.execute("DELETE FROM documents")
