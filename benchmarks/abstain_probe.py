@@ -1,5 +1,5 @@
 """Probe candidate evidence for the abstention model (issue 12) on the dev halves: does a signal
-add anything to the shipped model's features (:data:`kbsearch.judge.confidence.FEATURES`)?
+add anything to the shipped model's features (:data:`kbsearch.judge.confidence_features.FEATURES`)?
 Nothing here ships; the findings are in docs/benchmarks.md ("Answer or abstain").
 
     # 1. out-of-fold relevance models on the fusion dumps (benchmarks/ranking_dump.py --titles):
@@ -52,18 +52,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import train_abstain as ta  # noqa: E402
 
 from kbsearch.evaluation.abstention import auroc  # noqa: E402
-from kbsearch.fuse.convex import Candidate  # noqa: E402
-from kbsearch.fuse.learned import FEATURES as FUSION_FEATURES  # noqa: E402
+from kbsearch.fuse.convex import FusionCandidate  # noqa: E402
+from kbsearch.fuse.features import FEATURES as FUSION_FEATURES  # noqa: E402
+from kbsearch.fuse.features import CollectionStats, features  # noqa: E402
 from kbsearch.fuse.learned import (  # noqa: E402
-    CollectionStats,
-    features,
     fuse_learned,
     load_model,
     shipped_model,
 )
 from kbsearch.index.headings import passage_headings  # noqa: E402
 from kbsearch.judge import evidence as ev  # noqa: E402
-from kbsearch.judge.confidence import FEATURES  # noqa: E402
+from kbsearch.judge.confidence_features import FEATURES  # noqa: E402
 from kbsearch.judge.confidence_fit import TrainingRow, _logistic, fold_of, weights  # noqa: E402
 from kbsearch.knowledge_base import open_kb  # noqa: E402
 from kbsearch.retrieve.lexical.bm25 import fts5_idf  # noqa: E402
@@ -229,7 +228,7 @@ def _ids(s: ta.Searched) -> list[str]:
     return list(dict.fromkeys([p for p, _ in s.lexical] + [p for p, _ in s.dense]))
 
 
-def candidates(s: ta.Searched, impact, at: dict[str, int], titles: dict) -> list[Candidate]:  # noqa: ANN001
+def candidates(s: ta.Searched, impact, at: dict[str, int], titles: dict) -> list[FusionCandidate]:  # noqa: ANN001
     """Both top lists' passages, each scored in both routes and by its heading vector."""
     ranks = {
         route: {p: r for r, (p, _) in enumerate(ranking, 1)}
@@ -242,7 +241,7 @@ def candidates(s: ta.Searched, impact, at: dict[str, int], titles: dict) -> list
         scores["dense"] = float(s.cos[at[p]])
         if p in titles:
             scores["title"] = titles[p]
-        out.append(Candidate(p, scores, {r: ranks[r][p] for r in ranks if p in ranks[r]}))
+        out.append(FusionCandidate(p, scores, {r: ranks[r][p] for r in ranks if p in ranks[r]}))
     return out
 
 

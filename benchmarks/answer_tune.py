@@ -41,12 +41,8 @@ from kbsearch.evaluation.formats import load_questions  # noqa: E402
 from kbsearch.evaluation.runner import question_filters  # noqa: E402
 from kbsearch.judge import span as span_module  # noqa: E402
 from kbsearch.judge.answer import QuestionTerms, choose, compose  # noqa: E402
-from kbsearch.judge.confidence import (  # noqa: E402
-    SPAN_FEATURES,
-    ConfidenceModel,
-    Decision,
-    span_features,
-)
+from kbsearch.judge.confidence import ConfidenceModel, Decision  # noqa: E402
+from kbsearch.judge.confidence_features import SPAN_FEATURES, span_features  # noqa: E402
 from kbsearch.judge.evidence import term_statistics  # noqa: E402
 from kbsearch.knowledge_base import open_kb  # noqa: E402
 from kbsearch.text.sentences import sentences  # noqa: E402

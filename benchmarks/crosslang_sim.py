@@ -7,7 +7,7 @@ match them) and keep their dense score and rank (the multilingual dense route ca
 
 - **training augmentation** (``train_fusion.py --augment N``): N extra copies of each training
   question, each marking a fresh random share of its candidates (relevant ones included, at the
-  same rate) as lexical-missing (``Candidate.not_applicable``), so the trees learn where a
+  same rate) as lexical-missing (``FusionCandidate.not_applicable``), so the trees learn where a
   missing lexical value goes;
 - **a dev measure** ("simulated cross-language"): each held-out question once, with its
   relevant passages always in the other language plus a random share of the rest; fused as
@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from ranking_lab import candidates  # noqa: E402
 
-from kbsearch.fuse.convex import Candidate  # noqa: E402
+from kbsearch.fuse.convex import FusionCandidate  # noqa: E402
 from kbsearch.retrieve.crosslang import LANGUAGE_BOUND  # noqa: E402
 
 SHARE = (0.2, 0.8)  # a question's share of candidates in the other language
@@ -59,7 +59,7 @@ def missing_sets(
 
 def crossed(
     q: dict, missing: frozenset[str], lexical: str, how: str
-) -> tuple[dict, list[Candidate]]:
+) -> tuple[dict, list[FusionCandidate]]:
     """The question with ``missing`` passages in another language, and its candidates:
     ``how`` = ``"missing"``: out of the lexical list, BM25 0, marked as out of the lexical
     route's reach (kbsearch now); ``"zero"``: out of the list, BM25 0, unmarked (what fusion saw
@@ -67,7 +67,7 @@ def crossed(
     across the languages)."""
     if how == "shared":
         return q, [
-            Candidate(c.passage_id, c.scores, c.ranks, LANGUAGE_BOUND)
+            FusionCandidate(c.passage_id, c.scores, c.ranks, LANGUAGE_BOUND)
             if c.passage_id in missing
             else c
             for c in candidates(q, lexical, True)
@@ -79,5 +79,5 @@ def crossed(
             out.append(c)
         else:
             marks = LANGUAGE_BOUND if how == "missing" else frozenset()
-            out.append(Candidate(c.passage_id, {**c.scores, "lexical": 0.0}, c.ranks, marks))
+            out.append(FusionCandidate(c.passage_id, {**c.scores, "lexical": 0.0}, c.ranks, marks))
     return q2, out

@@ -23,7 +23,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from kbsearch.fuse.convex import Candidate, convex_fusion  # noqa: E402
+from kbsearch.fuse.convex import FusionCandidate, convex_fusion  # noqa: E402
 
 DATASETS = ("scifact", "covid_faq_en", "spf_qr_fr", "piaf_fr")
 
@@ -52,7 +52,7 @@ def rrf(lists: dict[str, list[tuple[str, float]]], k: float = 10.0) -> list[str]
     return sorted(score, key=lambda p: (-score[p], -count[p], best[p], p))
 
 
-def candidates(q: dict, lexical: str, title: bool) -> list[Candidate]:
+def candidates(q: dict, lexical: str, title: bool) -> list[FusionCandidate]:
     ranks = {r: {pid: i for i, (pid, _) in enumerate(q[r], 1)} for r in (lexical, "dense")}
     out = []
     for pid in sorted(set(ranks[lexical]) | set(ranks["dense"])):
@@ -61,7 +61,7 @@ def candidates(q: dict, lexical: str, title: bool) -> list[Candidate]:
         if title and not math.isnan(title_cos(info)):
             scores["title"] = title_cos(info)
         found = {"lexical": ranks[lexical].get(pid), "dense": ranks["dense"].get(pid)}
-        out.append(Candidate(pid, scores, {r: v for r, v in found.items() if v}))
+        out.append(FusionCandidate(pid, scores, {r: v for r, v in found.items() if v}))
     return out
 
 

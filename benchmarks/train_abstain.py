@@ -53,7 +53,8 @@ from kbsearch.evaluation.abstention import summarise, summarise_groups
 from kbsearch.evaluation.formats import load_questions
 from kbsearch.filters import Filters
 from kbsearch.fuse.rrf import DEFAULT_RRF_K, reciprocal_rank_fusion
-from kbsearch.judge.confidence import DENSE_FEATURES, FEATURES, ConfidenceModel, features
+from kbsearch.judge.confidence import ConfidenceModel
+from kbsearch.judge.confidence_features import DENSE_FEATURES, FEATURES, features
 from kbsearch.judge.confidence_fit import TrainingRow, cross_validated, dumps, fit
 from kbsearch.judge.evidence import Background, gather, term_statistics
 from kbsearch.knowledge_base import open_kb

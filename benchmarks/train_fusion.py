@@ -38,11 +38,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from crosslang_sim import SEED, crossed, missing_sets  # noqa: E402
 from ranking_lab import DATASETS, candidates, methods, minmax, ndcg10, rrf  # noqa: E402
 
-from kbsearch.fuse.convex import Candidate, convex_fusion  # noqa: E402
+from kbsearch.fuse.convex import FusionCandidate, convex_fusion  # noqa: E402
+from kbsearch.fuse.features import FEATURES, CollectionStats, features  # noqa: E402
 from kbsearch.fuse.learned import (  # noqa: E402
-    FEATURES,
-    CollectionStats,
-    features,
     fuse_learned,
     load_model,
 )
@@ -101,7 +99,7 @@ class Query:
     qrels: dict[str, int]
     raw: dict
     stats: CollectionStats
-    cands: list[Candidate]
+    cands: list[FusionCandidate]
 
 
 def prepare(
@@ -344,8 +342,8 @@ def simulated_baselines(
     def missing(q: Query) -> dict[str, frozenset[str]]:
         return {c.passage_id: c.not_applicable for c in q.cands if c.not_applicable}
 
-    def zero(q: Query) -> list[Candidate]:
-        return [Candidate(c.passage_id, {**c.scores, "lexical": 0.0}, c.ranks)
+    def zero(q: Query) -> list[FusionCandidate]:
+        return [FusionCandidate(c.passage_id, {**c.scores, "lexical": 0.0}, c.ranks)
                 if c.not_applicable else c for c in q.cands]  # fmt: skip
 
     w = {"lexical": 0.4, "dense": 0.6, "title": 0.2}

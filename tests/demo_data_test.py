@@ -211,12 +211,12 @@ def test_slug_rule_examples() -> None:
 
 
 def test_slug_rule_matches_the_library() -> None:
-    import kbsearch.index.chunking as chunking
+    from kbsearch.text import slugs
 
     headings = {h for row in inventory() for h in outline(row["file"])[1]}
     assert headings
     for heading in headings:
-        assert chunking.slugify(heading) == slugify(heading), heading
+        assert slugs.slugify(heading) == slugify(heading), heading
 
 
 # --- inventory against files ---------------------------------------------------------------------

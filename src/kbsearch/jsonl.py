@@ -1,6 +1,7 @@
 """JSON Lines (https://jsonlines.org): one JSON value a line, blank lines skipped. The one reader
-of the BEIR corpus (:mod:`kbsearch.ingest.beir`) and of the question files
-(:mod:`kbsearch.evaluation.formats`); each names its own error."""
+of the BEIR corpus (:mod:`kbsearch.ingest.beir`), of the question files
+(:mod:`kbsearch.evaluation.formats`) and of the gold answers (:mod:`kbsearch.evaluation.answers`);
+each names its own error."""
 
 from __future__ import annotations
 

@@ -103,5 +103,8 @@ def test_gold_answers_file(tmp_path: Path) -> None:
     path.write_text('{"_id": "q1"}\n')
     with pytest.raises(EvaluationError, match=":1:"):
         read_gold_answers(path)
+    path.write_text('{"_id": "q1", "answers": []}\nnot JSON\n')
+    with pytest.raises(EvaluationError, match=":2: expected"):
+        read_gold_answers(path)
     with pytest.raises(EvaluationError):
         read_gold_answers(tmp_path / "missing.jsonl")

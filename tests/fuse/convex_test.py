@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from kbsearch.errors import FusionError
-from kbsearch.fuse.convex import Candidate, convex_fusion, normalise
+from kbsearch.fuse.convex import FusionCandidate, convex_fusion, normalise
 
 
 def test_minmax_zscore_tmm_by_hand() -> None:
@@ -31,9 +31,9 @@ def test_unknown_normalisation_or_route() -> None:
 
 def test_hand_computed_fusion() -> None:
     candidates = [
-        Candidate("a", {"lexical": 10.0, "dense": 0.80}, {"lexical": 1, "dense": 3}),
-        Candidate("b", {"lexical": 5.0, "dense": 0.90}, {"lexical": 2, "dense": 1}),
-        Candidate("c", {"lexical": 0.0, "dense": 0.85}, {"dense": 2}),
+        FusionCandidate("a", {"lexical": 10.0, "dense": 0.80}, {"lexical": 1, "dense": 3}),
+        FusionCandidate("b", {"lexical": 5.0, "dense": 0.90}, {"lexical": 2, "dense": 1}),
+        FusionCandidate("c", {"lexical": 0.0, "dense": 0.85}, {"dense": 2}),
     ]
     fused = convex_fusion(candidates, {"lexical": 0.4, "dense": 0.6})
     # lexical minmax: a 1, b 0.5, c 0; dense minmax: a 0, b 1, c 0.5
@@ -50,9 +50,9 @@ def test_hand_computed_fusion() -> None:
 
 def test_missing_route_score_is_the_lowest_of_that_route() -> None:
     candidates = [
-        Candidate("a", {"lexical": 4.0, "dense": 0.5}, {"lexical": 1, "dense": 2}),
-        Candidate("b", {"dense": 0.9}, {"dense": 1}),
-        Candidate("c", {"lexical": 2.0, "dense": 0.7}, {"lexical": 2}),
+        FusionCandidate("a", {"lexical": 4.0, "dense": 0.5}, {"lexical": 1, "dense": 2}),
+        FusionCandidate("b", {"dense": 0.9}, {"dense": 1}),
+        FusionCandidate("c", {"lexical": 2.0, "dense": 0.7}, {"lexical": 2}),
     ]
     scores = {f.passage_id: f.score for f in convex_fusion(candidates, {"lexical": 1, "dense": 0})}
     assert scores == {"a": 1.0, "b": 0.0, "c": 0.0}
@@ -61,10 +61,10 @@ def test_missing_route_score_is_the_lowest_of_that_route() -> None:
 def test_ties_broken_by_evidence_not_id() -> None:
     # equal fused scores: "z" was found by both routes, "m" by one at rank 1, "a" by one at rank 2
     candidates = [
-        Candidate("a", {"lexical": 1.0, "dense": 1.0}, {"dense": 2}),
-        Candidate("m", {"lexical": 1.0, "dense": 1.0}, {"lexical": 1}),
-        Candidate("z", {"lexical": 1.0, "dense": 1.0}, {"lexical": 3, "dense": 3}),
-        Candidate("b", {"lexical": 1.0, "dense": 1.0}, {"dense": 2}),
+        FusionCandidate("a", {"lexical": 1.0, "dense": 1.0}, {"dense": 2}),
+        FusionCandidate("m", {"lexical": 1.0, "dense": 1.0}, {"lexical": 1}),
+        FusionCandidate("z", {"lexical": 1.0, "dense": 1.0}, {"lexical": 3, "dense": 3}),
+        FusionCandidate("b", {"lexical": 1.0, "dense": 1.0}, {"dense": 2}),
     ]
     order = [f.passage_id for f in convex_fusion(candidates, {"lexical": 0.5, "dense": 0.5})]
     assert order == ["z", "m", "a", "b"]
@@ -72,8 +72,8 @@ def test_ties_broken_by_evidence_not_id() -> None:
 
 def test_route_absent_from_every_candidate_adds_nothing() -> None:
     candidates = [
-        Candidate("a", {"lexical": 2.0}, {"lexical": 1}),
-        Candidate("b", {"lexical": 1.0}, {"lexical": 2}),
+        FusionCandidate("a", {"lexical": 2.0}, {"lexical": 1}),
+        FusionCandidate("b", {"lexical": 1.0}, {"lexical": 2}),
     ]
     fused = convex_fusion(candidates, {"lexical": 0.5, "title": 0.5})
     assert [(f.passage_id, f.score) for f in fused] == [("a", 0.5), ("b", 0.0)]
@@ -89,15 +89,15 @@ def test_route_absent_from_every_candidate_adds_nothing() -> None:
 )
 def test_bad_weights(weights: dict[str, float], message: str) -> None:
     with pytest.raises(FusionError, match=message):
-        convex_fusion([Candidate("a", {"lexical": 1.0, "dense": 1.0}, {})], weights)
+        convex_fusion([FusionCandidate("a", {"lexical": 1.0, "dense": 1.0}, {})], weights)
 
 
 def test_bad_candidates() -> None:
-    twice = [Candidate("a", {"dense": 1.0}, {}), Candidate("a", {"dense": 0.5}, {})]
+    twice = [FusionCandidate("a", {"dense": 1.0}, {}), FusionCandidate("a", {"dense": 0.5}, {})]
     with pytest.raises(FusionError, match="twice"):
         convex_fusion(twice, {"dense": 1.0})
     with pytest.raises(FusionError, match="non-finite"):
-        convex_fusion([Candidate("a", {"dense": math.inf}, {})], {"dense": 1.0})
+        convex_fusion([FusionCandidate("a", {"dense": math.inf}, {})], {"dense": 1.0})
     assert convex_fusion([], {"dense": 1.0}) == []
 
 
@@ -107,10 +107,10 @@ def test_a_route_that_does_not_apply_reads_the_better_of_its_own_and_the_imputed
     own lexical part, capped at the best applying one). Lexical is normalised over a and b."""
     lexical_bound = frozenset({"lexical"})
     candidates = [
-        Candidate("a", {"lexical": 10.0, "dense": 0.80}, {"lexical": 1, "dense": 3}),
-        Candidate("b", {"lexical": 5.0, "dense": 0.90}, {"lexical": 2, "dense": 1}),
-        Candidate("c", {"lexical": 0.0, "dense": 0.85}, {"dense": 2}, lexical_bound),
-        Candidate("d", {"lexical": 20.0, "dense": 0.80}, {"lexical": 1}, lexical_bound),
+        FusionCandidate("a", {"lexical": 10.0, "dense": 0.80}, {"lexical": 1, "dense": 3}),
+        FusionCandidate("b", {"lexical": 5.0, "dense": 0.90}, {"lexical": 2, "dense": 1}),
+        FusionCandidate("c", {"lexical": 0.0, "dense": 0.85}, {"dense": 2}, lexical_bound),
+        FusionCandidate("d", {"lexical": 20.0, "dense": 0.80}, {"lexical": 1}, lexical_bound),
     ]
     fused = convex_fusion(candidates, {"lexical": 0.4, "dense": 0.6})
     by_id = {f.passage_id: f for f in fused}
@@ -133,7 +133,7 @@ def test_a_route_that_does_not_apply_reads_the_better_of_its_own_and_the_imputed
 def test_unmarked_candidates_fuse_bit_for_bit_as_before() -> None:
     rng = np.random.default_rng(3)
     candidates = [
-        Candidate(
+        FusionCandidate(
             f"p{i}",
             {"lexical": float(rng.uniform(0, 9)), "dense": float(rng.uniform())},
             {"dense": i + 1},
@@ -155,9 +155,9 @@ def test_a_sole_cross_language_match_counts_when_no_applying_candidate_matched()
     score (the full lexical weight for the sole match), not on the English ones' zeros."""
     bound = frozenset({"lexical"})
     candidates = [
-        Candidate("en-a", {"lexical": 0.0, "dense": 0.90}, {"dense": 1}),
-        Candidate("en-b", {"lexical": 0.0, "dense": 0.85}, {"dense": 2}),
-        Candidate("fr", {"lexical": 1.6, "dense": 0.80}, {"lexical": 1, "dense": 3}, bound),
+        FusionCandidate("en-a", {"lexical": 0.0, "dense": 0.90}, {"dense": 1}),
+        FusionCandidate("en-b", {"lexical": 0.0, "dense": 0.85}, {"dense": 2}),
+        FusionCandidate("fr", {"lexical": 1.6, "dense": 0.80}, {"lexical": 1, "dense": 3}, bound),
     ]
     fused = convex_fusion(candidates, {"lexical": 0.4, "dense": 0.6})
     fr = next(f for f in fused if f.passage_id == "fr")

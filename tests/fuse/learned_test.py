@@ -7,50 +7,13 @@ import pickle
 
 import numpy as np
 import pytest
+from support_fusion import ARTICLES, FAQ, UNTITLED, candidate, crowd
 
-from kbsearch.errors import FusionError, InvalidArgumentError, ModelFormatError
-from kbsearch.fuse.convex import Candidate, ConvexFused, evidence_order
-from kbsearch.fuse.learned import (
-    FEATURES,
-    PART_OF,
-    CollectionStats,
-    checked,
-    features,
-    fuse_learned,
-    shipped_model,
-)
+from kbsearch.errors import FusionError, ModelFormatError
+from kbsearch.fuse.convex import ConvexFused, FusionCandidate, evidence_order
+from kbsearch.fuse.features import FEATURES, CollectionStats, features
+from kbsearch.fuse.learned import PART_OF, checked, fuse_learned, shipped_model
 from kbsearch.fuse.trees import parse_lightgbm
-
-FAQ = CollectionStats(passages=200, titled=200, unique_titled=190, titles=195)
-ARTICLES = CollectionStats(passages=800, titled=800, unique_titled=40, titles=200)
-UNTITLED = CollectionStats(passages=500, titled=0, unique_titled=0, titles=0)
-
-
-def candidate(
-    pid: str, lexical: float, dense: float, title: float | None, ranks: dict[str, int]
-) -> Candidate:
-    scores = {"lexical": lexical, "dense": dense}
-    if title is not None:
-        scores["title"] = title
-    return Candidate(pid, scores, ranks)
-
-
-def crowd(n: int = 30, title: bool = True) -> list[Candidate]:
-    """``n`` middling candidates, each found by one route."""
-    rng = np.random.default_rng(1)
-    out = []
-    for i in range(n):
-        ranks = {"lexical": i + 3} if i % 2 else {"dense": i + 3}
-        out.append(
-            candidate(
-                f"p{i:02d}",
-                float(rng.uniform(1, 5)),
-                float(rng.uniform(0.70, 0.80)),
-                float(rng.uniform(0.6, 0.8)) if title else None,
-                ranks,
-            )
-        )
-    return out
 
 
 def test_the_shipped_model_loads_and_reads_the_features() -> None:
@@ -117,15 +80,6 @@ def test_bad_input_is_refused() -> None:
         fuse_learned([candidate("a", 1, 0.5, None, {}), candidate("a", 2, 0.6, None, {})], FAQ)
     with pytest.raises(FusionError):
         fuse_learned([candidate("a", math.inf, 0.5, None, {})], FAQ)
-    with pytest.raises(InvalidArgumentError):
-        CollectionStats(passages=10, titled=11, unique_titled=0, titles=1)
-
-
-def test_collection_stats_from_titles() -> None:
-    stats = CollectionStats.from_titles(["A", "A", "B", None, "C", "C", "C", ""])
-    assert stats == CollectionStats(passages=8, titled=6, unique_titled=1, titles=3)
-    assert stats.vector() == (6 / 8, 1 / 8, 2.0)
-    assert CollectionStats.from_titles([None, None]).vector() == (0.0, 0.0, 0.0)
 
 
 def test_a_model_of_other_features_is_refused() -> None:
@@ -147,8 +101,8 @@ def test_a_cross_language_candidate_is_not_punished_for_its_lexical_zero() -> No
         *crowd(),
     ]
     scores = {"lexical": 0.0, "dense": 0.88, "title": 0.75}
-    zero = Candidate("fr", scores, {"dense": 1})
-    missing = Candidate("fr", scores, {"dense": 1}, frozenset({"lexical"}))
+    zero = FusionCandidate("fr", scores, {"dense": 1})
+    missing = FusionCandidate("fr", scores, {"dense": 1}, frozenset({"lexical"}))
     before = fuse_learned([*others, zero], FAQ)
     after = fuse_learned([*others, missing], FAQ)
     rank = {name: [f.passage_id for f in fused].index("fr") for name, fused in
@@ -182,7 +136,9 @@ def test_a_cross_language_candidate_keeps_its_own_lexical_evidence_where_better(
         (5.0, {"lexical": 8, "dense": 20}),
         (12.0, {"lexical": 1, "dense": 20}),
     ):
-        code = Candidate("en", {"lexical": lexical, "dense": 0.74, "title": 0.7}, ranks, bound)
+        code = FusionCandidate(
+            "en", {"lexical": lexical, "dense": 0.74, "title": 0.7}, ranks, bound
+        )
         fused = fuse_learned([*others, code], FAQ)
         score = next(f.score for f in fused if f.passage_id == "en")
         assert score >= previous - 1e-12
@@ -196,29 +152,7 @@ def test_a_cross_language_candidate_keeps_its_own_lexical_evidence_where_better(
     assert read["lexical"][0] == 1.0 and read["lexical"][1] == column["dense_norm"]
 
 
-def test_unmarked_candidates_have_the_features_they_had() -> None:
-    """Reference: the features as computed before cross-language marks (main e83bf88)."""
-    cands = [*crowd(), candidate("x", 0.0, 0.9, None, {"dense": 1})]
-    x = features(cands, FAQ)
-    lexical = np.array([c.scores["lexical"] for c in cands])
-    dense = np.array([c.scores["dense"] for c in cands])
-    lr = np.array([c.ranks.get("lexical", 101) for c in cands])
-    dr = np.array([c.ranks.get("dense", 101) for c in cands])
-    ln = (lexical - lexical.min()) / (lexical.max() - lexical.min())
-    dn = (dense - dense.min()) / (dense.max() - dense.min())
-    expected = {
-        "lexical_norm": ln,
-        "lexical_share": lexical / lexical.max(),
-        "lexical_rank": lr.astype(float),
-        "both": ((lr <= 100) & (dr <= 100)).astype(float),
-        "rrf": 1 / (10 + lr) + 1 / (10 + dr),
-        "convex": 0.4 * ln + 0.6 * dn,
-    }
-    for name, values in expected.items():
-        assert np.array_equal(x[:, FEATURES.index(name)], values), name
-
-
-def eager_reference(candidates: list[Candidate], stats: CollectionStats) -> list[ConvexFused]:
+def eager_reference(candidates: list[FusionCandidate], stats: CollectionStats) -> list[ConvexFused]:
     """fuse_learned as it was before its parts became lazy: every candidate's contributions
     computed up front, the score their sum plus the bias."""
     model = shipped_model()
@@ -257,24 +191,10 @@ def test_lazy_parts_rank_and_add_up_as_the_eager_reference(
                 ranks or {"lexical": 100},
             )  # fmt: skip
         )
-    cands[7] = Candidate("twin", dict(cands[3].scores), dict(cands[3].ranks))  # an exact tie
+    cands[7] = FusionCandidate("twin", dict(cands[3].scores), dict(cands[3].ranks))  # an exact tie
     fast, reference = fuse_learned(cands, stats), eager_reference(cands, stats)
     assert [f.passage_id for f in fast] == [f.passage_id for f in reference]
     for f, r in zip(fast, reference, strict=True):
         assert f.score == pytest.approx(r.score, abs=1e-12)
         assert dict(f.parts) == r.parts and f.ranks == r.ranks
     assert isinstance(pickle.loads(pickle.dumps(fast[0].parts)), dict)
-
-
-def test_a_sole_cross_language_match_gets_its_lexical_features_when_none_else_matched() -> None:
-    """No applying candidate matched a query word; the French page did (a code): its own
-    ``lexical_norm`` and ``lexical_share`` are on every candidate's scale (1.0), not 0."""
-    others = [
-        candidate("en-a", 0.0, 0.84, 0.70, {"dense": 1}),
-        candidate("en-b", 0.0, 0.83, 0.70, {"dense": 2}),
-    ]
-    code = Candidate("fr", {"lexical": 1.6, "dense": 0.74}, {"lexical": 1, "dense": 20},
-                     frozenset({"lexical"}))  # fmt: skip
-    x = features([*others, code], FAQ)[-1]
-    column = {f: x[i] for i, f in enumerate(FEATURES)}
-    assert column["lexical_norm"] == column["lexical_share"] == 1.0

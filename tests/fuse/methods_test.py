@@ -19,7 +19,8 @@ from kbsearch.cli import cli
 from kbsearch.errors import InvalidArgumentError, OptionConflictError
 from kbsearch.filters import Filters
 from kbsearch.fuse.convex import convex_fusion
-from kbsearch.fuse.learned import CollectionStats, fuse_learned
+from kbsearch.fuse.features import CollectionStats
+from kbsearch.fuse.learned import fuse_learned
 from kbsearch.fuse.methods import fusion_names, parse_fusion
 from kbsearch.fuse.rrf import DEFAULT_RRF_K
 from kbsearch.index.headings import title_counts

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kbsearch.errors import IngestError, InvalidArgumentError
-from kbsearch.index.chunking import make_passages, slugify
+from kbsearch.index.chunking import make_passages
 from kbsearch.index.packing import split_sentences
 from kbsearch.ingest import parse_file
 from kbsearch.records import Block, Document, ParsedDocument, Table
@@ -34,19 +34,6 @@ def _parsed(*blocks: Block) -> ParsedDocument:
 
 def _body(passage_text: str) -> str:
     return passage_text.split("\n\n", 1)[1]
-
-
-@pytest.mark.parametrize(
-    ("heading", "slug"),
-    [
-        ("Returns & Refunds", "returns-refunds"),
-        ("Délais de remboursement", "delais-de-remboursement"),
-        ("  --Über  straße_2-- ", "uber-straße-2"),
-        ("***", ""),
-    ],
-)
-def test_slugify(heading: str, slug: str) -> None:
-    assert slugify(heading) == slug
 
 
 def test_ids_prefix_and_metadata() -> None:

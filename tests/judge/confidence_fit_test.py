@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from kbsearch.errors import InvalidArgumentError
-from kbsearch.judge.confidence import DENSE_FEATURES
+from kbsearch.judge.confidence_features import DENSE_FEATURES
 from kbsearch.judge.confidence_fit import (
     TrainingRow,
     choose_threshold,
@@ -117,7 +117,8 @@ def test_tables_read_the_retrieval_confidence_of_a_span_aware_decision() -> None
     """A decision collected with the ``answer`` sub-model shipped carries the span-aware
     confidence; the table's ``retrieval`` column (and the refit's ``retrieval_logit``) must
     be the retrieval stage's, read back from the decision's features."""
-    from kbsearch.judge.confidence import ConfidenceModel, span_features
+    from kbsearch.judge.confidence import ConfidenceModel
+    from kbsearch.judge.confidence_features import span_features
     from kbsearch.judge.verdict import Decision
 
     tune = _answer_tune()

@@ -1,4 +1,4 @@
-"""The abstention features, the shipped model, and the decision's direction on constructed
+"""The shipped abstention model, and the decision's direction on constructed
 cases (the same question with its answer present and removed)."""
 
 from __future__ import annotations
@@ -10,63 +10,21 @@ from pathlib import Path
 
 import pytest
 from support import FILES, FakeEmbedder, write_files
+from support_judge import evidence
 
 import kbsearch
 from kbsearch.errors import InvalidArgumentError
 from kbsearch.filters import Filters
-from kbsearch.judge.confidence import (
+from kbsearch.judge.confidence import ConfidenceModel, check_threshold
+from kbsearch.judge.confidence_features import (
     DENSE_FEATURES,
     FEATURES,
     LEXICAL_FEATURES,
-    ConfidenceModel,
-    Evidence,
-    check_threshold,
     features,
 )
 from kbsearch.judge.evidence import collect
 
 DAY = date(2026, 6, 1)
-
-
-def evidence(dense: list[float], lexical: list[float], in_top: tuple[bool, ...]) -> Evidence:
-    return Evidence(
-        lexical=tuple((f"L{i}", s) for i, s in enumerate(lexical)),
-        dense=tuple((f"L{i}" if i < 2 else f"D{i}", s) for i, s in enumerate(dense)),
-        term_idf=(2.0, 1.0, 1.0),
-        term_known=(True, True, False),
-        term_in_top=in_top,
-        term_in_dense_top=in_top,
-        passages=100,
-        sentence_coverage=0.5,
-        background_mean=0.75,
-        background_std=0.05,
-        query_language="en",
-    )
-
-
-def test_features_by_hand() -> None:
-    cos = [0.9, 0.85] + [0.8] * 8 + [0.7] * 10
-    values = features(evidence(cos, [4.4, 2.2], (True, False, False)))
-    assert set(values) == set(FEATURES)
-    assert values["dense_top"] == 0.9
-    assert values["dense_margin"] == pytest.approx(0.05)
-    assert values["dense_gap"] == pytest.approx(0.1)  # c1 - c10
-    assert values["dense_z"] == pytest.approx((0.9 - 0.75) / 0.05)
-    maximum = (2.0 + 1.0 + 1.0) * 2.2  # sum IDF * (k1 + 1)
-    assert values["lexical_top"] == pytest.approx(4.4 / maximum)
-    assert values["lexical_margin"] == pytest.approx(2.2 / maximum)
-    assert values["term_coverage"] == pytest.approx(2.0 / 4.0)
-    assert values["unknown_terms"] == pytest.approx(1 / 3)
-    assert values["overlap"] == pytest.approx(2 / 10)  # L0, L1 in both top tens
-    assert values["top_agree"] == 1.0
-    assert values["log_terms"] == pytest.approx(math.log(4))
-
-
-def test_empty_routes_give_nothing_found_values() -> None:
-    values = features(evidence([], [], (False, False, False)))
-    assert values["dense_top"] == 0.0 and values["dense_z"] == 0.0
-    assert values["lexical_top"] == 0.0 and values["term_coverage"] == 0.0
-    assert values["overlap"] == 0.0 and values["top_agree"] == 0.0
 
 
 def test_shipped_model_reads_every_feature() -> None:
@@ -153,20 +111,8 @@ def test_same_question_answer_present_vs_removed_in_an_index(tmp_path: Path) -> 
     assert confidence(without_answer) < confidence(everything)
 
 
-def test_span_features_by_hand() -> None:
-    from kbsearch.judge.confidence import span_features
-    from kbsearch.judge.span import Span
-
-    values = span_features(0.8, Span(1, 0, 10, 0.7, 0.5, 0.2, 0.5))
-    assert values["retrieval_logit"] == pytest.approx(math.log(0.8 / 0.2))
-    assert (values["span_score"], values["span_coverage"]) == (0.7, 0.5)
-    assert (values["span_margin"], values["span_agree"], values["span_rank"]) == (0.2, 0.5, 1.0)
-    none = span_features(0.5, None)
-    assert none["retrieval_logit"] == 0.0 and none["span_coverage"] == 0.0
-
-
 def test_shipped_model_judges_the_span() -> None:
-    from kbsearch.judge.confidence import SPAN_FEATURES, span_features
+    from kbsearch.judge.confidence_features import SPAN_FEATURES, span_features
     from kbsearch.judge.span import Span
 
     model = ConfidenceModel.load()

@@ -37,7 +37,7 @@ def test_every_named_passage_exists(demo_kb: KnowledgeBase) -> None:
 
 
 def test_every_relevant_section_is_indexed(demo_kb: KnowledgeBase) -> None:
-    from kbsearch.index.chunking import slugify
+    from kbsearch.text.slugs import slugify
 
     sections = {
         (d.document.doc_id, d.document.version, slugify(p.section.split(" > ")[-1]))

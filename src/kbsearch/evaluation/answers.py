@@ -27,7 +27,6 @@ dont_say      ``wrong refusal``          ``wrong refusal``           ``right ref
 
 from __future__ import annotations
 
-import json
 import re
 import statistics
 import string
@@ -38,6 +37,7 @@ from typing import Any
 
 from kbsearch.errors import EvaluationError
 from kbsearch.evaluation.questions import Question
+from kbsearch.jsonl import json_lines
 from kbsearch.records import Hit
 
 ANSWERED, UNCERTAIN, DONT_SAY = "answered", "uncertain", "dont_say"
@@ -107,21 +107,21 @@ def read_gold_answers(path: Path) -> dict[str, tuple[str, ...]]:
         EvaluationError: unreadable, not JSON, a record without ``_id`` or ``answers``.
     """
     out: dict[str, tuple[str, ...]] = {}
+
+    def bad_line(number: int, _: ValueError | RecursionError) -> EvaluationError:
+        return EvaluationError(f"{path}:{number}: expected {{'_id', 'answers'}}")
+
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        for number, record in json_lines(path, bad_line):
+            try:
+                qid, answers = str(record["_id"]), record["answers"]
+            except (KeyError, TypeError):
+                raise bad_line(number, ValueError()) from None
+            if not isinstance(answers, list) or not all(isinstance(a, str) for a in answers):
+                raise EvaluationError(f"{path}:{number}: answers must be a list of strings")
+            out[qid] = tuple(answers)
     except OSError as exc:
         raise EvaluationError(f"cannot read gold answers {path}: {exc}") from None
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-            qid, answers = str(record["_id"]), record["answers"]
-        except (ValueError, KeyError, TypeError):
-            raise EvaluationError(f"{path}:{number}: expected {{'_id', 'answers'}}") from None
-        if not isinstance(answers, list) or not all(isinstance(a, str) for a in answers):
-            raise EvaluationError(f"{path}:{number}: answers must be a list of strings")
-        out[qid] = tuple(answers)
     return out
 
 

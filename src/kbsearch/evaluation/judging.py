@@ -26,16 +26,11 @@ from collections.abc import Sequence
 from kbsearch.errors import EvaluationError
 from kbsearch.evaluation.questions import MATCH_RULES, Question, QuestionSet, Relevant
 from kbsearch.records import Hit
-
-
-def _slugify(text: str) -> str:
-    from kbsearch.index.chunking import slugify
-
-    return slugify(text)
+from kbsearch.text.slugs import slugify
 
 
 def _section_slug(section: str) -> str:
-    return _slugify(section) or "top"
+    return slugify(section) or "top"
 
 
 def relevant_key(item: Relevant) -> str:
@@ -53,9 +48,9 @@ def section_covers(relevant_section: str, hit_section: str) -> bool:
     """True when the hit's section covers the relevant section: equal slugs, or the relevant
     slug equals the slug of one of the hit section's `` > `` components (the hit's passage is
     that section or lies inside it: ``"Orders"`` is covered by ``"Orders > Cancelling"``)."""
-    wanted = _slugify(relevant_section)
+    wanted = slugify(relevant_section)
     parts = hit_section.split(" > ")
-    return wanted == _slugify(hit_section) or any(wanted == _slugify(p) for p in parts)
+    return wanted == slugify(hit_section) or any(wanted == slugify(p) for p in parts)
 
 
 def matches(item: Relevant, hit: Hit) -> bool:

@@ -16,7 +16,7 @@ a normalisation over the candidates of the query:
 
 A candidate that a route does not score at all (``scores`` lacks the route) gets that route's
 lowest candidate score before normalisation. A route that does not *apply* to a candidate
-(``Candidate.not_applicable``: the lexical route for a passage in another language than the
+(``FusionCandidate.not_applicable``: the lexical route for a passage in another language than the
 query's, :mod:`kbsearch.retrieve.crosslang`) gives it no evidence *against*: its low score there
 is not counted as such, but a match there (a product code, a name shared by both languages)
 still counts for it. The route's normalisation runs over the candidates it applies to; the
@@ -53,7 +53,7 @@ THEORETICAL_MIN = {"lexical": 0.0, "dense": -1.0, "title": -1.0}
 
 
 @dataclass(frozen=True)
-class Candidate:
+class FusionCandidate:
     """A passage to fuse: its score in each route that scored it, its rank (from 1) in each
     route whose top list holds it, and the routes whose evidence does not apply to it
     (:mod:`kbsearch.retrieve.crosslang`: ``{"lexical"}`` for a passage in another language than
@@ -120,7 +120,7 @@ def normalise_as(
 
 
 def convex_fusion(
-    candidates: Sequence[Candidate],
+    candidates: Sequence[FusionCandidate],
     weights: Mapping[str, float],
     method: str = "minmax",
 ) -> list[ConvexFused]:

@@ -6,7 +6,7 @@
   lists, each scored in every route (a passage one route missed is scored there too, by
   :meth:`kbsearch.retrieve.backend.Backend.lexical_scores` / ``dense_scores``) plus its heading
   cosine (``title``, :mod:`kbsearch.index.headings`; absent without a heading vector), as
-  :class:`~kbsearch.fuse.convex.Candidate` records, and returns
+  :class:`~kbsearch.fuse.convex.FusionCandidate` records, and returns
   :class:`~kbsearch.fuse.convex.ConvexFused` records best first, whose ``parts`` add
   up to the fused score (what an explanation shows).
 
@@ -33,8 +33,9 @@ from dataclasses import dataclass, field
 
 from ..errors import InvalidArgumentError
 from ..retrieve.backend import TitleCounts
-from .convex import Candidate, ConvexFused, convex_fusion
-from .learned import CollectionStats, fuse_learned
+from .convex import ConvexFused, FusionCandidate, convex_fusion
+from .features import CollectionStats
+from .learned import fuse_learned
 
 RRF = "rrf"
 DEFAULT_FUSION = "learned"
@@ -45,7 +46,7 @@ class FusionInput:
     """What a score fusion reads: the candidates, its parameters (defaults filled in) and the
     collection's title counts (a call, so that methods that do not need them never read them)."""
 
-    candidates: Sequence[Candidate]
+    candidates: Sequence[FusionCandidate]
     parameters: Mapping[str, float]
     collection: Callable[[], TitleCounts]
 
@@ -157,7 +158,7 @@ def _parameter(key: str, value: str, maximum: float) -> float:
     return number
 
 
-def score_fusion(spec: FusionSpec, candidates: Sequence[Candidate],
+def score_fusion(spec: FusionSpec, candidates: Sequence[FusionCandidate],
                  collection: Callable[[], TitleCounts]) -> list[ConvexFused]:  # fmt: skip
     """Run the score fusion ``spec`` names over ``candidates``, best first.
 

@@ -18,13 +18,12 @@ dropped: every word of the source appears in some passage).
 
 from __future__ import annotations
 
-import re
-import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from kbsearch.errors import InvalidArgumentError
 from kbsearch.records import Block, Document, ParsedDocument, Passage, PassageKind
+from kbsearch.text.slugs import slugify
 
 from .packing import Sizer, table_pieces, text_pieces
 
@@ -33,16 +32,6 @@ TINY_SHARE = 16  # a sub-section under budget / TINY_SHARE tokens of text joins 
 TOP_SLUG = "top"  # slug of the text before the first heading
 EMPTY_SLUG = "section"  # slug of a heading with no letters or digits
 PATH_SEPARATOR = "/"  # between the heading slugs of a passage id
-_NON_ALNUM = re.compile(r"[\W_]+")
-
-
-def slugify(text: str) -> str:
-    """Heading text to an id slug: NFKD, combining marks dropped, lowercase, every run of
-    non-alphanumeric characters replaced by ``-``, ``-`` stripped at both ends.
-    ``"Retours & remboursements"`` -> ``"retours-remboursements"``. May return ``""``."""
-    decomposed = unicodedata.normalize("NFKD", text)
-    bare = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
-    return _NON_ALNUM.sub("-", bare.lower()).strip("-")
 
 
 def _prefix(title: str, section: tuple[str, ...]) -> str:

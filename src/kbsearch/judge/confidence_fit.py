@@ -39,7 +39,8 @@ from typing import Any
 import numpy as np
 
 from ..errors import InvalidArgumentError
-from .confidence import FEATURES, ConfidenceModel
+from .confidence import ConfidenceModel
+from .confidence_features import FEATURES
 
 DIGITS = 9
 

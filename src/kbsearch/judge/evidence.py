@@ -28,7 +28,7 @@ from ..retrieve.lexical.bm25 import fts5_idf
 from ..retrieve.lexical.impact import ImpactIndex
 from ..text.analysis import Analyzer, fold_diacritics, stem_words, words
 from ..text.matching import sentence_spans
-from .confidence import SENTENCE_DEPTH, Evidence
+from .confidence_features import SENTENCE_DEPTH, Evidence
 
 __all__ = ["Background", "TermStatistics", "collect", "gather", "term_statistics"]
 

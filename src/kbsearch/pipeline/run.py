@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from ..errors import StorageError, _IndexChanged
 from ..filters import Filters, check_language
-from ..fuse.convex import Candidate, ConvexFused
+from ..fuse.convex import ConvexFused, FusionCandidate
 from ..fuse.methods import RRF, parse_fusion, score_fusion
 from ..fuse.rrf import Fused, reciprocal_rank_fusion
 from ..ranking.stages import JudgingStage, ReportingStage, Run, Stage
@@ -142,7 +142,7 @@ class Pipeline:
         weights = dict(zip(self.routes, request.weights, strict=True))
         spec = parse_fusion(request.fusion)
         fused: list[Fused] | None = None
-        candidates: list[Candidate] | None = None
+        candidates: list[FusionCandidate] | None = None
         scored: list[ConvexFused] | None = None
         language, missing = (
             self.not_applicable(query.text, filters, fusable) if fusing else (None, {})
@@ -244,7 +244,7 @@ class Pipeline:
         filters: Filters,
         lists: Mapping[str, Sequence[tuple[str, float]]],
         inapplicable: Mapping[str, frozenset[str]] | None = None,
-    ) -> list[Candidate]:
+    ) -> list[FusionCandidate]:
         """The union of the routes' lists (first seen first), each passage scored in every
         route (its own list's score where it is listed, else the route's
         :meth:`~kbsearch.retrieve.routes.Route.scores`) and by every scorer, with its rank in
@@ -267,7 +267,9 @@ class Pipeline:
             for pid, score in scorer.scores(query, filters, ids).items():
                 scores[pid][name] = score
         out = inapplicable or {}
-        return [Candidate(pid, scores[pid], ranks[pid], out.get(pid, frozenset())) for pid in ids]
+        return [
+            FusionCandidate(pid, scores[pid], ranks[pid], out.get(pid, frozenset())) for pid in ids
+        ]
 
     def _hits(self, trace: Trace, read: RunRows) -> list[Hit]:
         top = trace.final[: trace.k]

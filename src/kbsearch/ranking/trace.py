@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from ..filters import Filters
-from ..fuse.convex import Candidate, ConvexFused
+from ..fuse.convex import ConvexFused, FusionCandidate
 from ..fuse.rrf import Fused
 
 Ranking = tuple[tuple[str, float], ...]  # (passage_id, score), best first
@@ -51,7 +51,7 @@ class Trace:
     ranked: Ranking = ()
     stages: tuple[StageTrace, ...] = field(default=())
     fusion: str = "rrf"
-    candidates: tuple[Candidate, ...] | None = None
+    candidates: tuple[FusionCandidate, ...] | None = None
     scored: tuple[ConvexFused, ...] | None = None
     query_language: str | None = None
 

@@ -10,7 +10,6 @@ settings the index was built with. The package is split by job:
 - :mod:`.columns`: the passage filter columns and their SQL condition;
 - :mod:`.fts`: FTS5 search, statistics and postings;
 - :mod:`.vectors`: passage vectors and the embedding cache;
-- :mod:`.snapshot`: :meth:`Store.read_snapshot`, one consistent read for a search snapshot;
 - :mod:`.pinning`: pinned readers, which keep seeing one state while others write;
 - :mod:`.staging`: re-embedding into a copy that replaces the index only when complete;
 - :mod:`.upload_files`: the files uploaded beside the index, kept in step with it through a
@@ -20,16 +19,15 @@ settings the index was built with. The package is split by job:
 from __future__ import annotations
 
 from .columns import PassageColumns
-from .documents import PassageRow, StoredDocument
-from .fts import FTS_TABLES, FtsPostings, fts_table
+from .documents import DocumentStore, PassageRow, StoredDocument
+from .fts import FTS_TABLES, FtsPostings, FtsStore, fts_table
 from .pinning import PinnedReads
 from .schema import FTS_TOKENIZE, SCHEMA_VERSION
 from .settings import NO_EMBEDDER, IndexSettings
-from .snapshot import FtsSnapshot, IndexSnapshot, SnapshotStore
-from .vectors import VectorTable
+from .vectors import VectorStore, VectorTable
 
 
-class Store(SnapshotStore, PinnedReads):
+class Store(DocumentStore, FtsStore, VectorStore, PinnedReads):
     """Owns the SQLite connections of one knowledge base file (one per thread).
 
     Raises:
@@ -45,9 +43,7 @@ __all__ = [
     "NO_EMBEDDER",
     "SCHEMA_VERSION",
     "FtsPostings",
-    "FtsSnapshot",
     "IndexSettings",
-    "IndexSnapshot",
     "PassageColumns",
     "PassageRow",
     "Store",

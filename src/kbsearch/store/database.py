@@ -6,26 +6,25 @@ closes them all. A file without write permission bits (``chmod 444``) is opened 
 (``mode=ro``; ``immutable=1`` on read-only media where SQLite cannot create the WAL index), so
 it can be searched but not written. SQLite failures that are not about one document (locked,
 read-only, disk full, I/O) become :class:`~kbsearch.errors.StorageError` subclasses with one
-line that names the file (:mod:`kbsearch.store.failures`).
+line that names the file (:mod:`kbsearch.store.failures`). How the file is opened is
+:mod:`kbsearch.store.opening`'s.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
-import os
 import sqlite3
-import stat
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TypeVar
-from urllib.parse import quote
 
 from ..errors import KnowledgeBaseNotFoundError, ReadOnlyIndexError, SchemaError, StorageError
 from . import row_log
 from .failures import busy_timeout, storage_error
+from .opening import connect, probe_tables, writable
 from .schema import SCHEMA, SCHEMA_VERSION
 from .settings import IndexSettings
 
@@ -40,15 +39,6 @@ def in_chunks(values: Iterable[T], size: int = IN_CHUNK) -> Iterator[tuple[list[
     for start in range(0, len(unique), size):
         chunk = unique[start : start + size]
         yield chunk, ",".join("?" * len(chunk))
-
-
-def _writable(path: Path) -> bool:
-    """False for a file without write permission bits (also for root, who could write it)."""
-    try:
-        mode = path.stat().st_mode
-    except OSError:
-        return True
-    return bool(mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH)) and os.access(path, os.W_OK)
 
 
 class StoreBase:
@@ -86,7 +76,7 @@ class StoreBase:
                 f"cannot create {self.path}: the folder {self.path.parent} does not exist"
                 " (create it first)"
             )
-        self.read_only = self.path.exists() and not _writable(self.path)
+        self.read_only = self.path.exists() and not writable(self.path)
         self.timeout = busy_timeout()
         self._local = threading.local()
         self._connections: list[sqlite3.Connection] = []
@@ -145,23 +135,10 @@ class StoreBase:
         return connection
 
     def _connect(self) -> sqlite3.Connection:
-        if not self.read_only:
-            return self._sqlite(str(self.path))
-        uri = f"file:{quote(str(self.path.resolve()))}"
-        if not self._immutable:
-            connection = self._sqlite(f"{uri}?mode=ro", uri=True)
-            try:  # read-only media: SQLite cannot create the WAL index, nobody can write
-                connection.execute("SELECT count(*) FROM sqlite_master").fetchone()
-                return connection
-            except sqlite3.OperationalError:
-                connection.close()
-                self._immutable = True
-        return self._sqlite(f"{uri}?immutable=1", uri=True)
-
-    def _sqlite(self, target: str, uri: bool = False) -> sqlite3.Connection:
-        return sqlite3.connect(
-            target, timeout=self.timeout, isolation_level=None, check_same_thread=False, uri=uri
+        connection, self._immutable = connect(
+            self.path, read_only=self.read_only, immutable=self._immutable, timeout=self.timeout
         )
+        return connection
 
     @contextmanager
     def tracing(self, tracer: Callable[[str], None]) -> Iterator[None]:
@@ -332,13 +309,7 @@ class StoreBase:
         """
         connection = self._connect()
         try:
-            names = connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
-            for (name,) in names.fetchall():
-                quoted = '"' + str(name).replace('"', '""') + '"'
-                # every column: "SELECT 1" may read a covering index instead of the table
-                connection.execute(f"SELECT * FROM {quoted} LIMIT 1").fetchone()
-            row = connection.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
-            return int(row[0]) if row else 0
+            return probe_tables(connection)
         finally:
             connection.close()
 

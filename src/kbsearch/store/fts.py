@@ -161,7 +161,7 @@ class FtsStore(StoreBase):
         counts; ``{table}_instance`` lists one row per token instance in that same order
         (term, then rowid, then offset), so the instance docs are split by term with the
         counts. Reads the whole index: O(tokens) time and memory. Call it inside a read
-        transaction (:meth:`Store.read_snapshot`): two reads outside one may see two states.
+        transaction (:meth:`Store.read_transaction`): two reads outside one may see two states.
 
         Raises:
             StorageError: the two fts5vocab tables disagree.

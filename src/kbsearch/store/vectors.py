@@ -35,7 +35,7 @@ class VectorStore(StoreBase):
 
     def vector_table(self, dim: int) -> VectorTable:
         """Every stored vector with its passage's filter columns, ordered by row id. Call it
-        inside a read transaction (:meth:`Store.read_snapshot`) to pair it with a
+        inside a read transaction (:meth:`Store.read_transaction`) to pair it with a
         generation."""
         cursor = self.connection.cursor()
         cursor.row_factory = None
