@@ -313,23 +313,32 @@ class DenseIndex:
             start += len(s)
         return out
 
+    def rows(self, positions: np.ndarray) -> np.ndarray:
+        """The float32 vectors of the rows at ``positions`` (read by row id), aligned with
+        them, shape ``(len(positions), dim)``.
+
+        Raises:
+            StaleSnapshot: a row is no longer in the store (it moved on: search again).
+        """
+        wanted = self.row_ids[positions]
+        order = np.argsort(wanted)
+        found, vectors = self.read(wanted[order])
+        if len(found) != len(wanted) or not np.array_equal(found, wanted[order]):
+            raise StaleSnapshot
+        out = np.empty((len(wanted), self.dim), dtype=np.float32)
+        out[order] = vectors
+        return out
+
     def exact(self, query: np.ndarray, positions: np.ndarray) -> np.ndarray:
-        """Exact float32 cosines of the rows at ``positions`` (float32 vectors read by row
-        id), shape ``(len(positions),)``.
+        """Exact float32 cosines (:func:`row_dots`) of the rows at ``positions``, shape
+        ``(len(positions),)``.
 
         Raises:
             StaleSnapshot: a row is no longer in the store (it moved on: search again).
         """
         if len(positions) == 0:
             return np.zeros(0, dtype=np.float32)
-        wanted = self.row_ids[positions]
-        order = np.argsort(wanted)
-        found, vectors = self.read(wanted[order])
-        if len(found) != len(wanted) or not np.array_equal(found, wanted[order]):
-            raise StaleSnapshot
-        out = np.empty(len(wanted), dtype=np.float32)
-        out[order] = row_dots(vectors, np.asarray(query, dtype=np.float32))
-        return out
+        return row_dots(self.rows(positions), np.asarray(query, dtype=np.float32))
 
     def search(self, query: np.ndarray, filters: Filters, k: int) -> list[tuple[str, float]]:
         """Top ``k`` ``(passage_id, cosine)`` among rows passing ``filters``, best first,
@@ -362,7 +371,10 @@ class DenseIndex:
         at = self.position
         known = [pid for pid in passage_ids if pid in at]
         positions = np.array([at[pid] for pid in known], dtype=np.int64)
-        return dict(zip(known, self.exact(query, positions).tolist(), strict=True))
+        # a matrix product over the given rows in the given order, as before the codes (its
+        # float32 rounding may differ from row_dots in the last bits: fusion's inputs kept)
+        cosines = self.rows(positions) @ np.asarray(query, dtype=np.float32)
+        return dict(zip(known, cosines.tolist(), strict=True))
 
     def similarity(self, query: np.ndarray, row_id: int) -> float | None:
         """Cosine of ``query`` with the vector of passage row ``row_id`` (``None``: none)."""
