@@ -42,7 +42,11 @@ from kbsearch.evaluation.runner import question_filters  # noqa: E402
 from kbsearch.judge import span as span_module  # noqa: E402
 from kbsearch.judge.answer import QuestionTerms, choose, compose  # noqa: E402
 from kbsearch.judge.confidence import ConfidenceModel, Decision  # noqa: E402
-from kbsearch.judge.confidence_features import SPAN_FEATURES, span_features  # noqa: E402
+from kbsearch.judge.confidence_features import (  # noqa: E402
+    ANSWER_FEATURES,
+    SPAN_FEATURES,
+    span_features,
+)
 from kbsearch.judge.evidence import term_statistics  # noqa: E402
 from kbsearch.knowledge_base import open_kb  # noqa: E402
 from kbsearch.text.sentences import sentences  # noqa: E402
@@ -241,7 +245,7 @@ def _read(paths: list[str]) -> list[dict]:
     return found
 
 
-def _training(table_rows: list[dict]):  # noqa: ANN202
+def _training(table_rows: list[dict], names: tuple[str, ...] = ANSWER_FEATURES):  # noqa: ANN202
     from kbsearch.judge.confidence_fit import TrainingRow
 
     return [
@@ -250,26 +254,24 @@ def _training(table_rows: list[dict]):  # noqa: ANN202
             group=f"{r['dataset']}|{r['qid']}",
             covered=r["condition"] == "present",
             label=int(r["label"]),
-            values={n: float(r[n]) for n in SPAN_FEATURES},
+            values={n: float(r[n]) for n in names},
         )
         for r in table_rows
     ]
 
 
-def answer_model(
-    rows: list[dict], trained_on: str, precision: float = 0.9, answer_precision: float = 0.8
-) -> ConfidenceModel:
-    """The ``answer`` sub-model from dev table rows (weights, calibration and bands as
-    :func:`kbsearch.judge.confidence_fit.fit`: answered from the lowest cut with answer
-    precision ``answer_precision``, uncertain from the highest with abstention precision
-    ``precision``, on the half covered, half removed mix of each dataset)."""
-    from kbsearch.judge.confidence_fit import fit
+def answer_model(rows: list[dict], trained_on: str, rule=None) -> ConfidenceModel:  # noqa: ANN001
+    """The ``answer`` sub-model from dev table rows over
+    :data:`~kbsearch.judge.confidence.ANSWER_FEATURES` (weights and calibration as
+    :func:`kbsearch.judge.confidence_fit.fit`, on the half covered, half removed mix of each
+    dataset; bands by ``rule``, a :class:`~kbsearch.judge.confidence_fit.BandRule`, default
+    its defaults: what the questions as asked and those whose documents were removed see)."""
+    from kbsearch.judge.confidence_fit import BandRule, fit
 
     return fit(
         _training(rows),
-        SPAN_FEATURES,
-        precision=precision,
-        answer_precision=answer_precision,
+        ANSWER_FEATURES,
+        bands=rule or BandRule(),
         info={"trained_on": trained_on, "label": "the shown span is right"},
     )
 
@@ -280,7 +282,10 @@ def fit_answer(args: argparse.Namespace) -> None:
 
     rows = _read(args.tables)
     names = ", ".join(sorted({Path(t).name for t in args.tables}))
-    answer = answer_model(rows, names, args.precision, args.answer_precision)
+    from kbsearch.judge.confidence_fit import BandRule
+
+    rule = BandRule(args.answered_precision, args.uncovered_answered, args.uncovered_shown)
+    answer = answer_model(rows, names, rule)
     model = replace(ConfidenceModel.load(args.model), answer=answer)
     Path(args.out).write_text(dumps(model), encoding="utf-8")
     print(dict(zip(answer.names, answer.coef, strict=True)))
@@ -294,7 +299,7 @@ def cross_validated_auroc(rows: list[dict]) -> None:
     from kbsearch.evaluation.abstention import auroc
     from kbsearch.judge.confidence_fit import cross_validated
 
-    confidence = cross_validated(_training(rows), SPAN_FEATURES)
+    confidence = cross_validated(_training(rows), ANSWER_FEATURES)
     for dataset in sorted({r["dataset"] for r in rows}):
         for subset in ("all", "present"):
             keep = [
@@ -307,6 +312,29 @@ def cross_validated_auroc(rows: list[dict]) -> None:
             alone = auroc([float(rows[i]["retrieval"]) for i in keep], labels)
             print(f"dev {dataset} {subset} ({len(keep)} rows, {sum(labels)} right): AUROC"
                   f" span-aware (CV) {span:.3f}, retrieval alone {alone:.3f}")  # fmt: skip
+
+
+def transfer(args: argparse.Namespace) -> None:
+    """Does a feature set carry from one collection to another? For each ordered pair of the
+    table's datasets: fitted on one (:func:`kbsearch.judge.confidence_fit.fit`, its bands
+    apart), the AUROC of "the shown span is right" on the other, over all rows and the
+    ``present`` ones, for :data:`~kbsearch.judge.confidence.ANSWER_FEATURES` and
+    :data:`~kbsearch.judge.confidence.SPAN_FEATURES`."""
+    from kbsearch.evaluation.abstention import auroc
+    from kbsearch.judge.confidence_fit import fit
+
+    rows = _read(args.tables)
+    datasets = sorted({r["dataset"] for r in rows})
+    for names in (ANSWER_FEATURES, SPAN_FEATURES):
+        for source, target in itertools.permutations(datasets, 2):
+            model = fit(_training([r for r in rows if r["dataset"] == source], names), names)
+            shown = []
+            for subset in ("all", "present"):
+                test = [r for r in rows if r["dataset"] == target]
+                test = [r for r in test if subset == "all" or r["condition"] == "present"]
+                c = [model.confidence({n: float(r[n]) for n in names}) for r in test]
+                shown.append(f"{subset} {auroc(c, [r['label'] == '1' for r in test]):.3f}")
+            print(f"{len(names)} features {source} -> {target}: AUROC " + ", ".join(shown))
 
 
 def auroc_of(args: argparse.Namespace) -> None:
@@ -325,7 +353,7 @@ def auroc_of(args: argparse.Namespace) -> None:
         labels = [r["label"] == "1" for r in chosen]
         if len(set(labels)) < 2:
             continue
-        span = [answer.confidence({n: float(r[n]) for n in SPAN_FEATURES}) for r in chosen]
+        span = [answer.confidence({n: float(r[n]) for n in answer.names}) for r in chosen]
         retrieval = [float(r["retrieval"]) for r in chosen]
         print(
             f"{subset} ({len(chosen)} rows, {sum(labels)} right): AUROC span-aware"
@@ -335,7 +363,7 @@ def auroc_of(args: argparse.Namespace) -> None:
         chosen = [r for r in rows if r["condition"] == condition]
         count = {"answered": [0, 0], "uncertain": [0, 0], "dont_say": [0, 0]}
         for r in chosen:
-            c = answer.confidence({n: float(r[n]) for n in SPAN_FEATURES})
+            c = answer.confidence({n: float(r[n]) for n in answer.names})
             v = "answered" if c >= threshold else "uncertain" if c >= (floor or 0) else "dont_say"
             count[v][0] += 1
             count[v][1] += r["label"] == "1"
@@ -370,14 +398,16 @@ def main() -> None:
     f.add_argument("tables", nargs="+")
     f.add_argument("--model", default=None, help="the model to attach to (default: shipped)")
     f.add_argument("--out", required=True)
-    f.add_argument("--precision", type=float, default=0.9)
-    f.add_argument("--answer-precision", type=float, default=0.8)
+    f.add_argument("--answered-precision", type=float, default=0.7)
+    f.add_argument("--uncovered-answered", type=float, default=0.1)
+    f.add_argument("--uncovered-shown", type=float, default=0.3)
+    sub.add_parser("transfer").add_argument("tables", nargs="+")
     a = sub.add_parser("auroc")
     a.add_argument("tables", nargs="+")
     a.add_argument("--model", default=None)
     args = parser.parse_args()
     commands = {"collect": collect, "vectors": vectors, "grid": grid, "bands": bands}
-    commands |= {"table": table, "fit": fit_answer, "auroc": auroc_of}
+    commands |= {"table": table, "fit": fit_answer, "auroc": auroc_of, "transfer": transfer}
     commands[args.command](args)
 
 

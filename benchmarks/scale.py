@@ -1,7 +1,7 @@
 """What the lexical route costs as the collection grows (issue 23's table), in CPU time.
 
     nice -n 10 python benchmarks/scale.py --data /work/shared/data --sizes 10000 100000 \\
-        [--work /tmp/kbscale] [--src OTHER/src ...] [--queries 200]
+        [--work /tmp/kbscale] [--src OTHER/src ...] [--queries 200] [--replicate 10]
 
 Builds (once, kept under ``--work``) collections of N passages, lexical only (``--embedder
 none``, the stem analyzer): realistic EN and FR text recombined from the BEIR corpora under
@@ -9,7 +9,9 @@ none``, the stem analyzer): realistic EN and FR text recombined from the BEIR co
 about 60 words cut from a random abstract or paragraph of one language), ten passages per
 document, a fifth of the documents staff-only, a tenth with an effective date range. The store
 is written directly through :meth:`kbsearch.store.Store.write_document` with the analyzer's
-bodies, as the indexer writes them (the CLI would take hours at 1M).
+bodies, as the indexer writes them (the CLI would take hours at 1M). With ``--replicate R``, a
+size is built instead as R copies of the size / R collection inside SQLite (:func:`replicate`:
+minutes for 1M where the direct build takes hours on the shared machine).
 
 Then, for each ``--src`` (a ``src`` folder of kbsearch; default: the one importable here),
 each cost is measured in a fresh process on a copy of the collection, so every code base reads
@@ -126,6 +128,57 @@ def build(path: Path, size: int, data: Path, seed: int = 23) -> None:
     shutil.rmtree(seed_dir)
     tmp.rename(path)
     print(f"built {path} ({size} passages) in {time.perf_counter() - start:.0f} s", flush=True)
+
+
+def replicate(small: Path, path: Path, times: int) -> None:
+    """Write ``times`` copies of the collection at ``small`` into a new index at ``path``
+    (copy ``k`` suffixes its doc ids, passage ids and content hashes with ``-rK``), inside
+    SQLite: FTS5 tokenizes the stored bodies again, no Python per passage, so 1M passages take
+    minutes rather than hours. The same texts ``times`` over: document frequencies scale by
+    ``times``, the vocabulary stays the small one's."""
+    import sqlite3
+
+    from kbsearch.store import Store
+    from kbsearch.store.counts import SqlCounts
+
+    start = time.perf_counter()
+    tmp = path.with_suffix(".building")
+    shutil.copy(small, tmp)
+    con = sqlite3.connect(tmp, isolation_level=None)
+    con.execute("PRAGMA journal_mode=OFF")
+    con.execute("PRAGMA synchronous=OFF")
+    (docs,) = con.execute("SELECT max(id) + 1 FROM documents").fetchone()
+    (rows,) = con.execute("SELECT max(id) + 1 FROM passages").fetchone()
+    fields = "version, title, language, access, effective_from, effective_to, owner, doc_type"
+    passage_fields = "version, section, kind, text, ordinal, page, char_start, char_end"
+    filters = "token_count, access, language, effective_from, effective_to"
+    con.execute("BEGIN")
+    for k in range(1, times):
+        con.execute(
+            f"INSERT INTO documents(id, doc_id, {fields}, format, source, content_hash)"
+            f" SELECT id + {k * docs}, doc_id || '-r{k}', {fields}, format, source,"
+            f" content_hash || '-r{k}' FROM documents WHERE id < {docs}"
+        )
+        con.execute(
+            f"INSERT INTO passages(id, passage_id, document, doc_id, {passage_fields}, {filters})"
+            f" SELECT id + {k * rows}, passage_id || '-r{k}', document + {k * docs},"
+            f" doc_id || '-r{k}', {passage_fields}, {filters} FROM passages WHERE id < {rows}"
+        )
+        for table in ("passages_fts", "public_fts"):
+            con.execute(
+                f"INSERT INTO {table}(rowid, body) SELECT rowid + {k * rows}, body"
+                f" FROM {table} WHERE rowid < {rows}"
+            )
+        print(f"  copy {k + 1} of {times}, {time.perf_counter() - start:.0f} s", flush=True)
+    con.execute("UPDATE meta SET value = ? WHERE key = 'next_row'", (str(times * rows),))
+    SqlCounts(con).fill()
+    con.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'")
+    con.execute("COMMIT")
+    con.execute("PRAGMA journal_mode=DELETE")
+    con.close()
+    Store(tmp).close()  # the file opens as an index
+    tmp.rename(path)
+    print(f"built {path} ({times} copies of {small}) in {time.perf_counter() - start:.0f} s")
 
 
 def _day(text: str):  # noqa: ANN202 - a datetime.date
@@ -261,6 +314,12 @@ def main() -> None:
     parser.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "kbscale")
     parser.add_argument("--src", nargs="*", default=[], help="kbsearch src folders to compare")
     parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument(
+        "--replicate",
+        type=int,
+        default=0,
+        help="build a size as this many copies of the size divided by it (replicate())",
+    )
     parser.add_argument("--measure", choices=sorted(MEASURES), help=argparse.SUPPRESS)
     parser.add_argument("--db", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -273,7 +332,12 @@ def main() -> None:
     sources = args.src or [None]
     for size in args.sizes:
         collection = args.work / f"scale-{size}.db"
-        if not collection.exists():
+        if not collection.exists() and args.replicate > 1:
+            small = args.work / f"scale-{size // args.replicate}.db"
+            if not small.exists():
+                build(small, size // args.replicate, args.data)
+            replicate(small, collection, args.replicate)
+        elif not collection.exists():
             build(collection, size, args.data)
         figures = {}
         for src in sources:

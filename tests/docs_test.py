@@ -21,7 +21,8 @@ from kbsearch.cli import cli
 from kbsearch.cli.errors import LIBRARY_ERROR, USAGE_ERROR
 
 VERDICT_SECTION = (
-    "### 2026-12-02 — the span-aware confidence and one verdict for search and ask (issue 21)"
+    "### 2026-12-02 — verdict bands by kind of question; which confidence features carry across"
+    " collections (issue 21, engineer verdict)"
 )
 
 

@@ -10,6 +10,8 @@ from typing import Any
 
 import uvicorn
 
+from kbsearch.service.app import HTTP_PARSER
+
 STAFF_WRITE = "staff-writer-key-0123456789"
 STAFF_READ = "staff-reader-key-0123456789"
 PUBLIC_READ = "public-reader-key-0123456789"
@@ -33,7 +35,9 @@ class Running:
         self.socket = socket.socket()
         self.socket.bind(("127.0.0.1", 0))
         self.url = f"http://127.0.0.1:{self.socket.getsockname()[1]}"
-        config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on")
+        config = uvicorn.Config(
+            app, log_level="warning", access_log=False, lifespan="on", http=HTTP_PARSER
+        )
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(
             target=self.server.run, kwargs={"sockets": [self.socket]}, daemon=True

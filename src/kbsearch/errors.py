@@ -37,6 +37,12 @@ class OptionConflictError(InvalidArgumentError):
     is not fused, RRF's settings with a score fusion. The CLI treats it as a usage error."""
 
 
+class UnknownLanguageError(InvalidArgumentError):
+    """A language filter naming a language none of the passages the audience may see is in
+    (``--lang de`` on an index without German); its message lists those it holds. The CLI
+    treats it as a usage error."""
+
+
 class NoVectorsError(InvalidArgumentError):
     """The index has no vectors (built with ``--embedder none``) and the request needs them.
     Its message names no command-line option (an HTTP or MCP caller reads it); ``cli``, when

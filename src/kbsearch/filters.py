@@ -24,7 +24,7 @@ from typing import Protocol
 
 import numpy as np
 
-from .errors import InvalidArgumentError
+from .errors import InvalidArgumentError, UnknownLanguageError
 
 ISO_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
 _OPEN_FROM = np.iinfo(np.int32).min
@@ -145,11 +145,11 @@ def check_language(filters: Filters, languages: Sequence[str]) -> None:
     nothing anyway).
 
     Raises:
-        InvalidArgumentError: naming the choices.
+        UnknownLanguageError: naming the choices.
     """
     if filters.language is None or not languages or filters.language in languages:
         return
-    raise InvalidArgumentError(
+    raise UnknownLanguageError(
         f"unknown language {filters.language!r}; this index holds {', '.join(languages)}"
     )
 

@@ -194,9 +194,17 @@ def test_lexical_explain_without_vectors_and_explain_agree(db: str) -> None:
         assert json.loads(out)["lexical"]["rank"] == hit["rank"]
 
 
-def test_unknown_language_lists_the_choices(db: str) -> None:
-    code, _, err = run("search", "parcel", "--db", db, "--lang", "de")
-    assert code == 1 and "unknown language 'de'; this index holds en" in err
+@pytest.mark.parametrize("command", ["search", "explain"])
+def test_a_language_the_index_lacks_is_a_usage_error_listing_the_choices(
+    db: str, command: str
+) -> None:
+    """``--lang de`` on an index without German: a usage error (exit 2, one line), as
+    ``--lang zz`` is (docs/reference/errors.md)."""
+    passage = ["delivery@v1#lost-parcel"] if command == "explain" else []
+    code, _, err = run(command, "parcel", *passage, "--db", db, "--lang", "de")
+    assert code == 2 and err.count("\n") == 1, err
+    assert "unknown language 'de'; this index holds en" in err
+    assert err.endswith(f" {command} --help')\n"), err
 
 
 @pytest.mark.parametrize("lang", ["french", "xx", "", "zz-ZZ"])

@@ -94,3 +94,17 @@ def test_without_the_serve_extra_one_error_line_names_it(
         f"error: kbsearch {command} needs the serve extra (no module {module!r}): "
         "pip install 'kbsearch[serve]'; in a checkout: pip install '.[serve]'"
     ]
+
+
+def test_serve_parses_http_with_httptools_whose_url_limit_is_documented(
+    db: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """uvicorn's "auto" choice may fall back to h11, whose 16 KiB request head would refuse
+    a query of MAX_QUERY_CHARS 4-byte characters in plain text (docs/reference/api.md)."""
+    configs: list[uvicorn.Config] = []
+    monkeypatch.setattr(
+        uvicorn.Server, "run", lambda self, sockets=None: configs.append(self.config)
+    )
+    result = CliRunner().invoke(cli, ["serve", "--db", db, "--port", "0"])
+    assert result.exit_code == 0, result.output
+    assert [c.http for c in configs] == ["httptools"]

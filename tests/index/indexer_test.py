@@ -451,10 +451,39 @@ def test_a_write_reads_the_documents_it_touches_not_every_document(tmp_path: Pat
         reads = [s for s in statements if "FROM documents" in s and "SELECT" in s]
         assert reads
         # each names the rows it reads (a key, ids or sources), none reads the whole table
-        assert all(" IN (" in s or "doc_id = ?" in s for s in reads), reads
+        # (the tracer shows statements with their values bound: a key reads "doc_id = 'd1'")
+        assert all(" IN (" in s or "doc_id = '" in s for s in reads), reads
         assert [source for source, _ in report.failed] == [str(new / "policy.md")]
         assert "overlaps version 1" in report.failed[0][1]
         assert [d.document.doc_id for d in kb.documents()] == [
             *(f"d{i}" for i in range(5)),
             "other",
         ]
+
+
+def test_a_run_holds_no_parsed_document_while_it_writes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each file's parsed blocks are let go once its document is split: by the first write, no
+    parsed document of the run is alive (the run holds its passages, not their sources twice)."""
+    import gc
+
+    from kbsearch.records import ParsedDocument
+    from kbsearch.store import Store
+
+    docs = write_files(
+        tmp_path / "docs",
+        {f"d{i}.md": f"# Doc {i}\n\n## Part\n\nText {i}.\n" for i in range(6)},
+    )
+    alive: list[int] = []
+    write = Store.write_document
+
+    def counting(self: Store, *args: object, **kwargs: object) -> None:
+        gc.collect()
+        alive.append(sum(isinstance(o, ParsedDocument) for o in gc.get_objects()))
+        write(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Store, "write_document", counting)
+    with _open(tmp_path) as kb:
+        assert kb.index([docs]).added == 6
+    assert alive and max(alive) == 0, alive

@@ -13,7 +13,9 @@ import pytest
 from kbsearch.errors import InvalidArgumentError
 from kbsearch.judge.confidence_features import DENSE_FEATURES
 from kbsearch.judge.confidence_fit import (
+    BandRule,
     TrainingRow,
+    choose_bands,
     choose_threshold,
     cross_validated,
     dumps,
@@ -58,6 +60,29 @@ def test_threshold_rule_by_hand() -> None:
     # cut 0.3: abstain on 0.1, 0.2 (both right) -> 1.0; cut 0.4: 2 of 3 -> 0.67; cut 0.9: 3/4
     assert choose_threshold(conf, label, w, 0.9) == 0.3
     assert choose_threshold(conf, label, w, 0.7) == 0.9
+
+
+def test_band_rule_by_hand() -> None:
+    """Cuts from the highest down: answered answerable precision and the share of uncovered
+    rows above each cut, computed by hand (uncovered rows .7, .4, .3, .2)."""
+    confidence = np.array([0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3, 0.2])
+    covered = np.array([True, True, False, True, True, False, False, False])
+    label = np.array([1, 1, 0, 0, 1, 0, 0, 0])
+    rule = BandRule(answered_precision=0.75, uncovered_answered=0.25, uncovered_shown=0.5)
+    # answered: at .5 the covered rows above are right 3 of 4 (.75) and 1 of 4 uncovered is
+    # above (.25); at .6 precision is 2/3, at .4 2 of 4 uncovered are above. Uncertain: at
+    # .4 2 of 4 uncovered are shown (.5), at .3 3 of 4
+    assert choose_bands(confidence, label, covered, np.ones(8), rule) == (0.5, 0.4)
+    # shares are within each kind: weighing the uncovered rows three times moves nothing
+    heavy = np.where(covered, 1.0, 3.0)
+    assert choose_bands(confidence, label, covered, heavy, rule) == (0.5, 0.4)
+    # a rule no cut meets answers nothing; the floor stays at most the threshold
+    strict = BandRule(answered_precision=1.0, uncovered_answered=0.0, uncovered_shown=0.0)
+    assert choose_bands(confidence, label, covered, np.ones(8), strict) == (0.8, 0.8)
+    with pytest.raises(InvalidArgumentError):
+        BandRule(answered_precision=1.5)
+    with pytest.raises(InvalidArgumentError):
+        BandRule(uncovered_answered=0.4, uncovered_shown=0.3)
 
 
 def test_fit_is_deterministic_and_separates() -> None:

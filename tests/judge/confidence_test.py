@@ -112,11 +112,12 @@ def test_same_question_answer_present_vs_removed_in_an_index(tmp_path: Path) -> 
 
 
 def test_shipped_model_judges_the_span() -> None:
-    from kbsearch.judge.confidence_features import SPAN_FEATURES, span_features
+    from kbsearch.judge.confidence_features import ANSWER_FEATURES, span_features
     from kbsearch.judge.span import Span
 
     model = ConfidenceModel.load()
-    assert model.answer is not None and model.answer.names == SPAN_FEATURES
+    assert model.answer is not None and model.answer.names == ANSWER_FEATURES
+    assert "span_agree" not in ANSWER_FEATURES
     assert model.answer.info["trained_on"].endswith("dev.tsv")
     threshold, floor = model.bands
     assert (threshold, floor) == (model.answer.threshold, model.answer.floor)

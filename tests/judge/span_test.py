@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from kbsearch.judge.answer import content_terms
-from kbsearch.judge.span import Candidate, choose_span
+from kbsearch.judge.span import Candidate, asked_heading, choose_span
 
 
 def _terms(text: str) -> frozenset[str]:
@@ -143,3 +143,57 @@ def test_a_short_body_answers_whole_across_its_paragraphs() -> None:
     body = len("Changing a booking\n\n")
     span = _span([Candidate(text, body)], _words("cancel", "cost"))
     assert span == text[body:]
+
+
+def test_a_colon_carries_on_into_list_items_that_stand_one_to_a_paragraph() -> None:
+    # a Markdown list whose items were written as paragraphs ("- a\n\n- b"): the items are
+    # the answer, not the first one alone
+    other = " ".join(["Other text about the members of the organisation page."] * 8)
+    text = (
+        "An organisation can hold three kinds of members:\n\nAdmins: they hold every right.\n\n"
+        "Editors: they publish, but cannot manage the members.\n\n"
+        f"Partial editors: they edit only what they were given.\n\n{other}"
+    )
+    span = _span([Candidate(text, 0)], _words("member", "kind", "organis"))
+    assert span.startswith("An organisation can hold three kinds of members:")
+    assert span.endswith("Partial editors: they edit only what they were given.")
+    assert other[:20] not in span
+
+
+def test_a_colon_does_not_carry_on_into_a_paragraph_of_prose() -> None:
+    prose = (
+        "Editors publish datasets and reuses. They cannot manage the members of the"
+        " organisation, which only its admins can do."
+    )  # two sentences: prose, not a list item
+    other = " ".join(["Other text about the settings page."] * 8)
+    text = f"Members come in two kinds:\n\nAdmins.\n\n{prose}\n\n{other}"
+    span = _span([Candidate(text, 0)], _words("member", "kind"))
+    assert prose not in span
+
+
+def test_under_a_heading_that_asks_the_question_the_first_sentence_answers() -> None:
+    # an FAQ section: its heading is the question, its first sentence the answer; a later
+    # sentence repeating more of the question's words is not (syncthing_en's st-010)
+    text = (
+        "Troubleshooting\nWhy does it use so much CPU?\n\n"
+        "New or changed files are hashed with SHA-256 when first seen, which uses the processor."
+        "\n\nData sent over the network is compressed and encrypted, which costs time.\n\n"
+        "Periodic scanning every hour checks each file's modification time against the"
+        " database, and a large folder takes long.\n\n"
+        "Once things are in sync the CPU use should be negligible.\n\n"
+        + " ".join(["The GUI shows a summary of the folders."] * 6)
+    )
+    body = text.index("New or changed")
+    span = _span([Candidate(text, body)], _words("use", "much", "cpu"))
+    assert span.startswith("New or changed files are hashed with SHA-256")
+
+
+def test_only_section_headings_and_a_title_asking_a_question_may_ask_it() -> None:
+    # an encyclopaedia paragraph under its article's title: the title names the topic
+    assert asked_heading("Michael Phelps\n") == ""
+    assert asked_heading("Syncthing\nUsage > How do I reset the password?") == (
+        "Usage > How do I reset the password?"
+    )
+    assert asked_heading("Is the vaccine safe for children?\n\n") == (
+        "Is the vaccine safe for children?"
+    )

@@ -8,6 +8,7 @@ import io
 import json
 import logging
 import re
+import socket
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -635,3 +636,60 @@ def test_a_language_filter_with_a_region_is_its_language(client: httpx.Client) -
     assert regional.status_code == 200, regional.text
     plain = get(client, "/search", q="lost parcel", lang="en").json()
     assert regional.json()["language"] == "en" and regional.json()["hits"] == plain["hits"]
+
+
+@pytest.mark.parametrize(
+    ("path", "name", "first", "second"),
+    [
+        ("/search", "q", "parcel", "refund"),
+        ("/search", "k", "3", "5"),
+        ("/search", "route", "lexical", "hybrid"),
+        ("/search", "as_of", "2026-06-01", "2026-07-01"),
+        ("/search", "lang", "en", "fr"),
+        ("/search", "offset", "0", "5"),
+        ("/search", "min_confidence", "0.5", "0.9"),
+        ("/ask", "k", "3", "5"),
+        ("/explain", "passage_id", "a", "b"),
+    ],
+)
+def test_a_single_valued_parameter_given_twice_is_422_naming_it(
+    client: httpx.Client, path: str, name: str, first: str, second: str
+) -> None:
+    params = {"q": "parcel", "passage_id": "returns@v1#refunds"} if path == "/explain" else {}
+    pairs = [(n, v) for n, v in {"q": "parcel", **params}.items() if n != name]
+    response = client.get(
+        path, params=[*pairs, (name, first), (name, second)], headers=auth(PUBLIC_READ)
+    )
+    assert response.status_code == 422, response.text
+    assert response.json()["error"] == (f"parameter {name} given 2 times; it takes one value"), (
+        response.json()
+    )
+
+
+def test_a_list_parameter_may_be_repeated(client: httpx.Client) -> None:
+    response = client.get(
+        "/search", params=[("q", "parcel"), ("doc", "returns"), ("doc", "shipping")],
+        headers=auth(PUBLIC_READ),
+    )  # fmt: skip
+    assert response.status_code == 200, response.text
+
+
+def test_the_longest_query_is_answered_in_json_below_the_url_limit(client: httpx.Client) -> None:
+    """A query just over MAX_QUERY_CHARS of 4-byte characters (12 bytes each percent-encoded):
+    the API's JSON 422, its URL well under the HTTP parser's limit (MAX_URL_BYTES); a URL over
+    that limit is refused by the HTTP server itself, in plain text (docs/reference/api.md)."""
+    from kbsearch.service.app import MAX_URL_BYTES
+
+    response = get(client, "/search", q="\U0001f600" * (MAX_QUERY_CHARS + 1))
+    assert len(response.request.url.raw_path) < MAX_URL_BYTES
+    assert response.status_code == 422
+    assert f"exceeds the limit of {MAX_QUERY_CHARS}" in response.json()["error"]
+    # httpx refuses to send such a URL: the request is written by hand
+    url = f"/search?q={'x' * MAX_URL_BYTES}"
+    head = f"GET {url} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {PUBLIC_READ}\r\n\r\n"
+    with socket.create_connection((client.base_url.host, client.base_url.port)) as sock:
+        sock.sendall(head.encode())
+        answer = b""
+        while chunk := sock.recv(65536):
+            answer += chunk
+    assert answer.startswith(b"HTTP/1.1 400") and answer.endswith(b"Invalid HTTP request received.")

@@ -4,7 +4,9 @@ A library error (:class:`kbsearch.errors.KbsearchError`) becomes one line ``erro
 on stderr and exit status 1. A malformed command line (unknown option, bad choice, a value
 that does not parse or is out of range) is a usage error: one line ``error: <click's
 message> (see 'kbsearch COMMAND --help')`` and exit status 2, as are options that cannot go
-together (:class:`kbsearch.errors.OptionConflictError`, which the library finds).
+together (:class:`kbsearch.errors.OptionConflictError`, which the library finds) and a language
+filter naming a language the index does not hold
+(:class:`kbsearch.errors.UnknownLanguageError`).
 """
 
 from __future__ import annotations
@@ -14,7 +16,12 @@ from typing import IO, Any
 
 import click
 
-from kbsearch.errors import KbsearchError, NoVectorsError, OptionConflictError
+from kbsearch.errors import (
+    KbsearchError,
+    NoVectorsError,
+    OptionConflictError,
+    UnknownLanguageError,
+)
 
 LIBRARY_ERROR = 1
 USAGE_ERROR = 2  # what click.UsageError exits with
@@ -43,7 +50,7 @@ class OneLineUsageError(click.ClickException):
 
 
 def usage_error(
-    error: click.UsageError | OptionConflictError, ctx: click.Context
+    error: click.UsageError | OptionConflictError | UnknownLanguageError, ctx: click.Context
 ) -> OneLineUsageError:
     """``error`` on one line, with the help command of the (sub)command it concerns."""
     if isinstance(error, click.UsageError):
@@ -64,7 +71,7 @@ class Group(click.Group):
             raise
         except click.UsageError as error:
             raise usage_error(error, ctx) from None
-        except OptionConflictError as error:
+        except (OptionConflictError, UnknownLanguageError) as error:
             raise usage_error(error, ctx) from None
         except KbsearchError as error:
             report(error)

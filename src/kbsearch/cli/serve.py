@@ -101,7 +101,7 @@ def serve_command(db: str, host: str, port: int, keys: str | None, workers: int,
         import uvicorn
 
         from kbsearch.service import access_log
-        from kbsearch.service.app import create_app
+        from kbsearch.service.app import HTTP_PARSER, create_app
         from kbsearch.service.pages import latest_report, missing_report
     from kbsearch.embedders.convert.export import outdated_embedder
 
@@ -129,7 +129,8 @@ def serve_command(db: str, host: str, port: int, keys: str | None, workers: int,
         if outdated:
             access_log.note(outdated)
         app.state.service.settle()
-        server = uvicorn.Server(uvicorn.Config(app, access_log=False, log_level="warning"))
+        config = uvicorn.Config(app, access_log=False, log_level="warning", http=HTTP_PARSER)
+        server = uvicorn.Server(config)
         port = sock.getsockname()[1]  # the one the system chose for --port 0
         where = f"[{host}]" if ":" in host else host
         access_log.note(f"serving {db} on http://{where}:{port} (search page at /, API at /docs)")

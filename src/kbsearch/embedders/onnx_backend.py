@@ -2,8 +2,9 @@
 
 The directory holds ``model.onnx`` (inputs ``input_ids`` and ``attention_mask``, optionally
 ``token_type_ids``, all int64 ``(batch, seq)``; first output the token states
-``(batch, seq, dim)``), ``tokenizer.json`` (Hugging Face ``tokenizers``) and
-``kbsearch-model.json``::
+``(batch, seq, dim)``), ``tokenizer.json`` (Hugging Face ``tokenizers``; a Unigram one gets
+its piece table ``tokenizer.pieces.npz`` beside it on first use, see
+:mod:`kbsearch.embedders.unigram`) and ``kbsearch-model.json``::
 
     {"format": 1, "name": "multilingual-e5-small", "variant": "fp32", "pooling": "mean",
      "normalize": true, "query_prefix": "query: ", "passage_prefix": "passage: ",

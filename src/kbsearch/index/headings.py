@@ -16,7 +16,6 @@ matrix product plus a gather.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
@@ -26,6 +25,7 @@ import numpy as np
 from ..embedders import Embedder
 from ..retrieve.backend import TitleCounts
 from ..store import Store
+from ..store.counts import own_title
 from .writer import text_hash
 
 HEADING_ROLE = "heading"
@@ -34,7 +34,7 @@ HEADING_ROLE = "heading"
 def heading_text(title: str, section: str, doc_id: str = "") -> str:
     """``"title > section"``, the non-empty one of them alone, or ``""``. A title equal to the
     document id is no title (the indexer names an untitled document after its id)."""
-    title = "" if title.strip() == doc_id.strip() else title.strip()
+    title = own_title(title, doc_id)
     return " > ".join(part for part in (title, section.strip()) if part)
 
 
@@ -63,12 +63,9 @@ def passage_headings(store: Store) -> tuple[np.ndarray, list[str]]:
 
 def title_counts(store: Store, audience: str = "staff") -> TitleCounts:
     """:class:`TitleCounts` of the passages ``audience`` may see (a public audience: public
-    passages only, so staff-only documents never shape its results)."""
-    rows = _heading_rows(store)
-    titles = [r.title for r in rows if audience == "staff" or r.access == "public"]
-    counts = Counter(t for t in titles if t)
-    unique = sum(1 for n in counts.values() if n == 1)
-    return TitleCounts(len(titles), sum(counts.values()), unique, len(counts))
+    passages only, so staff-only documents never shape its results), from the totals each
+    write keeps (:mod:`kbsearch.store.counts`): O(1), not O(passages)."""
+    return TitleCounts(*store.title_totals(audience))
 
 
 def embed_headings(

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections import deque
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, replace
 from pathlib import Path
@@ -189,28 +190,40 @@ class Indexer:
         settings_key = asdict(self.settings) | {
             "embedder": self.embedder.name if self.embedder else None
         }
-        for cand in candidates:
-            key = (cand.document.doc_id, cand.document.version)
-            digest = content_hash(cand.document, cand.parsed, settings_key)
-            document = replace(cand.document, content_hash=digest)
-            old = stored.get(key)
-            if old is not None and old.document.content_hash == digest:
-                self.report.unchanged += 1
-                self.report.default_access += cand.defaulted
-                continue
-            old_access = old.document.access if old else None
-            self.writer.queue(
-                document,
-                cand.parsed,
-                update=old is not None,
-                defaulted=cand.defaulted,
-                old_access=old_access,
-                budget=self._budgets.pop(str(cand.source), None),
-            )
+        # each candidate let go once split, so its parsed blocks are not held while writing
+        queue = deque(candidates)
+        del candidates
+        while queue:
+            self._queue(queue.popleft(), stored, settings_key)
         self.writer.write_all()
         if prune:
             self._prune(stored, yielded, roots, unlisted)
         return self.report
+
+    def _queue(
+        self,
+        cand: ResolvedDocument,
+        stored: dict[tuple[str, str], StoredDocument],
+        settings_key: dict[str, object],
+    ) -> None:
+        """Queue ``cand`` for the writer (split into passages), unless its stored version has
+        the same content hash (counted unchanged)."""
+        key = (cand.document.doc_id, cand.document.version)
+        digest = content_hash(cand.document, cand.parsed, settings_key)
+        document = replace(cand.document, content_hash=digest)
+        old = stored.get(key)
+        if old is not None and old.document.content_hash == digest:
+            self.report.unchanged += 1
+            self.report.default_access += cand.defaulted
+            return
+        self.writer.queue(
+            document,
+            cand.parsed,
+            update=old is not None,
+            defaulted=cand.defaulted,
+            old_access=old.document.access if old else None,
+            budget=self._budgets.pop(str(cand.source), None),
+        )
 
     def _resolve(
         self, files: dict[Path, str], rows: dict[Path, InventoryRow], label: str, lang: str | None

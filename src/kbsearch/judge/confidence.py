@@ -24,7 +24,7 @@ decides: the same formula over the ``DENSE_FEATURES`` alone, fitted and calibrat
 dev rows. (Without a sub-model a NaN feature stands at its training mean.)
 
 The confidence every search and answer shows is a second stage, the model's ``answer``
-sub-model (:meth:`ConfidenceModel.judge`): the same formula over the ``SPAN_FEATURES``, the
+sub-model (:meth:`ConfidenceModel.judge`): the same formula over the ``ANSWER_FEATURES``, the
 retrieval confidence's logit beside what the span chosen among the top passages adds
 (``span_features``: its score against the question, how much of the question it covers,
 whether the other top passages agree, its passage's rank). It estimates P(the shown span

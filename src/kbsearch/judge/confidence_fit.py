@@ -20,6 +20,13 @@ k) and the ``group`` (dataset and question) and ``stratum`` (dataset) it belongs
    uncertain band (``uncertain_from``), and the answer threshold is the lowest cut at which
    the weighted share of answered questions with a relevant passage in the top k is at least
    ``answer_precision`` (:func:`choose_answer_threshold`), on the same confidences.
+4c. With a :class:`BandRule` (``bands``) instead: bands by what each kind of question sees,
+   whatever their mix (:func:`choose_bands`): answered from the lowest cut at which the
+   answered *covered* rows are right at least ``answered_precision`` of the time and at most
+   ``uncovered_answered`` of the uncovered rows are answered; uncertain from the lowest cut
+   at which at most ``uncovered_shown`` of the uncovered rows are shown (answered or
+   uncertain). Shares are weighted (step 1) within their kind, so neither cut depends on the
+   training mix's share of uncovered questions, which no user's collection shares.
 5. With ``dense_only`` feature names, steps 2-3 again over those features alone: the
    sub-model that decides when a search's lexical evidence is missing
    (:attr:`~kbsearch.judge.confidence.ConfidenceModel.dense_only`); it shares the threshold of
@@ -114,6 +121,58 @@ def choose_answer_threshold(
     return 1.0
 
 
+@dataclass(frozen=True)
+class BandRule:
+    """The verdict bands' rule by kind of question (module docstring, step 4c): shares in
+    [0, 1] of the dev rows (weighted)."""
+
+    answered_precision: float = 0.7  # answered covered questions whose span is right, at least
+    uncovered_answered: float = 0.1  # uncovered questions answered, at most
+    uncovered_shown: float = 0.3  # uncovered questions answered or uncertain, at most
+
+    def __post_init__(self) -> None:
+        shares = (self.answered_precision, self.uncovered_answered, self.uncovered_shown)
+        if not all(0.0 <= v <= 1.0 for v in shares):
+            raise InvalidArgumentError("band rule: shares must be in [0, 1]")
+        if self.uncovered_answered > self.uncovered_shown:
+            raise InvalidArgumentError("band rule: fewer may be answered than shown")
+
+    def describe(self) -> str:
+        return (
+            f"answered from the lowest cut where answered answerable dev questions are right"
+            f" >= {self.answered_precision} and <= {self.uncovered_answered} of dev questions"
+            f" whose documents were removed are answered; uncertain from the lowest cut where"
+            f" <= {self.uncovered_shown} of those are shown (CV)"
+        )
+
+
+def choose_bands(
+    confidence: np.ndarray, label: np.ndarray, covered: np.ndarray, w: np.ndarray, rule: BandRule
+) -> tuple[float, float]:
+    """``(threshold, floor)`` by ``rule`` (module docstring, step 4c) over the cuts at the
+    rows' confidences: the lowest meeting each condition (1 when none does; the floor at most
+    the threshold).
+
+    Args:
+        confidence, label, covered, w: per row, the same length: the calibrated
+            cross-validated confidence, 1 when its span is right, whether its relevant
+            passages were indexed, its weight (:func:`weights`).
+    """
+    uncovered_total = w[~covered].sum() or 1.0
+    threshold = floor = 1.0
+    for t in np.unique(confidence)[::-1]:  # from the highest cut down: the lowest that holds
+        above = confidence >= t
+        shown = w[above & ~covered].sum() / uncovered_total
+        answered = w[above & covered].sum()
+        right = w[above & covered & (label == 1)].sum()
+        precision = right / answered if answered > 0 else 1.0
+        if precision >= rule.answered_precision and shown <= rule.uncovered_answered:
+            threshold = float(t)
+        if shown <= rule.uncovered_shown:
+            floor = float(t)
+    return threshold, min(floor, threshold)
+
+
 def _inputs(
     rows: Sequence[TrainingRow], names: Sequence[str]
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -172,6 +231,7 @@ def fit(
     info: Mapping[str, Any] | None = None,
     dense_only: Sequence[str] = (),
     answer_precision: float | None = None,
+    bands: BandRule | None = None,
 ) -> ConfidenceModel:
     """The calibrated model (module docstring), with a ``dense_only`` sub-model over those
     features when they are given (step 5).
@@ -192,6 +252,10 @@ def fit(
             f"answered from the lowest cut with answer precision >= {answer_precision} on dev"
             f" (CV); uncertain from the {rule}"
         )
+    if bands is not None:
+        covered = np.array([r.covered for r in rows])
+        threshold, floor = choose_bands(calibrated_oof, y, covered, w, bands)
+        rule = bands.describe()
     coef, intercept = _logistic(z, y, w, c)
     record = dict(info or {})
     record |= {

@@ -16,6 +16,7 @@ scores
                + LENGTH_BONUS * len(s) / SPAN_WIDTH
                + NUMBER_BONUS * [the question asks for a number and s holds a digit]
                + SENTENCE_WEIGHT * (max cos(sentence of s) - max cos(any sentence))
+               + LEAD_WEIGHT * heading(p) * [s opens the body]
 
 ``local(s)``: the share of the question's content words the span holds, each weighted by its
 IDF and by how few of the passage's sentences hold it (:func:`local_weights`; words matched on
@@ -24,14 +25,18 @@ words too, :func:`table_headers`); ``cos(p)``: the passage's cosine to the quest
 route's), ``cos(p1)`` the first passage's; "asks for a number": "how much/many/long", "when",
 "combien", "quand", "quelle année"... (:data:`NUMBER_QUESTION`); the last term only when the
 sentences' own vectors are at hand (``Candidate.sentence_cosines``, e.g. computed once at
-index time): cosines of the sentence vectors (passage role) to the question's. The first best
+index time): cosines of the sentence vectors (passage role) to the question's; ``heading(p)``:
+the IDF-weighted share of the question's words in the passage's headings that may ask it
+(:func:`asked_heading`: an FAQ section's heading is the question, and its first sentences
+answer it), for a span starting at the body's first sentence kept. The first best
 candidate wins (ties: the better-ranked passage, then the earlier sentence).
 
 The spans built on a sentence (:func:`windows`):
 
 - the sentence alone; one ending in ":" carries on into the list, steps, code block or table
-  rows that follow it (the lines up to the next blank line after them), up to
-  :data:`CARRY_WIDTH`;
+  rows that follow it (the lines up to the next blank line after them, then each next
+  paragraph of one sentence within :data:`ITEM_WIDTH`: list items written one to a
+  paragraph), up to :data:`CARRY_WIDTH`;
 - the runs of up to :data:`RUN` sentences from it, in one paragraph, none passed over, within
   :data:`SPAN_WIDTH` characters: the answer often stands just before or after the sentence
   that repeats the question's words;
@@ -65,6 +70,8 @@ RESTATE_WORDS = 2  # a sentence of at least this many content words, all the que
 SPAN_WIDTH = 250  # characters of a run of sentences at most
 BODY_WIDTH = 400  # characters of a passage body (from its first sentence kept) that answers whole
 CARRY_WIDTH = 600  # characters of a ":" sentence and the lines it carries on into at most
+LEAD_WEIGHT = 0.3  # score gained by a span opening the body, times its heading's coverage
+ITEM_WIDTH = 250  # characters of a one-sentence paragraph a ":" sentence carries on into
 INTRODUCTION = re.compile(
     r"\b(this|the following) (page|article|guide|section|document|chapter|faq)\b"
     r"|\b(cette|la présente) (page|rubrique|section|fiche|foire)\b|\bcet article\b|\bce guide\b"
@@ -139,14 +146,25 @@ def restates(sentence: str, sentence_terms: frozenset[str], words: Sequence[Sequ
 def carried(text: str, spans: Sequence[tuple[int, int]], index: int) -> int:
     """End offset of the span that starts at sentence ``index`` (ending in ":") and carries on
     into the lines that follow: the sentences up to the first blank line after at least one
-    of them, within :data:`CARRY_WIDTH` characters (whole sentences; the sentence alone when
-    the first one does not fit)."""
+    of them, then each next paragraph that is one sentence of at most :data:`ITEM_WIDTH`
+    characters (a list whose items stand one to a paragraph), within :data:`CARRY_WIDTH`
+    characters (whole sentences; the sentence alone when the first one does not fit)."""
     start, end = spans[index]
+    paragraphs: list[list[tuple[int, int]]] = []  # the sentences after it, by paragraph
+    last = end
     for s, e in spans[index + 1 :]:
-        between = text[end:s]
-        if e - start > CARRY_WIDTH or (BLANK_LINE.search(between) and end > spans[index][1]):
+        if not paragraphs or BLANK_LINE.search(text[last:s]):
+            paragraphs.append([])
+        paragraphs[-1].append((s, e))
+        last = e
+    for number, paragraph in enumerate(paragraphs):
+        item = len(paragraph) == 1 and paragraph[0][1] - paragraph[0][0] <= ITEM_WIDTH
+        if number > 0 and not item:
             break
-        end = e
+        for _s, e in paragraph:
+            if e - start > CARRY_WIDTH:
+                return end
+            end = e
     return end
 
 
@@ -225,6 +243,14 @@ def _window_cosine(
     return max(inside, default=min(cosines.values()))
 
 
+def asked_heading(heading: str) -> str:
+    """The lines of a passage's ``heading`` (its title and heading lines) that may ask the
+    question: its section headings, and its first line (the document title) only when it
+    ends in "?" (an FAQ entry's title; an article's title names its topic)."""
+    lines = [line.strip() for line in heading.split("\n") if line.strip()]
+    return "\n".join(line for i, line in enumerate(lines) if i > 0 or line.endswith("?"))
+
+
 def asks_number(question: str) -> bool:
     """True when ``question`` asks for a quantity, a duration, a price or a date
     (:data:`NUMBER_QUESTION`)."""
@@ -269,6 +295,7 @@ def choose_span(
         skipped = [_passed_over(text[s:e], own[i], words, i) for i, (s, e) in enumerate(spans)]
         kept = [i for i in range(len(spans)) if not skipped[i]]
         whole = (spans[kept[0]][0], spans[-1][1]) if kept else (0, 0)
+        lead = LEAD_WEIGHT * coverage(terms(asked_heading(text[: candidate.body])), words, idf)
         for i in kept:
             built = windows(text, spans, i, skipped)
             if i == kept[0] and 0 < whole[1] - whole[0] <= BODY_WIDTH:
@@ -280,6 +307,8 @@ def choose_span(
                 cover = coverage(window, words, idf)
                 score = coverage(window, words, local) + prior
                 score += LENGTH_BONUS * (end - start) / SPAN_WIDTH
+                if start == whole[0]:
+                    score += lead
                 if number and DIGIT.search(text, start, end):
                     score += NUMBER_BONUS
                 if candidate.sentence_cosines:

@@ -41,6 +41,14 @@ from .uploads import MAX_UPLOAD_BYTES, recover_uploads
 
 MAX_BODY_BYTES = 1024 * 1024  # a request body but an upload's (a JSON search: a few KB)
 MAX_UPLOAD_BODY_BYTES = MAX_UPLOAD_BYTES + 1024 * 1024  # PUT: the file and its form fields
+# uvicorn's HTTP parser for `kbsearch serve` (httptools, a dependency; uvicorn's "auto" would
+# fall back to h11, whose 16 KiB request head refuses a longest query of 4-byte characters).
+# It refuses a longer URL (path and query string as sent, percent-encoded) with uvicorn's own
+# plain-text 400 before the app sees the request: its URL offsets are 16-bit (measured with
+# httptools 0.9, uvicorn 0.54). A query of MAX_QUERY_CHARS characters takes at most 12 bytes
+# a character, so every query up to ~4 times that length gets the API's JSON error.
+HTTP_PARSER = "httptools"
+MAX_URL_BYTES = 65535
 
 
 def _error(status: int, message: str, headers: dict[str, str] | None = None) -> JSONResponse:

@@ -7,7 +7,8 @@ import gc
 import ipaddress
 from functools import partial
 from pathlib import Path
-from typing import Annotated, Any
+from types import UnionType
+from typing import Annotated, Any, Union, get_args, get_origin
 from urllib.parse import parse_qsl
 
 from fastapi import APIRouter, Depends, Request
@@ -130,9 +131,25 @@ def _query_names(dependant: Any) -> set[str]:
     return names
 
 
+def _takes_many(annotation: Any) -> bool:
+    """Whether a parameter's annotation is a list (``list[str] | None`` included)."""
+    origin = get_origin(annotation)
+    if origin in (list, tuple, set, frozenset):
+        return True
+    return origin in (Union, UnionType) and any(_takes_many(a) for a in get_args(annotation))
+
+
+def _single_names(dependant: Any) -> set[str]:
+    names = {p.alias for p in dependant.query_params if not _takes_many(p.field_info.annotation)}
+    for sub in dependant.dependencies:
+        names |= _single_names(sub)
+    return names
+
+
 async def known_parameters(request: Request) -> None:
     """Rejects (422) a query parameter the endpoint does not take: a misspelt or unsupported
-    option (``fusion=``, ``rrf_k=`` on ``/search``) would otherwise be ignored silently.
+    option (``fusion=``, ``rrf_k=`` on ``/search``) would otherwise be ignored silently; and
+    a single-valued parameter given twice (``k=3&k=5``), of which the last would be read.
     ``audience`` gets its own message (:func:`caller_of`). An endpoint that needs a key
     authenticates first: without a key the answer is 401, whatever the parameters."""
     dependant = getattr(request.scope.get("route"), "dependant", None)
@@ -148,6 +165,10 @@ async def known_parameters(request: Request) -> None:
         raise HTTPException(
             422, f"unknown parameter(s) {', '.join(unknown)}; this endpoint takes: {takes}"
         )
+    for name in sorted(_single_names(dependant)):
+        given = len(request.query_params.getlist(name))
+        if given > 1:  # else the last one would be read, silently
+            raise HTTPException(422, f"parameter {name} given {given} times; it takes one value")
 
 
 def check_utf8_query(request: Request) -> None:

@@ -23,6 +23,7 @@ from typing import TypeVar
 
 from ..errors import KnowledgeBaseNotFoundError, ReadOnlyIndexError, SchemaError, StorageError
 from . import row_log
+from .counts import COUNTS_SQL, COUNTS_TABLE, Key, SqlCounts, count_audience, tally
 from .failures import busy_timeout, storage_error
 from .opening import connect, probe_tables, writable
 from .schema import SCHEMA, SCHEMA_VERSION
@@ -85,6 +86,9 @@ class StoreBase:
         self._immutable = False
         # the settings read at one generation, with their stored form
         self._settings: tuple[int, IndexSettings | None, dict[str, object]] = (-1, None, {})
+        # a read-only file made before the counts table: its counts, tallied once in memory
+        self._tallied: dict[Key, int] | None = None
+        self._counts_kept = True
         try:
             self._check_schema(create)  # before any PRAGMA writes to someone else's file
             if not self.read_only:
@@ -179,6 +183,8 @@ class StoreBase:
                     f"{self.path} has schema version {found}, this kbsearch reads "
                     f"{SCHEMA_VERSION}; move it aside and rebuild it with `kbsearch index`"
                 )
+            if COUNTS_TABLE not in tables:
+                self._add_counts()
             return
         if tables:
             raise SchemaError(f"{self.path} is not a kbsearch index (it holds other tables)")
@@ -195,6 +201,32 @@ class StoreBase:
                     self.connection.execute(statement)
             self.set_meta("schema_version", str(SCHEMA_VERSION))
             self.set_meta("generation", "0")
+
+    def _add_counts(self) -> None:
+        """Give a file made before :mod:`kbsearch.store.counts` its counts table, filled in
+        one pass over the documents (one transaction); a read-only file tallies them in
+        memory on first use instead."""
+        if self.read_only:
+            self._counts_kept = False
+            return
+        with self.transaction() as con:
+            found = con.execute(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (COUNTS_TABLE,)
+            ).fetchone()
+            if found is None:  # not added by another process between our look and our lock
+                con.execute(COUNTS_SQL)
+                SqlCounts(con).fill()
+
+    def counts(self, audience: str, kind: str) -> dict[str, int]:
+        """``{key: count}`` of one audience and kind of :mod:`kbsearch.store.counts`, keys
+        sorted (O(the keys), not O(documents))."""
+        if self._counts_kept:
+            return SqlCounts(self.connection).keys(audience, kind)
+        if self._tallied is None:
+            self._tallied = tally(self.connection)
+        audience = count_audience(audience)
+        found = {k[2]: n for k, n in self._tallied.items() if k[0] == audience and k[1] == kind}
+        return dict(sorted(found.items()))
 
     def get_meta_if_table(self, key: str) -> str | None:
         exists = self.connection.execute(

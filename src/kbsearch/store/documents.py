@@ -7,7 +7,6 @@ disagree. The first document of an index records the index settings in that same
 
 from __future__ import annotations
 
-import os
 import sqlite3
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
@@ -20,6 +19,7 @@ from ..filters import Filters, to_sql
 from ..records import Document, Passage, PassageRow
 from . import row_log
 from .columns import COLUMNS, PassageColumns, column_arrays
+from .counts import COUNTS_TABLE, CountedDocument, SqlCounts
 from .database import IN_CHUNK, StoreBase, in_chunks
 from .fts import FTS_TABLES
 from .settings import IndexSettings
@@ -93,11 +93,9 @@ class DocumentStore(StoreBase):
 
     def public_folders(self) -> list[str]:
         """The folders of the public documents read from files (URLs left out), sorted, once
-        each. O(documents): a collection statistic, read once per generation."""
-        rows = self.connection.execute(
-            "SELECT DISTINCT source FROM documents WHERE access = 'public' AND source != ''"
-        )
-        return file_folders(r[0] for r in rows)
+        each. O(those folders): read from the counts kept by each write
+        (:mod:`kbsearch.store.counts`)."""
+        return list(self.counts("public", "folder"))
 
     def write_document(
         self,
@@ -151,6 +149,15 @@ class DocumentStore(StoreBase):
                 ),
             )
             doc_row = cur.lastrowid
+            counted = CountedDocument(
+                document.doc_id,
+                document.title,
+                document.access,
+                document.language,
+                document.source,
+                len(passages),
+            )
+            SqlCounts(con).add(counted.deltas(1))
             for i, (passage, body) in enumerate(zip(passages, bodies, strict=True)):
                 con.execute(
                     "INSERT INTO passages(id, passage_id, document, doc_id, version, section,"
@@ -205,6 +212,11 @@ class DocumentStore(StoreBase):
             (doc_id, version),
         ).fetchall()
         row_log.record_deleted(con, row_log.ranges([r[0] for r in deleted]))
+        counts = SqlCounts(con)
+        stored = counts.stored(doc_id, version)
+        if stored is None:
+            return
+        counts.add(stored.deltas(-1))
         for table in FTS_TABLES.values():
             con.execute(
                 f"DELETE FROM {table} WHERE rowid IN (SELECT p.id FROM passages p"
@@ -227,6 +239,7 @@ class DocumentStore(StoreBase):
             for table in FTS_TABLES.values():
                 con.execute(f"DELETE FROM {table}")
             con.execute("DELETE FROM documents")
+            con.execute(f"DELETE FROM {COUNTS_TABLE}")
             self.write_settings(None)
             self.bump_generation()
 
@@ -273,17 +286,25 @@ class DocumentStore(StoreBase):
         return out
 
     def audience_languages(self, audience: str) -> list[str]:
-        """The languages of the passages ``audience`` may see, sorted (O(passages): a
-        collection statistic)."""
-        where = "" if audience == "staff" else " WHERE access = 'public'"
-        rows = self.connection.execute(f"SELECT DISTINCT language FROM passages{where} ORDER BY 1")
-        return [r[0] for r in rows]
+        """The languages of the passages ``audience`` may see, sorted (from the kept counts:
+        O(languages))."""
+        return list(self.counts(audience, "language"))
 
     def languages(self, audience: str = "staff") -> list[str]:
-        """The languages of the documents ``audience`` may see, sorted."""
-        where = "" if audience == "staff" else " WHERE access = 'public'"
-        rows = self.connection.execute(f"SELECT DISTINCT language FROM documents{where} ORDER BY 1")
-        return [r[0] for r in rows]
+        """The languages of the documents ``audience`` may see, sorted (from the kept
+        counts: O(languages))."""
+        return list(self.counts(audience, "doc_language"))
+
+    def title_totals(self, audience: str) -> tuple[int, int, int, int]:
+        """``(passages, titled, unique_titled, titles)`` of the passages ``audience`` may
+        see (:data:`kbsearch.store.counts.TOTALS`; kept by each write: O(1))."""
+        totals = self.counts(audience, "total")
+        return (
+            totals.get("passages", 0),
+            totals.get("titled", 0),
+            totals.get("unique_titled", 0),
+            totals.get("titles", 0),
+        )
 
     def passages_of(self, document_row: int) -> list[Passage]:
         rows = self.connection.execute(
@@ -321,15 +342,6 @@ class DocumentStore(StoreBase):
         cursor.row_factory = None
         rows = cursor.execute(f"SELECT {COLUMNS} FROM passages p ORDER BY p.id").fetchall()
         return PassageColumns(**column_arrays(rows))
-
-
-def file_folders(sources: Iterable[str]) -> list[str]:
-    """The folders of ``sources`` read from files (empty ones and URLs left out), sorted,
-    once each."""
-    return sorted({os.path.dirname(s) for s in sources if s and not s.startswith(URLS)})
-
-
-URLS = ("http://", "https://")
 
 
 def _conflict(path: str, recorded: IndexSettings, wanted: IndexSettings) -> str:

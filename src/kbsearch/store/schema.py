@@ -3,6 +3,8 @@ version is refused by :class:`kbsearch.store.database.StoreBase`)."""
 
 from __future__ import annotations
 
+from .counts import COUNTS_SQL
+
 SCHEMA_VERSION = 2  # 2: public_fts, the public passages' own FTS5 index
 FTS_TOKENIZE = "unicode61 remove_diacritics 2"
 
@@ -49,4 +51,6 @@ CREATE TABLE IF NOT EXISTS embedding_cache (
     embedder TEXT NOT NULL, role TEXT NOT NULL, text_hash TEXT NOT NULL, vector BLOB NOT NULL,
     PRIMARY KEY (embedder, role, text_hash)
 ) WITHOUT ROWID;
+-- per audience, what a snapshot and the page read instead of every passage (store/counts.py)
+{COUNTS_SQL};
 """

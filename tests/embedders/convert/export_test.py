@@ -333,15 +333,12 @@ def test_the_converted_tokenizer_runs_on_sentencepiece_with_the_same_ids(
 ) -> None:
     from tokenizers import Tokenizer
 
-    from kbsearch.embedders.unigram import (
-        HuggingFaceTokenizer,
-        SentencePieceTokenizer,
-        load_tokenizer,
-    )
+    from kbsearch.embedders.piece_table import PieceTableTokenizer
+    from kbsearch.embedders.unigram import HuggingFaceTokenizer, load_tokenizer
 
     _, d = tiny
     fast = load_tokenizer(d / "tokenizer.json")
-    assert isinstance(fast, SentencePieceTokenizer)
+    assert isinstance(fast, PieceTableTokenizer)
     reference = HuggingFaceTokenizer(Tokenizer.from_file(str(d / "tokenizer.json")))
     for text in TOKENIZER_TEXTS:
         ids, tokens = fast.encode(text)

