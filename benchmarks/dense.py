@@ -87,7 +87,7 @@ def synthetic(n: int, dim: int = 384, queries: int = 50) -> None:
         effective_from=np.where(index % 2 == 0, "2025-01-01", "").astype("U10"),
         effective_to=np.where(index % 10 == 0, "2025-12-31", "").astype("U10"),
     )
-    dense = DenseIndex(table, 0)
+    dense = DenseIndex.of_table(table)
     qs = rng.standard_normal((queries, dim), dtype=np.float32)
     qs /= np.linalg.norm(qs, axis=1, keepdims=True)
     day = date(2026, 6, 1)

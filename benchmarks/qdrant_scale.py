@@ -147,7 +147,7 @@ def embedded_index(points: list[PassagePoint], vectors: np.ndarray) -> DenseInde
         effective_from=iso("from_day", OPEN_FROM),
         effective_to=iso("to_day", OPEN_TO),
     )
-    return DenseIndex(table, 0)
+    return DenseIndex.of_table(table)
 
 
 def timed(func, items) -> tuple[list[float], list]:

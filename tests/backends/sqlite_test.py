@@ -78,3 +78,34 @@ def test_searches_from_threads_while_another_connection_writes(tmp_path: Path) -
     if errors:
         raise errors[0]
     assert seen and all(r in expected.values() for r in seen)
+
+
+def test_a_write_codes_only_its_own_vectors_for_the_next_dense_search(tmp_path: Path) -> None:
+    from kbsearch.backends.sqlite import SqliteBackend
+
+    store = Store(tmp_path / "kb.db", create=True)
+    rng = np.random.default_rng(8)
+
+    def put(doc_id: str, n: int) -> None:
+        doc = Document(doc_id=doc_id, version="1", title="t", language="en", access="public")
+        rows = [Passage(f"{doc_id}#{i}", doc_id, "1", "", "text", "x", i) for i in range(n)]
+        vectors = rng.normal(size=(n, 8)).astype(np.float32)
+        store.write_document(
+            doc, rows, ["x"] * n, vectors / np.linalg.norm(vectors, axis=1)[:, None]
+        )
+
+    for i in range(5):
+        put(f"d{i}", 4)
+    backend = SqliteBackend(store)
+    q = np.ones(8, dtype=np.float32) / np.sqrt(8)
+    backend.dense_candidates(q, Filters(), 5)
+    (last,) = store.connection.execute("SELECT max(id) FROM passages").fetchone()
+    put("d2", 3)  # replaces d2's four rows
+    statements: list[str] = []
+    with store.tracing(statements.append):
+        got = backend.dense_candidates(q, Filters(), 30)
+    reads = [s for s in statements if "FROM vectors v JOIN passages p" in s]
+    assert f"p.id > {last}" in reads[0]  # the rows after the last one held, not all
+    assert not any("p.id > -1" in s for s in reads)
+    fresh = SqliteBackend(Store(tmp_path / "kb.db")).dense_candidates(q, Filters(), 30)
+    assert got == fresh and len(got) == 19

@@ -67,6 +67,7 @@ class SqliteBackend:
         self._local = threading.local()
         self._backgrounds = BackgroundCache()
         self._rows = RowTable()  # the passage rows lexical searches touched, every generation
+        self._dense: dict[int, DenseIndex] = {}  # dim -> the newest dense index built
 
     # -- writes ---------------------------------------------------------------------------
 
@@ -192,8 +193,28 @@ class SqliteBackend:
         return self._part(("impact", table), lambda: ImpactIndex.load(self.store, audience))
 
     def dense_index(self, dim: int) -> DenseIndex:
-        """The in-memory dense matrix (``dim`` columns) with its filter columns."""
-        return self._part(("dense", dim), lambda: DenseIndex.load(self.store, dim))
+        """The in-memory dense index (``dim`` columns: int8 codes and filter columns), made
+        from the newest one built before by the rows written and deleted since
+        (:meth:`DenseIndex.load`)."""
+
+        def load() -> DenseIndex:
+            previous = self._dense.get(dim)
+            index = DenseIndex.load(self.store, dim, previous)
+            if previous is None or previous.generation < index.generation:
+                self._dense[dim] = index
+            return index
+
+        return self._part(("dense", dim), load)
+
+    def _dense_read(self, dim: int, run: Callable[[DenseIndex], T]) -> T:
+        """``run(index)`` on the current dense index, again on a newer one when the rows it
+        rescores are gone from the file (another connection wrote meanwhile)."""
+        for _ in range(_RETRIES):
+            try:
+                return run(self.dense_index(dim))
+            except StaleSnapshot:
+                continue
+        raise StorageError(f"{self.store.path} kept changing while a search read it; retry")
 
     # -- reads ----------------------------------------------------------------------------
 
@@ -220,7 +241,7 @@ class SqliteBackend:
     def dense_candidates(
         self, vector: np.ndarray, filters: Filters, depth: int
     ) -> list[tuple[str, float]]:
-        return self.dense_index(len(vector)).search(vector, filters, depth)
+        return self._dense_read(len(vector), lambda index: index.search(vector, filters, depth))
 
     def passages(
         self, passage_ids: Iterable[str], filters: Filters | None = None
@@ -232,7 +253,7 @@ class SqliteBackend:
             return explain_bm25(self.store, terms, row.row_id, audience)
 
     def dense_similarity(self, vector: np.ndarray, row: PassageRow) -> float | None:
-        return self.dense_index(len(vector)).similarity(vector, row.row_id)
+        return self._dense_read(len(vector), lambda index: index.similarity(vector, row.row_id))
 
     # -- scoring given passages (score fusion) ---------------------------------------------
 
@@ -260,12 +281,7 @@ class SqliteBackend:
         return self._lexical(audience, run)
 
     def dense_scores(self, vector: np.ndarray, passage_ids: Sequence[str]) -> dict[str, float]:
-        index = self.dense_index(len(vector))
-        at = index.position
-        known = [pid for pid in passage_ids if pid in at]
-        rows = index.table.vectors[np.array([at[pid] for pid in known], dtype=np.int64)]
-        cosines = rows @ np.asarray(vector, dtype=np.float32)
-        return dict(zip(known, cosines.tolist(), strict=True))
+        return self._dense_read(len(vector), lambda index: index.scores_of(vector, passage_ids))
 
     def heading_index(self, dim: int) -> HeadingIndex:
         """The heading vectors of the index's embedder (:mod:`kbsearch.index.headings`), per
@@ -298,15 +314,13 @@ class SqliteBackend:
         return self._lexical(audience, run)
 
     def background(self, audience: str) -> Background:
-        """From the dense matrix of the index's dimension (computed once per generation)."""
+        """From the float32 vectors of the dense index's live rows (read from the file once
+        per generation: O(passages x dim^2))."""
         settings = self.store.index_settings()
         index = self.dense_index(settings.dim if settings is not None else 0)
         staff = audience == Audience.STAFF
-        return self._backgrounds.get(
-            index.generation,
-            staff,
-            lambda: index.table.vectors if staff else index.table.vectors[index.columns.public],
-        )
+        rows = None if staff else np.flatnonzero(index.public)
+        return self._backgrounds.get(index.generation, staff, lambda: index.vectors(rows))
 
     def documents(self, keys: Iterable[tuple[str, str]]) -> dict[tuple[str, str], Document]:
         """Kept in the snapshot's parts (up to ``_DOCUMENT_CACHE`` documents, then started

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from ..errors import KnowledgeBaseNotFoundError, ReadOnlyIndexError, SchemaError, StorageError
+from . import row_log
 from .counts import COUNTS_SQL, COUNTS_TABLE, Key, SqlCounts, count_audience, tally
 from .failures import busy_timeout, storage_error
 from .opening import connect, probe_tables, writable
@@ -345,9 +346,12 @@ class StoreBase:
             connection.close()
 
     def bump_generation(self) -> None:
+        """Add one to the generation and mark it in the deleted-rows log
+        (:mod:`kbsearch.store.row_log`); call inside the write's transaction."""
         self.connection.execute(
             "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'"
         )
+        row_log.advance(self.connection, int(self.get_meta("generation") or 0))
 
     def read_settings(self) -> IndexSettings | None:
         """The recorded settings, read now (``None`` before the first document)."""

@@ -17,6 +17,7 @@ import numpy as np
 from ..errors import SettingsConflictError
 from ..filters import Filters, to_sql
 from ..records import Document, Passage, PassageRow
+from . import row_log
 from .columns import COLUMNS, PassageColumns, column_arrays
 from .counts import COUNTS_TABLE, CountedDocument, SqlCounts
 from .database import IN_CHUNK, StoreBase, in_chunks
@@ -205,6 +206,12 @@ class DocumentStore(StoreBase):
 
     def _delete_document(self, doc_id: str, version: str) -> None:
         con = self.connection
+        deleted = con.execute(
+            "SELECT p.id FROM passages p JOIN documents d ON p.document = d.id"
+            " WHERE d.doc_id = ? AND d.version = ?",
+            (doc_id, version),
+        ).fetchall()
+        row_log.record_deleted(con, row_log.ranges([r[0] for r in deleted]))
         counts = SqlCounts(con)
         stored = counts.stored(doc_id, version)
         if stored is None:
@@ -228,6 +235,7 @@ class DocumentStore(StoreBase):
     def clear(self) -> None:
         """Remove every document and the recorded settings (the embedding cache stays)."""
         with self.transaction() as con:
+            row_log.record_deleted(con, [row_log.EVERY_ROW])
             for table in FTS_TABLES.values():
                 con.execute(f"DELETE FROM {table}")
             con.execute("DELETE FROM documents")

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import row_log
 from .columns import COLUMNS, column_arrays
 from .database import StoreBase, in_chunks
 
@@ -45,6 +46,49 @@ class VectorStore(StoreBase):
         vectors = np.frombuffer(b"".join(r[7] for r in rows), dtype=np.float32)
         return VectorTable(vectors=vectors.reshape(len(rows), dim), **column_arrays(rows))
 
+    def vector_table_blocks(
+        self, dim: int, after: int = -1, size: int = 8192
+    ) -> Iterator[VectorTable]:
+        """The stored vectors of row ids above ``after`` with their filter columns, ``size``
+        rows at a time by row id (each block a :class:`VectorTable`), so a reader never holds
+        more than one block of float32 rows. Call it inside a read transaction."""
+        cursor = self.connection.cursor()
+        cursor.row_factory = None
+        while True:
+            rows = cursor.execute(
+                f"SELECT {COLUMNS}, v.vector FROM vectors v JOIN passages p ON p.id = v.id"
+                " WHERE p.id > ? ORDER BY p.id LIMIT ?",
+                (after, size),
+            ).fetchall()
+            if not rows:
+                return
+            after = int(rows[-1][0])
+            vectors = np.frombuffer(b"".join(r[7] for r in rows), dtype=np.float32)
+            yield VectorTable(vectors=vectors.reshape(len(rows), dim), **column_arrays(rows))
+
+    def row_vectors(self, row_ids: np.ndarray, dim: int) -> tuple[np.ndarray, np.ndarray]:
+        """The float32 vectors of passage rows ``row_ids``: ``(found_ids, vectors)`` of shapes
+        ``(m,)`` and ``(m, dim)``, ``found_ids`` ascending (rows without a vector left out).
+        Point reads by the primary key, O(m log N)."""
+        cursor = self.connection.cursor()
+        cursor.row_factory = None
+        found: list[tuple[int, bytes]] = []
+        for chunk, marks in in_chunks([int(r) for r in row_ids]):
+            found += cursor.execute(
+                f"SELECT id, vector FROM vectors WHERE id IN ({marks})", chunk
+            ).fetchall()
+        found.sort(key=lambda r: r[0])
+        ids = np.array([r[0] for r in found], dtype=np.int64)
+        vectors = np.frombuffer(b"".join(r[1] for r in found), dtype=np.float32)
+        return ids, vectors.reshape(len(found), dim)
+
+    def deleted_rows_between(self, old: int, new: int) -> np.ndarray | None:
+        """Inclusive ``(first, last)`` row id ranges deleted by the writes that made
+        generations ``old + 1`` .. ``new`` (shape ``(m, 2)``), ``None`` when the log does not
+        cover them (:func:`kbsearch.store.row_log.deleted_between`). Call inside a read
+        transaction."""
+        return row_log.deleted_between(self.connection, old, new)
+
     def passage_vectors(self, passage_ids: Sequence[str]) -> dict[str, np.ndarray]:
         """``{passage_id: vector}`` (float32) of the given passages that have one."""
         out: dict[str, np.ndarray] = {}
@@ -60,18 +104,8 @@ class VectorStore(StoreBase):
     def vector_blocks(self, dim: int, size: int = 8192) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         """Every stored vector, ``size`` rows at a time by row id: ``(access, vectors)``
         arrays of shapes ``(m,)`` and ``(m, dim)``. Call it inside a read transaction."""
-        last = -1
-        while True:
-            rows = self.connection.execute(
-                "SELECT p.id, p.access, v.vector FROM vectors v JOIN passages p ON p.id = v.id"
-                " WHERE p.id > ? ORDER BY p.id LIMIT ?",
-                (last, size),
-            ).fetchall()
-            if not rows:
-                return
-            last = int(rows[-1][0])
-            vectors = np.frombuffer(b"".join(r[2] for r in rows), dtype=np.float32)
-            yield np.array([r[1] for r in rows], dtype=object), vectors.reshape(len(rows), dim)
+        for block in self.vector_table_blocks(dim, size=size):
+            yield block.access, block.vectors
 
     def count_vectors(self) -> int:
         return int(self.connection.execute("SELECT count(*) FROM vectors").fetchone()[0])
