@@ -4,6 +4,7 @@ writers and small corpora."""
 from __future__ import annotations
 
 import hashlib
+import os
 import sys
 import time
 from collections.abc import Sequence
@@ -278,3 +279,16 @@ LEXICAL_FILTERS = st.builds(
 LEXICAL_SEARCHES = st.lists(
     st.tuples(LEXICAL_QUERIES, LEXICAL_FILTERS, st.integers(1, 8)), min_size=1, max_size=5
 )
+
+
+def mirror(real: Path, into: Path) -> None:
+    """``into`` made a tree of real directories whose files are symbolic links to ``real``'s:
+    the converted models and unpacked arrays already there are read where they lie, while a
+    file kbsearch writes (a piece table, an unpacked model, a conversion) is written by
+    temporary file and rename into ``into``, replacing at most a link, never its target."""
+    for top, dirs, files in os.walk(real):
+        rel = Path(top).relative_to(real)
+        (into / rel).mkdir(parents=True, exist_ok=True)
+        dirs[:] = [d for d in dirs if not d.startswith(".")]  # half-written conversions
+        for name in files:
+            (into / rel / name).symlink_to(Path(top) / name)
