@@ -150,8 +150,9 @@ def seed_store(path: Path, analyzer: Analyzer) -> Store:
 
 
 # Runs `kbsearch index` (argv after the script) in a child process with one document per
-# write batch and a pause and a "batch" line on stdout after each, so a test can interrupt or
-# kill it between batches. `fake:` embedders are the FakeEmbedder above.
+# write batch and a "batch" line on stdout after each, then a pause, or (pause None) a wait
+# for one line on stdin, so a test can interrupt or kill it between batches, and be sure it
+# has not finished meanwhile. `fake:` embedders are the FakeEmbedder above.
 SLOW_INDEX = """
 import sys, time
 sys.path.insert(0, {tests!r})
@@ -162,7 +163,10 @@ write = kbsearch.index.writer.DocumentWriter._write_batch
 def slow(self, batch):
     write(self, batch)
     print("batch", flush=True)
-    time.sleep({pause})
+    if {pause} is None:
+        sys.stdin.readline()
+    else:
+        time.sleep({pause})
 kbsearch.index.writer.DocumentWriter._write_batch = slow
 load = kbsearch.index.embedder_slot.load_embedder
 kbsearch.index.embedder_slot.load_embedder = (
@@ -173,8 +177,9 @@ cli(sys.argv[1:])
 """
 
 
-def slow_index_command(*args: str, pause: float = 0.2) -> list[str]:
-    """The argv of a child ``kbsearch index ARGS`` that pauses after each document."""
+def slow_index_command(*args: str, pause: float | None = 0.2) -> list[str]:
+    """The argv of a child ``kbsearch index ARGS`` that pauses ``pause`` seconds after each
+    document, or (``None``) waits for a line on its stdin."""
     script = SLOW_INDEX.format(tests=str(Path(__file__).parent), pause=pause)
     return [sys.executable, "-c", script, "index", *args]
 

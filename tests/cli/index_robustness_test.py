@@ -28,14 +28,24 @@ def run(*args: str) -> tuple[int, str, str]:
     return result.exit_code, result.stdout, result.stderr
 
 
-def start_slow(*args: str) -> subprocess.Popen[str]:
+def start_slow(*args: str, stepped: bool = False) -> subprocess.Popen[str]:
+    """A child ``kbsearch index ARGS`` pausing 0.2 s after each document or, ``stepped``,
+    waiting after each one until :func:`step` lets it go on."""
     return subprocess.Popen(
-        slow_index_command(*args),
+        slow_index_command(*args, pause=None if stepped else 0.2),
         env=ENV,
+        stdin=subprocess.PIPE if stepped else None,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
     )
+
+
+def step(child: subprocess.Popen[str]) -> None:
+    """Lets a stepped child write its next document."""
+    assert child.stdin is not None
+    child.stdin.write("\n")
+    child.stdin.flush()
 
 
 def wait_batches(child: subprocess.Popen[str], count: int) -> None:
@@ -63,16 +73,21 @@ def consistent(db: Path, vectors: bool = True) -> int:
 
 def test_ctrl_c_says_what_was_written_and_a_rerun_resumes(tmp_path: Path) -> None:
     docs, db = many_files(tmp_path / "docs", 20), tmp_path / "kb.db"
-    child = start_slow(str(docs), "--db", str(db), "--embedder", "fake:bow")
-    wait_batches(child, 3)
-    child.send_signal(signal.SIGINT)
-    _, err = child.communicate(timeout=60)
-    assert child.returncode == 130, err
+    child = start_slow(str(docs), "--db", str(db), "--embedder", "fake:bow", stepped=True)
+    for _ in range(2):
+        wait_batches(child, 1)
+        step(child)
+    wait_batches(child, 1)  # the third document is written; the child waits for a step
+    child.send_signal(signal.SIGINT)  # so it cannot have finished first, however loaded
+    assert child.wait(timeout=60) == 130
+    assert child.stderr is not None and child.stdin is not None
+    err = child.stderr.read()
+    child.stdin.close()
     assert "Traceback" not in err
     line = err.strip().splitlines()[-1]
     assert line.startswith("interrupted: ") and "re-run the same command to resume" in line
     written = int(line.removeprefix("interrupted: ").split()[0])
-    assert 3 <= written < 20
+    assert written == 3
     assert consistent(db) == written
     done = subprocess.run(
         slow_index_command(str(docs), "--db", str(db), "--embedder", "fake:bow", pause=0),
