@@ -461,6 +461,30 @@ def test_a_write_reads_the_documents_it_touches_not_every_document(tmp_path: Pat
         ]
 
 
+def test_a_document_of_digits_takes_the_collections_language_not_english(
+    tmp_path: Path,
+) -> None:
+    """A price table of digits has too few letters to detect: it takes the language most of
+    the run's documents have (French here), and English only when none has one."""
+    french = "Les remboursements sont versés sous quatorze jours après réception du colis."
+    docs = write_files(
+        tmp_path / "docs",
+        {
+            "retours.md": f"# Retours\n\n## Délais\n\n{french}\n",
+            "livraison.md": f"# Livraison\n\n## Suivi\n\n{french} Le suivi est envoyé.\n",
+            "2024.md": "# 2024\n\n## 12\n\n| 1 | 2 |\n|---|---|\n| 30 | 45 |\n",
+        },
+    )
+    with _open(tmp_path) as kb:
+        kb.index([docs])
+        languages = {d.document.doc_id: d.document.language for d in kb.documents()}
+    assert languages == {"retours": "fr", "livraison": "fr", "2024": "fr"}
+    alone = write_files(tmp_path / "alone", {"7.md": "# 7\n\n## 8\n\n9 10 11\n"})
+    with kbsearch.open_kb(tmp_path / "alone.db", create=True, embedder="none") as kb:
+        kb.index([alone])
+        assert [d.document.language for d in kb.documents()] == ["en"]
+
+
 def test_a_run_holds_no_parsed_document_while_it_writes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

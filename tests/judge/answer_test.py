@@ -136,7 +136,7 @@ def test_a_passage_without_a_section_is_cited_by_its_title_alone() -> None:
 
 
 def test_sentence_cosines_given_by_passage_choose_among_its_sentences() -> None:
-    filler = " ".join(["Stores open every day from eight until eight."] * 8)  # a long body
+    filler = " ".join(["Stores open every day from eight until eight."] * 12)  # a long body
     text = (
         "Returns\nPick a store to collect from at checkout.\n\n"
         f"They need photo ID to collect it.\n\n{filler}"

@@ -137,3 +137,19 @@ def test_without_a_span_the_verdict_is_dont_say() -> None:
     found = evidence([0.92, 0.84] + [0.82] * 18, [9.0, 3.0], (True, True, False))
     decision = model.judge(found, None, None, threshold=0.0)
     assert decision.verdict == "dont_say" and not decision.answerable
+
+
+def test_min_confidence_0_answers_every_question_with_a_span_and_1_almost_none() -> None:
+    """docs/guide/answers.md: 0 is the documented way to see every span as an answer (the
+    band below it is empty); a question without a span still gets "the documents don't say"."""
+    from kbsearch.judge.span import Span
+
+    model = ConfidenceModel.load()
+    weak = evidence([0.80, 0.79] + [0.78] * 18, [0.5, 0.4], (False, False, False))
+    thin = Span(0, 0, 9, 0.05, 0.05, 0.0, 0.0)
+    default = model.judge(weak, thin, "p")
+    assert default.verdict != "answered" and default.confidence > 0.0
+    anything = model.judge(weak, thin, "p", threshold=0.0)
+    assert anything.verdict == "answered" and anything.answerable
+    assert model.judge(weak, None, None, threshold=0.0).verdict == "dont_say"
+    assert model.judge(weak, thin, "p", threshold=1.0).verdict != "answered"

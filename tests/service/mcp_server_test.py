@@ -256,3 +256,24 @@ def test_an_argument_that_is_not_unicode_text_is_a_tool_error() -> None:
     assert model.model_validate({"query": "password"}).query == "password"
     with pytest.raises(pydantic.ValidationError, match="query is not valid Unicode text"):
         model.model_validate({"query": "pass\ud800word"})
+
+
+def test_an_argument_error_is_one_line_without_pydantics_report(lexical_kb: Path) -> None:
+    """The SDK put pydantic's whole report ("1 validation error for ...", the input, a URL)
+    around the one-line reason; the model reads the reason alone, as HTTP's 422 gives it."""
+    calls = [
+        ("search", {"query": "parcel", "top_k": 3}),
+        ("search", {"query": "parcel", "k": "ten"}),
+        ("search", {}),
+    ]
+    _, results = run(lexical_kb, "public", calls)
+    texts = [r.content[0].text for r in results]
+    assert all(r.is_error for r in results)
+    assert texts[0] == (
+        "Error executing tool search: unknown argument(s) top_k; it takes: query, k, route,"
+        " as_of, lang, offset"
+    )
+    assert texts[1].startswith("Error executing tool search: k: Input should be a valid integer")
+    assert texts[2] == "Error executing tool search: query: Field required"
+    for text in texts:
+        assert "\n" not in text and "validation error" not in text and "pydantic" not in text

@@ -123,19 +123,10 @@ class SqliteBackend:
 
     @contextmanager
     def _read(self) -> Iterator[None]:
-        """One read transaction (``BEGIN`` ... ``COMMIT``) on this thread's connection."""
-        reader = getattr(self.store, "read_transaction", None)
-        if reader is not None:
-            with reader():
-                yield
-            return
-        connection = self.store.connection
-        connection.execute("BEGIN")
-        try:
+        """One read transaction on this thread's connection (:meth:`Store.read_transaction`:
+        the store is the only code that writes SQL)."""
+        with self.store.read_transaction():
             yield
-        finally:
-            if connection.in_transaction:
-                connection.execute("COMMIT")
 
     def _part(self, key: object, load: Callable[[], T]) -> T:
         """A snapshot part, loaded in one read transaction at the snapshot's generation."""

@@ -250,6 +250,7 @@ class Indexer:
                         path_id=files.get(source) or path_doc_id(Path(source.name)),
                         default_access=label,
                         lang=lang,
+                        undetected="",
                     )
                 except KbsearchError as exc:
                     self._fail(source, str(exc))
@@ -269,7 +270,7 @@ class Indexer:
                     continue
                 seen[key] = str(source)
                 candidates.append(ResolvedDocument(source, document, parsed, defaulted))
-        return candidates, parsed_ok
+        return _undetected_languages(candidates), parsed_ok
 
     def _prune(
         self,
@@ -329,3 +330,18 @@ class Indexer:
 def _one_line(exc: BaseException) -> str:
     text = " ".join(str(exc).split())
     return text[:200] + ("…" if len(text) > 200 else "")
+
+
+def _undetected_languages(candidates: list[ResolvedDocument]) -> list[ResolvedDocument]:
+    """The documents whose text told no language (a table of digits) take the language most
+    of the run's other documents have (ties: the first in code order), English when none has
+    one: a French collection's price table is French, not English."""
+    counts: dict[str, int] = {}
+    for c in candidates:
+        if c.document.language:
+            counts[c.document.language] = counts.get(c.document.language, 0) + 1
+    default = min(counts, key=lambda lang: (-counts[lang], lang)) if counts else "en"
+    return [
+        c if c.document.language else replace(c, document=replace(c.document, language=default))
+        for c in candidates
+    ]

@@ -164,9 +164,13 @@ def resolve_document(
     path_id: str | None = None,
     default_access: str,
     lang: str | None,
+    undetected: str = "en",
 ) -> tuple[Document, bool]:
     """The document metadata (see the module docstring for the precedence). ``path_id`` is
-    the id the path gives (:func:`path_doc_id`); the file stem when ``None``.
+    the id the path gives (:func:`path_doc_id`); the file stem when ``None``. ``undetected``:
+    the language of a document that declares none and whose text tells none (too few letters,
+    a table of digits; :func:`kbsearch.text.language.detect_language`'s default); ``""``
+    leaves it for the caller to fill in.
 
     Returns the document (without content hash) and whether it got the default access label.
 
@@ -202,7 +206,7 @@ def resolve_document(
             raise IngestError(str(exc)) from exc
     else:
         text = " ".join(b.text for b in parsed.blocks[:20] if b.text)
-        language = detect_language(f"{title}\n{text}")
+        language = detect_language(f"{title}\n{text}", default=undetected)
     document = Document(
         doc_id=doc_id,
         version=version,

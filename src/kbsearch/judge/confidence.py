@@ -27,7 +27,7 @@ The confidence every search and answer shows is a second stage, the model's ``an
 sub-model (:meth:`ConfidenceModel.judge`): the same formula over the ``ANSWER_FEATURES``, the
 retrieval confidence's logit beside what the span chosen among the top passages adds
 (``span_features``: its score against the question, how much of the question it covers,
-whether the other top passages agree, its passage's rank). It estimates P(the shown span
+how far it leads another passage's best span, its passage's rank). It estimates P(the shown span
 answers | features), fitted on the dev halves of PIAF and covid_faq_en with each question
 searched as is and with its relevant documents removed (``benchmarks/answer_tune.py``; label:
 the span holds a gold answer, or lies in a relevant passage where there are no gold strings).

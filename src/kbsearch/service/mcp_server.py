@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.server.mcpserver.tools import Tool
-from pydantic import BaseModel, create_model, model_validator
+from pydantic import BaseModel, ValidationError, create_model, model_validator
 
 from .. import __version__
 from ..errors import KbsearchError, SearchTimeout
@@ -157,6 +157,41 @@ def _is_unicode_text(value: str) -> bool:
     return True
 
 
+class _OneLineTool(Tool):
+    """A tool whose argument errors read as their reasons alone. The SDK's :meth:`Tool.run`
+    raises a ``ToolError`` for arguments its model refuses, with ``str()`` of pydantic's
+    ``ValidationError``: a report of several lines (the model's name, the input, a URL) around
+    the reason. A ``ToolError`` raised by a validator is no way out: pydantic lets it through
+    and the SDK reads it as a crash, with a generic message. So the run's ``ToolError`` caused
+    by a ``ValidationError`` is raised again with :func:`argument_reasons`, under the SDK's
+    prefix; any other passes unchanged."""
+
+    async def run(self, arguments: dict[str, Any], *args: Any, **kwargs: Any) -> Any:
+        try:
+            return await super().run(arguments, *args, **kwargs)
+        except UnexpectedToolError:
+            raise
+        except ToolError as exc:
+            cause = exc.__cause__
+            if not isinstance(cause, ValidationError):
+                raise
+            raise ToolError(
+                f"Error executing tool {self.name}: {argument_reasons(cause)}"
+            ) from cause
+
+
+def argument_reasons(error: ValidationError) -> str:
+    """Each refused argument's reason on one line, ``"; "`` between them: ``name: message``
+    (``k: Input should be a valid integer...``), or the message of a check of all the
+    arguments (an unknown argument), without pydantic's ``Value error, `` prefix."""
+    reasons = []
+    for item in error.errors(include_url=False, include_input=False):
+        message = str(item["msg"]).removeprefix("Value error, ")
+        where = ".".join(str(part) for part in item["loc"])
+        reasons.append(f"{where}: {message}" if where else message)
+    return "; ".join(" ".join(r.split()) for r in reasons)
+
+
 def strict_tool(fn: Callable[..., Any]) -> Tool:
     """The SDK's tool for ``fn`` (:meth:`Tool.from_function`: arguments validated by a model
     of its signature), described by its docstring (:func:`inspect.cleandoc`), its result
@@ -165,7 +200,8 @@ def strict_tool(fn: Callable[..., Any]) -> Tool:
     schema says so (``additionalProperties: false``).
 
     Raises:
-        ToolError (at call time): an unknown argument, named, with the ones the tool takes.
+        ToolError (at call time): an unknown argument, named, with the ones the tool takes;
+            each argument error as one line (:class:`_OneLineTool`).
     """
     tool = Tool.from_function(
         fn, description=inspect.cleandoc(fn.__doc__ or ""), structured_output=False
@@ -174,7 +210,8 @@ def strict_tool(fn: Callable[..., Any]) -> Tool:
     strict = create_model(f"{loose.__name__}Strict", __base__=(loose, _RefuseUnknown))
     metadata = tool.fn_metadata.model_copy(update={"arg_model": strict})
     parameters = {**tool.parameters, "additionalProperties": False}
-    return tool.model_copy(update={"fn_metadata": metadata, "parameters": parameters})
+    fields = {name: getattr(tool, name) for name in Tool.model_fields}
+    return _OneLineTool(**{**fields, "fn_metadata": metadata, "parameters": parameters})
 
 
 def serve_stdio(db: str | Path, audience: str) -> None:
