@@ -202,7 +202,7 @@ def test_the_guide_quotes_the_benchmarks_page() -> None:
     answers = " ".join(read("guide/answers.md").split())
     limits = re.search(r"AUROC (0\.\d\d) on PIAF final and (0\.\d\d) on covid_faq_en", answers)
     # (its shell block holds "# ..." comment lines, so not ``section``)
-    verdict = read("benchmarks.md").split(VERDICT_SECTION + "\n", 1)[1].split("\n## ", 1)[0]
+    verdict = read("benchmarks.md").split(VERDICT_SECTION + "\n", 1)[1].split("\n### ", 1)[0]
     measured = {row[0].strip("*"): row[2].strip("*") for row in table_rows(verdict)}
     assert limits is not None
     finals = [measured[name] for name in ("PIAF final, all", "covid_faq_en final, all")]
