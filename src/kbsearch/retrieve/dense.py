@@ -172,18 +172,18 @@ class DenseIndex:
         at an older generation) extended by the rows written and deleted since, or every
         vector read a block at a time. Call it inside one read transaction, so that the
         vectors are those of that generation."""
-        generation = store.generation()
+        generation = store.database.generation()
         compatible = previous is not None and previous.dim == dim
         read: RowReader = RowCache(_store_reader(store, dim))
         if previous is not None and compatible:
             read = previous.read  # its cached rows stay right
         if previous is not None and compatible:
-            deleted = store.deleted_rows_between(previous.generation, generation)
+            deleted = store.vectors.deleted_rows_between(previous.generation, generation)
             if deleted is not None:
                 grown = previous._extended(store, deleted, generation, read)
                 if grown is not None:
                     return grown
-        segment = Segment.of(list(store.vector_table_blocks(dim)), dim)
+        segment = Segment.of(list(store.vectors.table_blocks(dim)), dim)
         return cls((segment,), np.ones(len(segment), dtype=bool), generation, dim, read)
 
     @classmethod
@@ -219,7 +219,7 @@ class DenseIndex:
             for first, last in deleted:
                 alive[np.searchsorted(ids, first) : np.searchsorted(ids, last, side="right")] = 0
         last_id = int(self.row_ids[-1]) if len(self.row_ids) else -1
-        new = Segment.of(list(store.vector_table_blocks(self.dim, after=last_id)), self.dim)
+        new = Segment.of(list(store.vectors.table_blocks(self.dim, after=last_id)), self.dim)
         total = len(alive) + len(new)
         if len(alive) and 2 * int(np.count_nonzero(alive)) < len(alive):
             return None
@@ -435,7 +435,7 @@ def _store_reader(store: Store, dim: int) -> RowReader:
     """Reads float32 rows by id, one statement and no transaction: a row never changes once
     written and its id is never reused, so a row found is the one of the index's generation
     (a row gone since makes :meth:`DenseIndex.exact` raise StaleSnapshot)."""
-    return lambda row_ids: store.row_vectors(row_ids, dim)
+    return lambda row_ids: store.vectors.row_vectors(row_ids, dim)
 
 
 def row_dots(rows: np.ndarray, q: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
