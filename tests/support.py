@@ -145,7 +145,7 @@ def seed_store(path: Path, analyzer: Analyzer) -> Store:
     for key, text in SEED.items():
         doc = Document(doc_id=key, version="1", title=key, language="en", access="public")
         passage = Passage(key, key, "1", "", "text", text, 0)
-        store.write_document(doc, [passage], [analyzer.body(text, "en")], None)
+        store.documents.write(doc, [passage], [analyzer.body(text, "en")], None)
     return store
 
 

@@ -18,7 +18,7 @@ import kbsearch
 import kbsearch.index.embedder_slot
 from kbsearch.cli import cli
 from kbsearch.records import Filters
-from kbsearch.store.vectors import VectorStore
+from kbsearch.store.vectors import Vectors
 
 ENV = dict(os.environ, PYTHONPATH=str(Path(kbsearch.__file__).parents[1]))
 
@@ -110,7 +110,7 @@ def test_kill_9_during_index_loses_nothing_written(tmp_path: Path) -> None:
     written = consistent(db)
     assert written >= 4
     with kbsearch.open_kb(db) as kb:
-        assert kb.store.index_settings() is not None
+        assert kb.store.database.index_settings() is not None
         assert kb.search("courier parcel", route="lexical", filters=Filters())
     code, out, err = run("index", str(docs), "--db", str(db), "--embedder", "none")
     assert code == 1 and "was built with embedder fake:bow" in err  # the settings survived
@@ -210,14 +210,14 @@ def fake_embedders(monkeypatch: pytest.MonkeyPatch) -> None:
 def full_disk(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every embedding-cache write finds the disk full (SQLite's page limit at the file's
     current size)."""
-    cache = VectorStore.cache_vectors
+    cache = Vectors.cache
 
-    def full(self: VectorStore, *args: Any) -> None:
-        pages = self.connection.execute("PRAGMA page_count").fetchone()[0]
-        self.connection.execute(f"PRAGMA max_page_count = {pages}")
+    def full(self: Vectors, *args: Any) -> None:
+        pages = self.database.connection.execute("PRAGMA page_count").fetchone()[0]
+        self.database.connection.execute(f"PRAGMA max_page_count = {pages}")
         cache(self, *args)
 
-    monkeypatch.setattr(VectorStore, "cache_vectors", full)
+    monkeypatch.setattr(Vectors, "cache", full)
 
 
 def test_full_disk_on_a_new_index_is_one_line_and_leaves_no_file(

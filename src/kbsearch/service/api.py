@@ -319,7 +319,7 @@ async def metrics(service: ServiceDep, caller: CallerDep, request: Request) -> R
 
     def index_figures(kb: Any) -> tuple[int, int, int]:
         docs = visible_documents(kb, caller.audience)
-        return kb.store.generation(), len(docs), sum(d.passages for d in docs)
+        return kb.store.database.generation(), len(docs), sum(d.passages for d in docs)
 
     generation, docs, passages = await service.engine.run_read(index_figures)
     body = service.metrics.exposition(generation, docs, passages)
