@@ -207,3 +207,21 @@ def test_the_guide_quotes_the_benchmarks_page() -> None:
     assert limits is not None
     finals = [measured[name] for name in ("PIAF final, all", "covid_faq_en final, all")]
     assert [f"{float(v):.2f}" for v in finals] == list(limits.groups())
+
+
+def test_the_python_reference_documents_the_answer_and_its_json_names() -> None:
+    """`kb.ask` returns :class:`kbsearch.judge.answer.Answer`: the Python reference renders it
+    and maps each field whose JSON name differs to that name, as ``to_dict`` writes it."""
+    from kbsearch.judge.answer import Answer
+
+    text = " ".join(read("reference/python.md").split())
+    assert "::: kbsearch.judge.answer.Answer" in read("reference/python.md")
+    answer = Answer(
+        query="q", verdict="answered", confidence=0.9, threshold=0.46, floor=0.26, text="span",
+        start=0, end=4, marks=(), citation=None, nearest=(),
+    )  # fmt: skip
+    found = answer.to_dict()
+    mapped = re.findall(r"`\.(\w+)` is `(\w+)`", text)
+    assert {field for field, _ in mapped} >= {"text", "threshold", "floor"}
+    for field, key in mapped:
+        assert found[key] == getattr(answer, field), (field, key)
