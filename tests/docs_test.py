@@ -225,3 +225,13 @@ def test_the_python_reference_documents_the_answer_and_its_json_names() -> None:
     assert {field for field, _ in mapped} >= {"text", "threshold", "floor"}
     for field, key in mapped:
         assert found[key] == getattr(answer, field), (field, key)
+
+
+def test_the_passages_route_says_a_hash_is_sent_as_percent_23() -> None:
+    """A passage id holds `#`, which a URL would cut as a fragment: the HTTP reference (from
+    the schema) and the serving guide say it is sent as `%23`, with an example."""
+    page = " ".join(rendered("reference/http.md").split())
+    route = page.split("### GET `/passages/{passage_id}`", 1)[1].split("### ", 1)[0]
+    assert "%23" in route
+    guide = " ".join(section(read("guide/serving.md"), "## Searching over HTTP").split())
+    assert "/passages/warranty@v2%23warranty-period" in guide
