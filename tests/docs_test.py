@@ -235,3 +235,15 @@ def test_the_passages_route_says_a_hash_is_sent_as_percent_23() -> None:
     assert "%23" in route
     guide = " ".join(section(read("guide/serving.md"), "## Searching over HTTP").split())
     assert "/passages/warranty@v2%23warranty-period" in guide
+
+
+def test_the_gold_answers_default_is_as_the_evaluation_guide_says(tmp_path: Path) -> None:
+    """`QUESTIONS/answers.jsonl` for a folder holding one; none for a single questions file."""
+    from kbsearch.cli.eval_answers import gold_answers_path
+
+    (tmp_path / "answers.jsonl").write_text("")
+    (tmp_path / "questions.jsonl").write_text("")
+    assert gold_answers_path(tmp_path, None) == tmp_path / "answers.jsonl"
+    assert gold_answers_path(tmp_path / "questions.jsonl", None) is None
+    text = " ".join(section(read("guide/evaluation.md"), "## Answer evaluation").split())
+    assert "when QUESTIONS is a single `.jsonl` file there is no default" in text
