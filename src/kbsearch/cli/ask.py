@@ -32,9 +32,10 @@ def min_confidence_option(func: F) -> F:
         "--min-confidence",
         type=click.FloatRange(0.0, 1.0),
         default=None,
-        help="Answer only from this confidence on (default: the shipped model's, chosen on dev"
-        " data for 80% answer precision; below it, down to the uncertain band's floor, the answer"
-        " is shown as uncertain).",
+        help="Answer only from this confidence on (default: the shipped model's, 0.46, chosen on"
+        " dev data so that answered questions the documents answer show a right span at least"
+        " 70% of the time; below it, down to the uncertain band's floor, 0.26, the answer is"
+        " shown as uncertain).",
     )(func)
 
 

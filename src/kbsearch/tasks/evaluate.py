@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Unpack
 
 from ..errors import EvaluationError, OptionConflictError, QueryError
-from ..evaluation.answers import Judged
+from ..evaluation.answers import UNKNOWN, Judged
 from ..evaluation.gold import Unreachable, unreachable_relevant
 from ..evaluation.questions import Question, QuestionSet
 from ..evaluation.runner import DEFAULT_K, EvaluationResult, Latency, SearchFn, evaluate
@@ -265,8 +265,8 @@ def assess_questions(
         items.append(
             {
                 "qid": q.qid,
-                "kind": q.kind or "-",
-                "language": q.language or "-",
+                "kind": q.kind or UNKNOWN,
+                "language": q.language or UNKNOWN,
                 "confidence": assessed.decision.confidence,
                 "answered": assessed.decision.answerable,
                 "threshold": assessed.decision.threshold,
