@@ -57,8 +57,9 @@ def test_search_json_carries_the_decision(db: str) -> None:
 
 
 def test_bad_min_confidence_is_a_usage_error(db: str) -> None:
-    code, _ = run("ask", "x", "--db", db, "--min-confidence", "1.5")
-    assert code == 2
+    for bad in ("1.5", "nan", "-inf"):
+        code, _ = run("ask", "x", "--db", db, "--min-confidence", bad)
+        assert code == 2, bad
 
 
 def test_eval_abstention_table_and_report_chart(db: str, tmp_path: Path) -> None:

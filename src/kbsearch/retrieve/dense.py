@@ -60,8 +60,8 @@ class DenseIndex:
 
     ``segments``: the rows by ascending row id; ``alive``: ``False`` for a row deleted since
     its segment was coded (shape ``(n,)`` over all segments); ``read``: the float32 vectors
-    by row id (from the store's file through a :class:`~kbsearch.retrieve.dense_rows.RowCache`, or the table of
-    :meth:`of_table`).
+    by row id (from the store's file through a
+    :class:`~kbsearch.retrieve.dense_rows.RowCache`, or the table of :meth:`of_table`).
     """
 
     segments: tuple[Segment, ...]
