@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -11,6 +12,12 @@ from support import FakeEmbedder, LengthReranker, mirror
 
 from kbsearch.cache import cache_root
 from kbsearch.rerank import rerankers
+
+# The MCP client binds sys.stderr as stdio_client's default errlog when it is first imported:
+# import it here, not inside a CliRunner test, whose stderr has no file descriptor (the docs'
+# MCP example starts a server process with it). Without the mcp extra there is nothing to bind.
+with contextlib.suppress(ImportError):
+    import mcp.client.stdio  # noqa: F401
 
 # Where tests write what kbsearch derives per machine, and the demo's default folder.
 ISOLATED = ("KBSEARCH_CACHE", "KBSEARCH_HOME")
