@@ -66,3 +66,14 @@ def summary(ms: list[float]) -> str:
         f"mean {statistics.fmean(ms):7.2f} ms  p50 {percentile(ms, 50):7.2f}  "
         f"p95 {percentile(ms, 95):7.2f}"
     )
+
+
+def timed(fn: Callable[[], object], repeat: int) -> tuple[float, float]:
+    """Median (process CPU ms, wall ms) of ``repeat`` calls."""
+    cpu, wall = [], []
+    for _ in range(repeat):
+        c, w = time.process_time(), time.perf_counter()
+        fn()
+        cpu.append((time.process_time() - c) * 1000)
+        wall.append((time.perf_counter() - w) * 1000)
+    return statistics.median(cpu), statistics.median(wall)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import sys
 import tempfile
 import time
 from collections import Counter
@@ -28,6 +29,10 @@ import numpy as np
 import onnxruntime as ort
 
 from kbsearch.embedders.onnx_backend import MODEL_NAME, OnnxEmbedder
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from _common import timed  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 QUESTIONS = HERE.parent / "src" / "kbsearch" / "examples" / "helpcentre" / "questions.jsonl"
@@ -75,16 +80,6 @@ def opened(path: Path, opts: ort.SessionOptions) -> tuple[ort.InferenceSession, 
     c = time.process_time()
     session = ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
     return session, (time.process_time() - c) * 1000
-
-
-def timed(fn: Callable[[], object], repeat: int) -> tuple[float, float]:
-    cpu, wall = [], []
-    for _ in range(repeat):
-        c, w = time.process_time(), time.perf_counter()
-        fn()
-        cpu.append((time.process_time() - c) * 1000)
-        wall.append((time.perf_counter() - w) * 1000)
-    return statistics.median(cpu), statistics.median(wall)
 
 
 def runner(session: ort.InferenceSession, io_binding: bool) -> Callable[[np.ndarray], np.ndarray]:

