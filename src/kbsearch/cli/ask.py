@@ -15,6 +15,7 @@ from kbsearch.knowledge_base import open_kb
 
 from .ingest import MAKE_PUBLIC
 from .options import (
+    NumberRange,
     color_option,
     db_option,
     filter_options,
@@ -26,22 +27,11 @@ from .options import (
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-class Confidence(click.FloatRange):
-    """A number from 0 to 1; ``nan`` is refused too (a ``FloatRange`` lets it through, since
-    every comparison with it is false)."""
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        number = super().convert(value, param, ctx)
-        if number != number:  # NaN
-            self.fail(f"{value!r} is not a number from 0 to 1.", param, ctx)
-        return number
-
-
 def min_confidence_option(func: F) -> F:
     """``--min-confidence``: answer only from this confidence on (default: the model's)."""
     return click.option(
         "--min-confidence",
-        type=Confidence(0.0, 1.0),
+        type=NumberRange(0.0, 1.0),
         default=None,
         help="Answer only from this confidence on (default: the shipped model's, 0.46, chosen on"
         " dev data so that answered questions the documents answer show a right span at least"

@@ -25,7 +25,7 @@ from kbsearch.evaluation.significance import ALPHA, RESAMPLES, SEED, TESTS
 from kbsearch.evaluation.trec import read_trec_run
 
 from .eval import fmt_mean
-from .options import json_option
+from .options import NumberRange, json_option
 
 COMPARE_MEASURES = ("nDCG@10", "MRR@10", "R@10", "R@100")
 
@@ -98,7 +98,7 @@ def _labels(paths: Sequence[Path]) -> list[str]:
     "--alpha",
     default=ALPHA,
     show_default=True,
-    type=click.FloatRange(0, 1, min_open=True, max_open=True),
+    type=NumberRange(0, 1, min_open=True, max_open=True),
     help="Significance level.",
 )
 @click.option("--show", default=10, show_default=True, help="Per-query differences to list.")

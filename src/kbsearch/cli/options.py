@@ -141,6 +141,17 @@ def filter_options(func: F) -> F:
     )
 
 
+class NumberRange(click.FloatRange):
+    """A ``click.FloatRange`` that refuses ``nan`` too (a ``FloatRange`` lets it through, since
+    every comparison with it is false): a usage error, exit 2."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        number = super().convert(value, param, ctx)
+        if number != number:  # NaN
+            self.fail(f"{value!r} is not a number in {self._describe_range()}.", param, ctx)
+        return number
+
+
 HITS = click.IntRange(1, MAX_K)  # --k and --depth: the library's bounds, a usage error
 
 

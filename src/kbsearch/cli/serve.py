@@ -17,7 +17,7 @@ import click
 from kbsearch.errors import InvalidArgumentError, ServerStartError, install_hint
 from kbsearch.ingest.limits import IngestLimits
 
-from .options import ingest_limits_option
+from .options import NumberRange, ingest_limits_option
 
 LOOPBACK_NAMES = ("localhost",)
 
@@ -86,7 +86,7 @@ def is_loopback(host: str) -> bool:
 @click.option("--model-threads", default=1, show_default=True, type=click.IntRange(1, 64),
               help="Threads of one query encoding ($KBSEARCH_THREADS); requests run in "
               "parallel on the search threads.")  # fmt: skip
-@click.option("--time-limit", default=5.0, show_default=True, type=click.FloatRange(0.01),
+@click.option("--time-limit", default=5.0, show_default=True, type=NumberRange(0.01),
               help="Seconds a search may take before it is answered with 503.")  # fmt: skip
 @click.option("--report", type=click.Path(path_type=Path),
               help="Evaluation report (HTML) or a folder of them, shown at /report.")  # fmt: skip
