@@ -274,7 +274,7 @@ def phrases(s: ta.Searched, kb, impact, language: str) -> list[float]:  # noqa: 
     idf = {t: fts5_idf(impact.passages, impact.frequency(t)) for t in query}
     weight = [idf[a] + idf[b] for a, b in pairs]
     firsts = list(dict.fromkeys(p for p, _ in s.lexical[:3] + s.dense[:3]))
-    rows = kb.store.passage_rows(firsts)
+    rows = kb.store.passages.rows(firsts)
     seqs = {p: stems(rows[p].passage.text, language) for p in firsts if p in rows}
 
     def share(pid: str) -> float:

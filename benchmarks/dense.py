@@ -43,7 +43,7 @@ def indexing(dataset: Path, n_docs: int, embedder: str) -> None:
             start = time.perf_counter()
             report = kb.index([corpus], default_access="public", lang="en")
             seconds = time.perf_counter() - start
-            tokens = kb.store.connection.execute(
+            tokens = kb.store.database.connection.execute(
                 "SELECT sum(token_count) FROM passages"
             ).fetchone()[0]
     print(

@@ -62,7 +62,7 @@ def main() -> None:
                 r: kb.routes[r].candidates(q.text, filters, 100) for r in ("lexical", "dense")
             }
         ids = {pid for per in rankings.values() for ranked in per.values() for pid, _ in ranked}
-        rows = kb.store.passage_rows(ids)
+        rows = kb.store.passages.rows(ids)
 
     def hits(ranked: list[tuple[str, float]]) -> list[Hit]:
         out = []

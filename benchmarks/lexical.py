@@ -59,11 +59,11 @@ def bench_beir(folder: Path, k: int) -> None:
         analyzer = Analyzer("plain")
         for doc_id, text in zip(ids, texts, strict=True):
             doc = Document(doc_id=doc_id, version="1", title="", language="en", access="public")
-            store.write_document(
+            store.documents.write(
                 doc, [Passage(doc_id, doc_id, "1", "", "text", text, 0)], [text], None
             )
         index_s = time.perf_counter() - start
-        store.set_settings({"analyzer": "plain"})
+        store.database.set_settings({"analyzer": "plain"})
         kb = KnowledgeBase(store)
         filters = Filters(audience="staff")
 
@@ -183,7 +183,7 @@ def synthetic(n: int, queries: int, seed: int = 0) -> None:
                 effective_from=date(2025, 1, 1) if i % 2 else None,
                 effective_to=date(2025, 12, 31) if i % 10 == 0 else None,
             )
-            store.write_document(
+            store.documents.write(
                 doc, [Passage(f"p{i}", f"d{i}", "1", "", "text", text, 0)], [text], None
             )
         print(f"synthetic: {n} passages written in {time.perf_counter() - start:.1f} s")
@@ -191,7 +191,7 @@ def synthetic(n: int, queries: int, seed: int = 0) -> None:
         qs = [" ".join(rng.choices(vocab[50:5000], k=4)) for _ in range(queries)]
         plain = Filters(audience="staff", as_of=date(2026, 6, 1))
         filtered = Filters(audience="public", as_of=date(2026, 6, 1), language="en")
-        store.set_settings({"analyzer": "plain"})
+        store.database.set_settings({"analyzer": "plain"})
         kb = KnowledgeBase(store)
         for audience in ("staff", "public"):
             start = time.perf_counter()
@@ -210,7 +210,7 @@ def synthetic(n: int, queries: int, seed: int = 0) -> None:
             print(f"  {label} identical results: {same}/{len(qs)} queries")
         from kbsearch.text.analysis import match_expression
 
-        plan = store.lexical_plan(match_expression(words(qs[0])), filtered, 10)
+        plan = store.fts.plan(match_expression(words(qs[0])), filtered, 10)
         print("  plan of the filtered query: " + " | ".join(plan))
         store.close()
 

@@ -107,7 +107,7 @@ def main() -> None:
                 "lexical_stop": lookup(index.passage_ids, index.scores(stop.kept)),
                 "dense": lookup(dense_index.table.passage_ids, dense_index.scores(qvec)),
             }
-            rows = kb.store.passage_rows(ids)
+            rows = kb.store.passages.rows(ids)
             info = {}
             for pid in ids:
                 p = rows[pid].passage

@@ -8,7 +8,7 @@ none``, the stem analyzer): realistic EN and FR text recombined from the BEIR co
 ``--data`` (scifact, covid_faq_en, piaf_fr, spf_qr_fr: each passage a title, a heading and
 about 60 words cut from a random abstract or paragraph of one language), ten passages per
 document, a fifth of the documents staff-only, a tenth with an effective date range. The store
-is written directly through :meth:`kbsearch.store.Store.write_document` with the analyzer's
+is written directly through :meth:`kbsearch.store.documents.Documents.write` with the analyzer's
 bodies, as the indexer writes them (the CLI would take hours at 1M). With ``--replicate R``, a
 size is built instead as R copies of the size / R collection inside SQLite (:func:`replicate`:
 minutes for 1M where the direct build takes hours on the shared machine).
@@ -120,7 +120,7 @@ def build(path: Path, size: int, data: Path, seed: int = 23) -> None:
                 pid = f"{doc_id}@v1#s{i}"
                 passages.append(Passage(pid, doc_id, "1", heading, "text", text, i))
                 bodies.append(analyzer.body(text, language))
-            store.write_document(document, passages, bodies, None)
+            store.documents.write(document, passages, bodies, None)
             written += len(passages)
             doc += 1
             if doc % 2000 == 0:
@@ -262,7 +262,9 @@ def measure_serve(db: Path, queries: list[str]) -> dict[str, float]:
     def start() -> Engine:
         engine = Engine(db, embedder="none")
         snapshots = engine.snapshots
-        if snapshots is not None and not snapshots.wait_for(engine.kb.store.generation(), 600):
+        if snapshots is not None and not snapshots.wait_for(
+            engine.kb.store.database.generation(), 600
+        ):
             raise SystemExit("the served snapshot was not built in 600 s")
         engine.read(
             lambda kb: kb.search(queries[0], route="lexical", filters=Filters(audience="public"))

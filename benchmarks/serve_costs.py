@@ -122,8 +122,8 @@ def main() -> None:
             dim = embedder.dim
 
             def rebuild() -> None:
-                with kb.store.read_transaction():
-                    snapshot = Snapshot(kb.store.generation())  # a fresh one, never shared
+                with kb.store.database.read_transaction():
+                    snapshot = Snapshot(kb.store.database.generation())  # a fresh one, never shared
                     with backend.using(snapshot):
                         for audience in ("public", "staff"):
                             backend.impact_index(audience)

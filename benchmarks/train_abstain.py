@@ -128,7 +128,7 @@ def searched(kb, own, other, vectors):  # noqa: ANN001, ANN201
         fused = reciprocal_rank_fusion({"lexical": l_list, "dense": d_list}, k=DEFAULT_RRF_K)
         first = 0
         if condition != "other":
-            docs = kb.store.passage_rows(f.passage_id for f in fused)
+            docs = kb.store.passages.rows(f.passage_id for f in fused)
             for rank, f in enumerate(fused, start=1):
                 if docs[f.passage_id].passage.doc_id in relevant:
                     first = rank
@@ -152,7 +152,7 @@ def search_rows(kb, dataset, own, other, out, vectors, kept_evidence):
             s.dense,
             background.of_query(vectors[q.text]),
             language,
-            lambda ids: {p: r.passage.text for p, r in kb.store.passage_rows(ids).items()},
+            lambda ids: {p: r.passage.text for p, r in kb.store.passages.rows(ids).items()},
             kb.analyzer,
             languages,
         )

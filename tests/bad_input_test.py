@@ -49,12 +49,12 @@ def lexical_kb(tmp_path: Path, docs: Path) -> KnowledgeBase:
 def test_failed_reembed_keeps_the_index(
     lexical_kb: KnowledgeBase, docs: Path, kwargs: dict[str, object]
 ) -> None:
-    before = lexical_kb.store.count_passages()
+    before = lexical_kb.store.passages.count()
     args: dict[str, object] = {"inventory": docs / "inventory.csv", "reembed": True, **kwargs}
     paths = args.pop("paths", [docs])
     with pytest.raises((IngestError, InventoryError, InvalidArgumentError)):
         lexical_kb.index(paths, **args)  # type: ignore[arg-type]
-    assert lexical_kb.store.count_passages() == before > 0
+    assert lexical_kb.store.passages.count() == before > 0
 
 
 def test_vectors_cannot_be_added_to_a_lexical_only_index(tmp_path: Path, docs: Path) -> None:
@@ -64,7 +64,7 @@ def test_vectors_cannot_be_added_to_a_lexical_only_index(tmp_path: Path, docs: P
     with kbsearch.open_kb(path, embedder=FakeEmbedder()) as kb:
         with pytest.raises(EmbedderMismatchError, match="--reembed"):
             kb.index([docs], inventory=docs / "inventory.csv")
-        assert kb.store.count_vectors() == 0
+        assert kb.store.vectors.count() == 0
 
 
 @pytest.mark.parametrize("query", [None, b"bytes", 42, "return \udcff"])

@@ -202,8 +202,48 @@ def test_the_guide_quotes_the_benchmarks_page() -> None:
     answers = " ".join(read("guide/answers.md").split())
     limits = re.search(r"AUROC (0\.\d\d) on PIAF final and (0\.\d\d) on covid_faq_en", answers)
     # (its shell block holds "# ..." comment lines, so not ``section``)
-    verdict = read("benchmarks.md").split(VERDICT_SECTION + "\n", 1)[1].split("\n## ", 1)[0]
+    verdict = read("benchmarks.md").split(VERDICT_SECTION + "\n", 1)[1].split("\n### ", 1)[0]
     measured = {row[0].strip("*"): row[2].strip("*") for row in table_rows(verdict)}
     assert limits is not None
     finals = [measured[name] for name in ("PIAF final, all", "covid_faq_en final, all")]
     assert [f"{float(v):.2f}" for v in finals] == list(limits.groups())
+
+
+def test_the_python_reference_documents_the_answer_and_its_json_names() -> None:
+    """`kb.ask` returns :class:`kbsearch.judge.answer.Answer`: the Python reference renders it
+    and maps each field whose JSON name differs to that name, as ``to_dict`` writes it."""
+    from kbsearch.judge.answer import Answer
+
+    text = " ".join(read("reference/python.md").split())
+    assert "::: kbsearch.judge.answer.Answer" in read("reference/python.md")
+    answer = Answer(
+        query="q", verdict="answered", confidence=0.9, threshold=0.46, floor=0.26, text="span",
+        start=0, end=4, marks=(), citation=None, nearest=(),
+    )  # fmt: skip
+    found = answer.to_dict()
+    mapped = re.findall(r"`\.(\w+)` is `(\w+)`", text)
+    assert {field for field, _ in mapped} >= {"text", "threshold", "floor"}
+    for field, key in mapped:
+        assert found[key] == getattr(answer, field), (field, key)
+
+
+def test_the_passages_route_says_a_hash_is_sent_as_percent_23() -> None:
+    """A passage id holds `#`, which a URL would cut as a fragment: the HTTP reference (from
+    the schema) and the serving guide say it is sent as `%23`, with an example."""
+    page = " ".join(rendered("reference/http.md").split())
+    route = page.split("### GET `/passages/{passage_id}`", 1)[1].split("### ", 1)[0]
+    assert "%23" in route
+    guide = " ".join(section(read("guide/serving.md"), "## Searching over HTTP").split())
+    assert "/passages/warranty@v2%23warranty-period" in guide
+
+
+def test_the_gold_answers_default_is_as_the_evaluation_guide_says(tmp_path: Path) -> None:
+    """`QUESTIONS/answers.jsonl` for a folder holding one; none for a single questions file."""
+    from kbsearch.cli.eval_answers import gold_answers_path
+
+    (tmp_path / "answers.jsonl").write_text("")
+    (tmp_path / "questions.jsonl").write_text("")
+    assert gold_answers_path(tmp_path, None) == tmp_path / "answers.jsonl"
+    assert gold_answers_path(tmp_path / "questions.jsonl", None) is None
+    text = " ".join(section(read("guide/evaluation.md"), "## Answer evaluation").split())
+    assert "when QUESTIONS is a single `.jsonl` file there is no default" in text

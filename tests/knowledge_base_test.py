@@ -60,7 +60,7 @@ def test_staff_passage_never_reaches_public(kb: KnowledgeBase, route: str) -> No
     public = kb.search(query, route=route, k=50, filters=Filters(audience="public", as_of=DAY))
     assert all(h.doc_id != "goodwill" for h in public)
     assert all("25 euros" not in h.text for h in public)
-    assert len(public) <= kb.store.count_passages(Filters(audience="public", as_of=DAY))
+    assert len(public) <= kb.store.passages.count(Filters(audience="public", as_of=DAY))
     with pytest.raises(PassageNotFoundError) as hidden:
         kb.get_passage("goodwill@v1#goodwill-amount", audience="public")
     with pytest.raises(PassageNotFoundError) as missing:
@@ -108,12 +108,12 @@ def test_update_and_prune_remove_old_words_and_vectors(kb: KnowledgeBase, docs: 
         kb.get_passage("delivery@v1#lost-parcel")
     ids = set(kb.dense_index().table.passage_ids)
     assert "delivery@v1#lost-parcel" not in ids
-    assert kb.store.count_vectors() == kb.store.count_passages()
+    assert kb.store.vectors.count() == kb.store.passages.count()
     (docs / "delivery.md").unlink()
     report = kb.index([docs], inventory=docs / "inventory.csv", prune=True)
     assert report.removed == 1
     assert kb.search("late parcel tracked", route="lexical", filters=Filters(as_of=DAY)) == []
-    assert kb.store.count_vectors() == kb.store.count_passages()
+    assert kb.store.vectors.count() == kb.store.passages.count()
 
 
 class SimulatedWriteFailure(Exception):
@@ -132,13 +132,13 @@ class FailingVectors:
 def test_failed_write_keeps_previous_version(kb: KnowledgeBase) -> None:
     store = kb.store
     before = kb.search("lost parcel", route="lexical", filters=Filters(as_of=DAY))
-    docs = {d.document.doc_id: d for d in store.documents()}
+    docs = {d.document.doc_id: d for d in store.documents.all()}
     doc = docs["delivery"].document
-    passages = store.passages_of(docs["delivery"].row_id)
+    passages = store.passages.in_document(docs["delivery"].row_id)
     assert len(passages) >= 2  # so that the failure comes after a passage was written
     new = [p.__class__(**{**p.__dict__, "text": "replaced words"}) for p in passages]
     with pytest.raises(SimulatedWriteFailure):
-        store.write_document(doc, new, ["replaced words"] * len(new), FailingVectors())  # type: ignore[arg-type]
+        store.documents.write(doc, new, ["replaced words"] * len(new), FailingVectors())  # type: ignore[arg-type]
     assert kb.search("lost parcel", route="lexical", filters=Filters(as_of=DAY)) == before
     assert kb.search("replaced", route="lexical", filters=Filters(as_of=DAY)) == []
 
@@ -166,7 +166,7 @@ def test_duplicate_doc_version_in_inventory_is_refused(tmp_path: Path, docs: Pat
     with kbsearch.open_kb(tmp_path / "kb.db", create=True, embedder="none") as kb:
         with pytest.raises(kbsearch.errors.InventoryError):
             kb.index([docs], inventory=docs / "inventory.csv")
-        assert kb.store.count_passages() == 0
+        assert kb.store.passages.count() == 0
 
 
 @pytest.mark.parametrize(
@@ -214,18 +214,20 @@ def test_an_index_cut_by_the_old_passage_rule_is_refused_until_rebuilt(
     path = tmp_path / "kb.db"
     with kbsearch.open_kb(path, create=True, embedder=FakeEmbedder()) as kb:
         kb.index([docs], inventory=docs / "inventory.csv")
-        stored = kb.store.index_settings()
+        stored = kb.store.database.index_settings()
         assert stored is not None and stored.chunking == PASSAGE_RULE
         legacy = {k: v for k, v in stored.to_dict().items() if k != "chunking"}
-        with kb.store.transaction():  # what an index built before the rule had a name holds
-            kb.store.set_settings({**legacy, "section_level": 2})
+        with (
+            kb.store.database.transaction()
+        ):  # what an index built before the rule had a name holds
+            kb.store.database.set_settings({**legacy, "section_level": 2})
     with kbsearch.open_kb(path, embedder=FakeEmbedder()) as kb:
         assert kb.search("parcel", route="lexical", filters=Filters(as_of=DAY))  # still read
         with pytest.raises(OutdatedPassagesError, match="--reembed"):
             kb.index([docs], inventory=docs / "inventory.csv")
         report = kb.index([docs], inventory=docs / "inventory.csv", reembed=True)
         assert report.ok and report.added == 4
-        rebuilt = kb.store.index_settings()
+        rebuilt = kb.store.database.index_settings()
         assert rebuilt is not None
         assert (rebuilt.chunking, rebuilt.section_level) == (PASSAGE_RULE, 6)
 
@@ -265,7 +267,7 @@ def test_failed_reembed_keeps_the_index(tmp_path: Path, docs: Path) -> None:
     with kbsearch.open_kb(path, embedder="no-such-embedder") as kb:
         with pytest.raises(kbsearch.errors.EmbedderUnavailableError):
             kb.index([docs], inventory=docs / "inventory.csv", reembed=True)
-        assert kb.store.count_passages() > 0
+        assert kb.store.passages.count() > 0
 
 
 def test_staff_text_moves_no_public_score_or_explanation(tmp_path: Path, docs: Path) -> None:
@@ -375,7 +377,7 @@ def own_statements(kb: KnowledgeBase, call: object) -> list[str]:
     """The SQL statements ``call()`` runs on ``kb``'s store (FTS5's own nested ones, which
     SQLite's trace shows as ``-- ...``, left out)."""
     seen: list[str] = []
-    with kb.store.tracing(seen.append):
+    with kb.store.database.tracing(seen.append):
         call()  # type: ignore[operator]
     return [s for s in seen if not s.startswith("--")]
 

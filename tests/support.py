@@ -4,6 +4,7 @@ writers and small corpora."""
 from __future__ import annotations
 
 import hashlib
+import os
 import sys
 import time
 from collections.abc import Sequence
@@ -144,13 +145,14 @@ def seed_store(path: Path, analyzer: Analyzer) -> Store:
     for key, text in SEED.items():
         doc = Document(doc_id=key, version="1", title=key, language="en", access="public")
         passage = Passage(key, key, "1", "", "text", text, 0)
-        store.write_document(doc, [passage], [analyzer.body(text, "en")], None)
+        store.documents.write(doc, [passage], [analyzer.body(text, "en")], None)
     return store
 
 
 # Runs `kbsearch index` (argv after the script) in a child process with one document per
-# write batch and a pause and a "batch" line on stdout after each, so a test can interrupt or
-# kill it between batches. `fake:` embedders are the FakeEmbedder above.
+# write batch and a "batch" line on stdout after each, then a pause, or (pause None) a wait
+# for one line on stdin, so a test can interrupt or kill it between batches, and be sure it
+# has not finished meanwhile. `fake:` embedders are the FakeEmbedder above.
 SLOW_INDEX = """
 import sys, time
 sys.path.insert(0, {tests!r})
@@ -161,7 +163,10 @@ write = kbsearch.index.writer.DocumentWriter._write_batch
 def slow(self, batch):
     write(self, batch)
     print("batch", flush=True)
-    time.sleep({pause})
+    if {pause} is None:
+        sys.stdin.readline()
+    else:
+        time.sleep({pause})
 kbsearch.index.writer.DocumentWriter._write_batch = slow
 load = kbsearch.index.embedder_slot.load_embedder
 kbsearch.index.embedder_slot.load_embedder = (
@@ -172,8 +177,9 @@ cli(sys.argv[1:])
 """
 
 
-def slow_index_command(*args: str, pause: float = 0.2) -> list[str]:
-    """The argv of a child ``kbsearch index ARGS`` that pauses after each document."""
+def slow_index_command(*args: str, pause: float | None = 0.2) -> list[str]:
+    """The argv of a child ``kbsearch index ARGS`` that pauses ``pause`` seconds after each
+    document, or (``None``) waits for a line on its stdin."""
     script = SLOW_INDEX.format(tests=str(Path(__file__).parent), pause=pause)
     return [sys.executable, "-c", script, "index", *args]
 
@@ -278,3 +284,16 @@ LEXICAL_FILTERS = st.builds(
 LEXICAL_SEARCHES = st.lists(
     st.tuples(LEXICAL_QUERIES, LEXICAL_FILTERS, st.integers(1, 8)), min_size=1, max_size=5
 )
+
+
+def mirror(real: Path, into: Path) -> None:
+    """``into`` made a tree of real directories whose files are symbolic links to ``real``'s:
+    the converted models and unpacked arrays already there are read where they lie, while a
+    file kbsearch writes (a piece table, an unpacked model, a conversion) is written by
+    temporary file and rename into ``into``, replacing at most a link, never its target."""
+    for top, dirs, files in os.walk(real):
+        rel = Path(top).relative_to(real)
+        (into / rel).mkdir(parents=True, exist_ok=True)
+        dirs[:] = [d for d in dirs if not d.startswith(".")]  # half-written conversions
+        for name in files:
+            (into / rel / name).symlink_to(Path(top) / name)

@@ -149,7 +149,7 @@ class KnowledgeBase:
 
     @property
     def settings(self) -> dict[str, Any]:
-        return self.store.settings()
+        return self.store.database.settings()
 
     def get_passage(self, passage_id: str, audience: str = DEFAULT_AUDIENCE) -> Passage:
         """:meth:`kbsearch.facade.contents.Contents.get_passage`: one passage by id, if

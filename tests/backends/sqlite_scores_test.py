@@ -27,7 +27,7 @@ def kb(tmp_path_factory: pytest.TempPathFactory) -> KnowledgeBase:
 
 
 def every_passage(kb: KnowledgeBase) -> list[str]:
-    return [r[0] for r in kb.store.connection.execute("SELECT passage_id FROM passages")]
+    return [r[0] for r in kb.store.database.connection.execute("SELECT passage_id FROM passages")]
 
 
 @pytest.mark.parametrize("audience", ["public", "staff"])
@@ -45,7 +45,7 @@ def test_lexical_scores_equal_the_route_list(kb: KnowledgeBase, query: str, audi
     visible = backend.passages(scored, filters)  # the others are another version's, or out
     assert all(scored[p] == 0.0 for p in visible if p not in listed)  # of force on this day
     if audience == "public":  # a staff-only passage is not in the public index: left out
-        staff = {p for p in every_passage(kb) if kb.store.passage_rows([p])[p].access != "public"}
+        staff = {p for p in every_passage(kb) if kb.store.passages.rows([p])[p].access != "public"}
         assert staff and not staff & set(scored)
 
 
@@ -93,9 +93,9 @@ def test_no_heading_vectors_leaves_title_out(tmp_path: Path) -> None:
     docs = write_files(tmp_path / "docs", FILES)
     with kbsearch.open_kb(tmp_path / "kb.db", create=True, embedder=FakeEmbedder()) as kb:
         kb.index([docs], inventory=docs / "inventory.csv")
-        with kb.store.transaction() as con:
+        with kb.store.database.transaction() as con:
             con.execute("DELETE FROM embedding_cache WHERE role = 'heading'")
-            kb.store.bump_generation()
+            kb.store.database.bump_generation()
         vector = kb.query_vector("lost parcel")
         assert kb.backend.heading_scores(vector, every_passage(kb)) == {}
         hits = kb.search("lost parcel", fusion="convex:alpha=0.6,title=0.3")

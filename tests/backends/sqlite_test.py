@@ -26,7 +26,7 @@ def _write(store: Store, state: str) -> None:
     passages = [Passage(f"K#{i}", "K", "1", "", "text", t, i) for i, t in enumerate(texts)]
     sign = 1.0 if state == "old" else -1.0
     vectors = np.array([[sign, 0.0, 0.0, 0.0], [0.0, sign, 0.0, 0.0]], dtype=np.float32)
-    store.write_document(doc, passages, texts, vectors)
+    store.documents.write(doc, passages, texts, vectors)
 
 
 def _expected(path: Path) -> dict[str, list[tuple[str, float]]]:
@@ -34,7 +34,7 @@ def _expected(path: Path) -> dict[str, list[tuple[str, float]]]:
     for state in TEXTS:
         copy = path.parent / f"{state}.db"
         store = Store(copy, create=True)
-        store.set_settings({"analyzer": "plain"})
+        store.database.set_settings({"analyzer": "plain"})
         _write(store, state)
         store.close()
         with kbsearch.open_kb(copy, embedder="none") as kb:
@@ -46,7 +46,7 @@ def test_searches_from_threads_while_another_connection_writes(tmp_path: Path) -
     path = tmp_path / "kb.db"
     expected = _expected(path)
     store = Store(path, create=True)
-    store.set_settings({"analyzer": "plain"})
+    store.database.set_settings({"analyzer": "plain"})
     _write(store, "old")
     kb = kbsearch.open_kb(path, embedder="none")
     errors: list[BaseException] = []
@@ -90,7 +90,7 @@ def test_a_write_codes_only_its_own_vectors_for_the_next_dense_search(tmp_path: 
         doc = Document(doc_id=doc_id, version="1", title="t", language="en", access="public")
         rows = [Passage(f"{doc_id}#{i}", doc_id, "1", "", "text", "x", i) for i in range(n)]
         vectors = rng.normal(size=(n, 8)).astype(np.float32)
-        store.write_document(
+        store.documents.write(
             doc, rows, ["x"] * n, vectors / np.linalg.norm(vectors, axis=1)[:, None]
         )
 
@@ -99,10 +99,10 @@ def test_a_write_codes_only_its_own_vectors_for_the_next_dense_search(tmp_path: 
     backend = SqliteBackend(store)
     q = np.ones(8, dtype=np.float32) / np.sqrt(8)
     backend.dense_candidates(q, Filters(), 5)
-    (last,) = store.connection.execute("SELECT max(id) FROM passages").fetchone()
+    (last,) = store.database.connection.execute("SELECT max(id) FROM passages").fetchone()
     put("d2", 3)  # replaces d2's four rows
     statements: list[str] = []
-    with store.tracing(statements.append):
+    with store.database.tracing(statements.append):
         got = backend.dense_candidates(q, Filters(), 30)
     reads = [s for s in statements if "FROM vectors v JOIN passages p" in s]
     assert f"p.id > {last}" in reads[0]  # the rows after the last one held, not all

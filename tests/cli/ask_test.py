@@ -57,8 +57,9 @@ def test_search_json_carries_the_decision(db: str) -> None:
 
 
 def test_bad_min_confidence_is_a_usage_error(db: str) -> None:
-    code, _ = run("ask", "x", "--db", db, "--min-confidence", "1.5")
-    assert code == 2
+    for bad in ("1.5", "nan", "-inf"):
+        code, _ = run("ask", "x", "--db", db, "--min-confidence", bad)
+        assert code == 2, bad
 
 
 def test_eval_abstention_table_and_report_chart(db: str, tmp_path: Path) -> None:
@@ -137,6 +138,9 @@ def test_eval_answers_judges_each_verdict(db: str, tmp_path: Path) -> None:
                     "--answers-dump", str(dump))  # fmt: skip
     assert code == 0, out
     assert "answers: outcomes" in out and "answers per kind" in out
+    # the outcomes name what is missed: the gold (a gold answer string, or all the keys)
+    assert "answered, misses the gold" in out and "them" not in out
+    assert "gold: a gold answer string, or all of the question's keys" in " ".join(out.split())
     answers = {r["qid"]: r for r in map(json.loads, dump.read_text().splitlines())}
     assert set(answers) == {"q1", "q2"}
     # q1's shown answer holds its key whenever it is shown (answered or uncertain)

@@ -18,7 +18,7 @@ import kbsearch
 import kbsearch.index.embedder_slot
 from kbsearch.cli import cli
 from kbsearch.records import Filters
-from kbsearch.store.vectors import VectorStore
+from kbsearch.store.vectors import Vectors
 
 ENV = dict(os.environ, PYTHONPATH=str(Path(kbsearch.__file__).parents[1]))
 
@@ -28,14 +28,24 @@ def run(*args: str) -> tuple[int, str, str]:
     return result.exit_code, result.stdout, result.stderr
 
 
-def start_slow(*args: str) -> subprocess.Popen[str]:
+def start_slow(*args: str, stepped: bool = False) -> subprocess.Popen[str]:
+    """A child ``kbsearch index ARGS`` pausing 0.2 s after each document or, ``stepped``,
+    waiting after each one until :func:`step` lets it go on."""
     return subprocess.Popen(
-        slow_index_command(*args),
+        slow_index_command(*args, pause=None if stepped else 0.2),
         env=ENV,
+        stdin=subprocess.PIPE if stepped else None,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
     )
+
+
+def step(child: subprocess.Popen[str]) -> None:
+    """Lets a stepped child write its next document."""
+    assert child.stdin is not None
+    child.stdin.write("\n")
+    child.stdin.flush()
 
 
 def wait_batches(child: subprocess.Popen[str], count: int) -> None:
@@ -63,16 +73,21 @@ def consistent(db: Path, vectors: bool = True) -> int:
 
 def test_ctrl_c_says_what_was_written_and_a_rerun_resumes(tmp_path: Path) -> None:
     docs, db = many_files(tmp_path / "docs", 20), tmp_path / "kb.db"
-    child = start_slow(str(docs), "--db", str(db), "--embedder", "fake:bow")
-    wait_batches(child, 3)
-    child.send_signal(signal.SIGINT)
-    _, err = child.communicate(timeout=60)
-    assert child.returncode == 130, err
+    child = start_slow(str(docs), "--db", str(db), "--embedder", "fake:bow", stepped=True)
+    for _ in range(2):
+        wait_batches(child, 1)
+        step(child)
+    wait_batches(child, 1)  # the third document is written; the child waits for a step
+    child.send_signal(signal.SIGINT)  # so it cannot have finished first, however loaded
+    assert child.wait(timeout=60) == 130
+    assert child.stderr is not None and child.stdin is not None
+    err = child.stderr.read()
+    child.stdin.close()
     assert "Traceback" not in err
     line = err.strip().splitlines()[-1]
     assert line.startswith("interrupted: ") and "re-run the same command to resume" in line
     written = int(line.removeprefix("interrupted: ").split()[0])
-    assert 3 <= written < 20
+    assert written == 3
     assert consistent(db) == written
     done = subprocess.run(
         slow_index_command(str(docs), "--db", str(db), "--embedder", "fake:bow", pause=0),
@@ -95,7 +110,7 @@ def test_kill_9_during_index_loses_nothing_written(tmp_path: Path) -> None:
     written = consistent(db)
     assert written >= 4
     with kbsearch.open_kb(db) as kb:
-        assert kb.store.index_settings() is not None
+        assert kb.store.database.index_settings() is not None
         assert kb.search("courier parcel", route="lexical", filters=Filters())
     code, out, err = run("index", str(docs), "--db", str(db), "--embedder", "none")
     assert code == 1 and "was built with embedder fake:bow" in err  # the settings survived
@@ -195,14 +210,14 @@ def fake_embedders(monkeypatch: pytest.MonkeyPatch) -> None:
 def full_disk(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every embedding-cache write finds the disk full (SQLite's page limit at the file's
     current size)."""
-    cache = VectorStore.cache_vectors
+    cache = Vectors.cache
 
-    def full(self: VectorStore, *args: Any) -> None:
-        pages = self.connection.execute("PRAGMA page_count").fetchone()[0]
-        self.connection.execute(f"PRAGMA max_page_count = {pages}")
+    def full(self: Vectors, *args: Any) -> None:
+        pages = self.database.connection.execute("PRAGMA page_count").fetchone()[0]
+        self.database.connection.execute(f"PRAGMA max_page_count = {pages}")
         cache(self, *args)
 
-    monkeypatch.setattr(VectorStore, "cache_vectors", full)
+    monkeypatch.setattr(Vectors, "cache", full)
 
 
 def test_full_disk_on_a_new_index_is_one_line_and_leaves_no_file(

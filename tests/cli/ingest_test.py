@@ -95,3 +95,22 @@ def test_inventory_init_writes_a_starter_csv(tmp_path: Path) -> None:
     )
     assert code == 0, err
     assert "added 3" in out
+
+
+def test_inventory_init_says_why_a_file_with_its_own_id_is_not_listed(tmp_path: Path) -> None:
+    """A Markdown file whose front matter gives its id is left out of the starter inventory
+    (one id: "id", not "ids"), and still indexed from its front matter."""
+    docs = write_files(
+        tmp_path / "docs",
+        {
+            "plain.md": "# Plain\n\nRefunds arrive within 5 days.\n",
+            "own.md": "---\ndoc_id: own-doc\n---\n# Own\n\nGift cards never expire here.\n",
+        },
+    )
+    code, out, err = run("inventory", "--init", str(docs))
+    assert code == 0 and "1 document(s)" in out
+    assert err.splitlines() == ["not listed: own.md: holds its own document id (front matter)"]
+    db = str(tmp_path / "kb.db")
+    args = ["index", str(docs), "--db", db, "--inventory", str(docs / "inventory.csv")]
+    code, out, err = run(*args, "--embedder", "none")
+    assert code == 0 and "added 2" in out, (out, err)

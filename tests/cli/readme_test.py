@@ -140,3 +140,29 @@ def test_the_documented_verdict_bands_are_the_shipped_ones() -> None:
     assert f"`min_confidence` (default {threshold:.2f}" in answers
     assert f"`uncertain_from` ({floor:.2f}" in answers
     assert "of the question's words (IDF-weighted)" not in answers  # no second gate
+
+
+def test_the_pages_say_ask_needs_vectors() -> None:
+    """`ask` on an index built with `--embedder none` is refused (the confidence reads both
+    routes): the README's ask line, getting started and the answers guide say so."""
+    readme = next(line for line in read("README.md").splitlines() if "kbsearch ask " in line)
+    assert "needs vectors" in readme
+    for name in ("guide/index.md", "guide/answers.md", "guide/indexing.md"):
+        text = " ".join(read(name).split())
+        assert "`ask` needs vectors" in text, name
+
+
+def test_the_ask_help_states_the_shipped_rule() -> None:
+    """`ask --help`'s default `--min-confidence` is the shipped model's, with the answered
+    share it was chosen for (its rule in the model file), not an older rule's."""
+    from kbsearch.judge.confidence import ConfidenceModel
+
+    model = ConfidenceModel.load()
+    threshold, floor = model.bands
+    rule = (model.answer or model).info["threshold_rule"]
+    share = re.search(r"right >= ([0-9.]+)", rule)
+    assert share is not None, rule
+    text = " ".join(CliRunner().invoke(cli, ["ask", "--help"]).output.split())
+    assert f"{threshold:.2f}" in text and f"floor, {floor:.2f}" in text
+    assert f"at least {round(float(share.group(1)) * 100)}%" in text
+    assert "80%" not in text

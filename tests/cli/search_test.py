@@ -97,6 +97,8 @@ def test_the_command_line_says_how_to_re_embed_an_index_without_vectors(db: str)
     assert "search --route lexical" in searched.stderr
     for result in (searched, asked):
         assert "no vectors" in result.stderr and "--reembed --embedder SPEC" in result.stderr
+        # a state of the index, not a malformed command line: one line, exit 1 (errors page)
+        assert len(result.stderr.splitlines()) == 1 and result.stderr.startswith("error: ")
 
 
 def test_search_explain_shows_the_rerank_stage(db: str, fake_reranker: LengthReranker) -> None:

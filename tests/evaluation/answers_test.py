@@ -58,9 +58,9 @@ def _j(answerable: bool, verdict: str, right: bool, length: int | None = 10,
 
 def test_each_verdict_gets_its_outcome() -> None:
     assert _j(True, "answered", True).outcome == "right answer"
-    assert _j(True, "answered", False).outcome == "answer without them"
+    assert _j(True, "answered", False).outcome == "answered, misses the gold"
     assert _j(True, "uncertain", True).outcome == "uncertain, right"
-    assert _j(True, "uncertain", False).outcome == "uncertain, without"
+    assert _j(True, "uncertain", False).outcome == "uncertain, misses the gold"
     assert _j(True, "dont_say", False).outcome == "wrong refusal"
     assert _j(False, "dont_say", False).outcome == "right refusal"
     assert _j(False, "answered", False).outcome == "wrong answer"
@@ -108,3 +108,11 @@ def test_gold_answers_file(tmp_path: Path) -> None:
         read_gold_answers(path)
     with pytest.raises(EvaluationError):
         read_gold_answers(tmp_path / "missing.jsonl")
+
+
+def test_a_question_without_kind_or_language_is_grouped_as_unknown() -> None:
+    from kbsearch.evaluation.answers import judge_question
+    from kbsearch.evaluation.questions import Question
+
+    judged = judge_question(Question("q1", "hot tubs?", abstain=True), "dont_say", None, {}, None)
+    assert (judged.kind, judged.language) == ("unknown", "unknown")

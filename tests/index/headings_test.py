@@ -54,15 +54,15 @@ def test_an_index_without_heading_vectors_gets_them_on_its_next_run(tmp_path: Pa
     embedder = FakeEmbedder()
     with open_kb(tmp_path / "kb.db", create=True, embedder=embedder) as kb:
         kb.index([root], inventory=root / "inventory.csv")
-        with kb.store.transaction() as con:  # as an index built before heading vectors
+        with kb.store.database.transaction() as con:  # as an index built before heading vectors
             con.execute("DELETE FROM embedding_cache WHERE role = 'heading'")
         index = HeadingIndex.load(kb.store, embedder.name, embedder.dim)
         assert index.empty
         assert np.isnan(index.scores(np.ones(embedder.dim), [0, 1])).all()
-        generation = kb.store.generation()
+        generation = kb.store.database.generation()
         report = kb.index([root], inventory=root / "inventory.csv")
         assert report.unchanged and report.headings_embedded > 0
-        assert kb.store.generation() > generation  # searches reload the heading vectors
+        assert kb.store.database.generation() > generation  # searches reload the heading vectors
         assert not HeadingIndex.load(kb.store, embedder.name, embedder.dim).empty
 
 
@@ -70,7 +70,7 @@ def test_title_counts_per_audience(tmp_path: Path) -> None:
     root = write_files(tmp_path / "docs", FILES)
     with open_kb(tmp_path / "kb.db", create=True, embedder="none") as kb:
         kb.index([root], inventory=root / "inventory.csv")
-        rows = kb.store.connection.execute(
+        rows = kb.store.database.connection.execute(
             "SELECT d.title, p.access FROM passages p JOIN documents d ON d.id = p.document"
         ).fetchall()
         for audience in ("staff", "public"):

@@ -446,7 +446,7 @@ def test_a_write_reads_the_documents_it_touches_not_every_document(tmp_path: Pat
     with kbsearch.open_kb(tmp_path / "kb.db", create=True, embedder="none") as kb:
         kb.index([docs])
         statements: list[str] = []
-        with kb.store.tracing(statements.append):
+        with kb.store.database.tracing(statements.append):
             report = kb.index([new / "policy.md", new / "other.md"])
         reads = [s for s in statements if "FROM documents" in s and "SELECT" in s]
         assert reads
@@ -493,21 +493,21 @@ def test_a_run_holds_no_parsed_document_while_it_writes(
     import gc
 
     from kbsearch.records import ParsedDocument
-    from kbsearch.store import Store
+    from kbsearch.store.documents import Documents
 
     docs = write_files(
         tmp_path / "docs",
         {f"d{i}.md": f"# Doc {i}\n\n## Part\n\nText {i}.\n" for i in range(6)},
     )
     alive: list[int] = []
-    write = Store.write_document
+    write = Documents.write
 
-    def counting(self: Store, *args: object, **kwargs: object) -> None:
+    def counting(self: Documents, *args: object, **kwargs: object) -> None:
         gc.collect()
         alive.append(sum(isinstance(o, ParsedDocument) for o in gc.get_objects()))
         write(self, *args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(Store, "write_document", counting)
+    monkeypatch.setattr(Documents, "write", counting)
     with _open(tmp_path) as kb:
         assert kb.index([docs]).added == 6
     assert alive and max(alive) == 0, alive

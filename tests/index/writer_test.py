@@ -257,10 +257,12 @@ def test_an_index_recorded_without_a_heading_weight_keeps_counting_headings_once
     with kbsearch.open_kb(db, create=True, embedder="none") as kb:
         assert kb.index([docs], default_access="public").ok
     store = Store(db)
-    recorded = store.index_settings()
+    recorded = store.database.index_settings()
     assert recorded is not None
-    with store.transaction():
-        store.set_settings({k: v for k, v in recorded.to_dict().items() if k != "heading_weight"})
+    with store.database.transaction():
+        store.database.set_settings(
+            {k: v for k, v in recorded.to_dict().items() if k != "heading_weight"}
+        )
     store.close()
     (docs / "orders.md").write_text(FAQ["orders.md"], encoding="utf-8")
     with kbsearch.open_kb(db) as kb:

@@ -30,7 +30,7 @@ def build(path: Path, n: int = 300, dim: int = 16, seed: int = 7) -> tuple[Store
             effective_to=date(2026, 6, 30) if i % 7 == 0 else None,
         )
         p = Passage(f"p{i:04d}", doc.doc_id, doc.version, "", "text", f"text {i}", 0)
-        store.write_document(doc, [p], [p.text], vectors[i : i + 1])
+        store.documents.write(doc, [p], [p.text], vectors[i : i + 1])
     return store, vectors
 
 
@@ -69,7 +69,7 @@ def test_ties_broken_by_passage_id(tmp_path: Path) -> None:
     v = np.ones((1, 4), dtype=np.float32) / 2
     for pid in ["p3", "p1", "p2"]:
         doc = Document(doc_id=pid, version="1", title="t", language="en", access="public")
-        store.write_document(doc, [Passage(pid, pid, "1", "", "text", "x", 0)], ["x"], v)
+        store.documents.write(doc, [Passage(pid, pid, "1", "", "text", "x", 0)], ["x"], v)
     index = DenseIndex.load(store, 4)
     assert [p for p, _ in index.search(v[0], Filters(), 2)] == ["p1", "p2"]
 
@@ -89,7 +89,7 @@ def _store(path: Path, public: np.ndarray, staff: np.ndarray, every: int) -> Sto
     def write(pid: str, access: str, vector: np.ndarray) -> None:
         doc = Document(doc_id=pid, version="1", title="t", language="en", access=access)
         p = Passage(f"{pid}@v1#s", pid, "1", "", "text", "text", 0)
-        store.write_document(doc, [p], [p.text], vector[None, :])
+        store.documents.write(doc, [p], [p.text], vector[None, :])
 
     for i, vector in enumerate(public):
         if every and i % every == 0:
@@ -141,7 +141,7 @@ def _near_duplicates(path: Path, n: int = 400, dim: int = 64) -> tuple[Store, np
     for i in range(n):
         doc = Document(doc_id=f"d{i}", version="1", title="t", language="en", access="public")
         p = Passage(f"p{i:04d}", doc.doc_id, "1", "", "text", "x", 0)
-        store.write_document(doc, [p], ["x"], vectors[i : i + 1])
+        store.documents.write(doc, [p], ["x"], vectors[i : i + 1])
     return store, vectors
 
 
@@ -180,14 +180,14 @@ def test_an_index_follows_writes_and_deletes_without_reloading(
     store, vectors = build(tmp_path / "kb.db", n=120)
     index = DenseIndex.load(store, 16)
     reads: list[int] = []
-    blocks = store.vector_table_blocks
+    blocks = store.vectors.table_blocks
 
     def spy(dim: int, after: int = -1, size: int = 8192):  # type: ignore[no-untyped-def]
         for block in blocks(dim, after, size):
             reads.append(len(block.row_ids))
             yield block
 
-    monkeypatch.setattr(store, "vector_table_blocks", spy)
+    monkeypatch.setattr(store.vectors, "table_blocks", spy)
     rng = np.random.default_rng(9)
     extra = rng.normal(size=(60, 16)).astype(np.float32)
     extra /= np.linalg.norm(extra, axis=1, keepdims=True)
@@ -195,8 +195,8 @@ def test_an_index_follows_writes_and_deletes_without_reloading(
         for j in range(10 * step, 10 * step + 10):
             doc = Document(doc_id=f"n{j}", version="1", title="t", language="en", access="public")
             p = Passage(f"q{j:04d}", doc.doc_id, "1", "", "text", "x", 0)
-            store.write_document(doc, [p], ["x"], extra[j : j + 1])
-        store.delete_document("d1", str(step * 50 + 1) if step < 3 else "1")
+            store.documents.write(doc, [p], ["x"], extra[j : j + 1])
+        store.documents.delete("d1", str(step * 50 + 1) if step < 3 else "1")
         reads.clear()
         index = DenseIndex.load(store, 16, previous=index)
         assert sum(reads) == 10  # the new rows only
@@ -208,7 +208,7 @@ def test_an_index_follows_writes_and_deletes_without_reloading(
                 q /= np.linalg.norm(q)
                 assert index.search(q, filters, 10) == fresh.search(q, filters, 10)
     assert len(index.segments) > 2  # merged into a tail, then a new segment started
-    store.clear()
+    store.documents.clear()
     reads.clear()
     assert len(DenseIndex.load(store, 16, previous=index)) == 0
 
@@ -216,7 +216,7 @@ def test_an_index_follows_writes_and_deletes_without_reloading(
 def test_a_gap_in_the_log_reloads(tmp_path: Path) -> None:
     store, _ = build(tmp_path / "kb.db", n=20)
     index = DenseIndex.load(store, 16)
-    with store.transaction() as con:  # rows deleted by a writer that did not log it
+    with store.database.transaction() as con:  # rows deleted by a writer that did not log it
         con.execute("DELETE FROM documents WHERE doc_id = 'd3'")
         con.execute("UPDATE meta SET value = value + 1 WHERE key = 'generation'")
     again = DenseIndex.load(store, 16, previous=index)
@@ -229,13 +229,13 @@ def test_rescored_rows_are_cached_across_generations(tmp_path: Path) -> None:
     q = vectors[5]
     first = index.search(q, Filters(audience="staff"), 5)
     statements: list[str] = []
-    with store.tracing(statements.append):
+    with store.database.tracing(statements.append):
         assert index.search(q, Filters(audience="staff"), 5) == first
     assert not any("FROM vectors" in s for s in statements)
-    store.delete_document("d7", "7")
+    store.documents.delete("d7", "7")
     again = DenseIndex.load(store, 16, previous=index)
     assert again.read is index.read  # the rows cached stay right: rows never change
-    with store.tracing(statements.append):
+    with store.database.tracing(statements.append):
         assert (
             again.search(q, Filters(audience="staff"), 5)
             == [hit for hit in index.search(q, Filters(audience="staff"), 6) if hit[0] != "p0007"][

@@ -70,7 +70,7 @@ def _view(audience: str = "public") -> Callable[[KnowledgeBase], dict[str, Any]]
     def read(kb: KnowledgeBase) -> dict[str, Any]:
         filters = Filters(audience=audience)
         return {
-            "generation": kb.store.generation(),
+            "generation": kb.store.database.generation(),
             "documents": sorted(d.document.doc_id for d in kb.documents()),
             "hits": {
                 route: [h.doc_id for h in kb.search(MARKER, k=10, route=route, filters=filters)]

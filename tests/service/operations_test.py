@@ -48,7 +48,7 @@ def test_a_served_search_reads_its_passages_once(kb_file: Path) -> None:
         args = ops.SearchArgs("is a lost parcel refunded", k=3)
         engine.read(lambda kb: ops.search(kb, "public", args, ops.Limits()))  # warm
         seen: list[str] = []
-        with engine.kb.store.tracing(seen.append):
+        with engine.kb.store.database.tracing(seen.append):
             page = engine.read(lambda kb: ops.search(kb, "public", args, ops.Limits()))
     finally:
         engine.close()

@@ -42,7 +42,7 @@ pytestmark = pytest.mark.skipif(
 ZYGOTE = r"""
 import builtins, io, json, os, signal, sys, threading
 import uvicorn, kbsearch, kbsearch.cli, kbsearch.service.app, kbsearch.service.uploads
-from kbsearch.store import Store
+from kbsearch.store.documents import Documents
 
 def install(crash_at):
     count = [0]
@@ -103,8 +103,8 @@ def install(crash_at):
     os.open = before(os.open, writing_flags)
     io.open = before(io.open, writing_mode)
     builtins.open = io.open
-    for name in ("write_document", "delete_document"):
-        setattr(Store, name, after(getattr(Store, name)))
+    for name in ("write", "delete"):
+        setattr(Documents, name, after(getattr(Documents, name)))
 
 def warm_up():
     # one app built, settled and closed: every lazy import and cache in place before any

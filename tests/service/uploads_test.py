@@ -245,8 +245,8 @@ def test_an_index_that_cannot_grow_keeps_the_stored_file(tmp_path: Path) -> None
     lexical_index(db, tmp_path / "corpus")
     with kbsearch.open_kb(db) as kb:
         write_upload(kb, Upload("memo", "memo.md", ORIGINAL, access="public"))
-        pages = kb.store.connection.execute("PRAGMA page_count").fetchone()[0]
-        kb.store.connection.execute(f"PRAGMA max_page_count = {pages + 2}")
+        pages = kb.store.database.connection.execute("PRAGMA page_count").fetchone()[0]
+        kb.store.database.connection.execute(f"PRAGMA max_page_count = {pages + 2}")
         with pytest.raises(StorageFullError):
             write_upload(kb, Upload("memo", "memo.md", big_upload("new", 200), access="public"))
     stored = Path(str(db) + ".uploads") / "memo" / "v1" / "memo.md"

@@ -55,10 +55,10 @@ def reference(connection: sqlite3.Connection, audience: str) -> dict[str, object
 
 def kept(store: Store, audience: str) -> dict[str, object]:
     return {
-        "totals": store.title_totals(audience),
-        "passage_languages": store.audience_languages(audience),
-        "languages": store.languages(audience),
-        "folders": store.public_folders() if audience != "staff" else None,
+        "totals": store.passages.title_totals(audience),
+        "passage_languages": store.passages.languages(audience),
+        "languages": store.documents.languages(audience),
+        "folders": store.documents.public_folders() if audience != "staff" else None,
     }
 
 
@@ -78,7 +78,7 @@ def write(store: Store, rng: random.Random) -> None:
         Passage(f"{doc_id}@v{version}#s{i}", doc_id, version, f"s{i}", "text", f"text {i}", i)
         for i in range(rng.randrange(4))
     ]
-    store.write_document(document, passages, [p.text for p in passages], None)
+    store.documents.write(document, passages, [p.text for p in passages], None)
 
 
 def test_counts_follow_writes_rewrites_and_deletes_per_audience(tmp_path: Path) -> None:
@@ -86,13 +86,13 @@ def test_counts_follow_writes_rewrites_and_deletes_per_audience(tmp_path: Path) 
     store = Store(tmp_path / "kb.db", create=True)
     for step in range(300):
         if step == 150:
-            store.clear()
+            store.documents.clear()
         elif rng.random() < 0.25:
-            store.delete_document(rng.choice(IDS), rng.choice(["1", "2"]))
+            store.documents.delete(rng.choice(IDS), rng.choice(["1", "2"]))
         else:
             write(store, rng)
         for audience in ("public", "staff"):
-            assert kept(store, audience) == reference(store.connection, audience), step
+            assert kept(store, audience) == reference(store.database.connection, audience), step
 
 
 def test_a_staff_document_never_counts_for_the_public(tmp_path: Path) -> None:
@@ -107,12 +107,12 @@ def test_a_staff_document_never_counts_for_the_public(tmp_path: Path) -> None:
     )  # fmt: skip
     for document in (public, staff):
         passage = Passage(f"{document.doc_id}#1", document.doc_id, "1", "", "text", "x", 0)
-        store.write_document(document, [passage], ["x"], None)
-    assert store.title_totals("public") == (1, 1, 1, 1)
-    assert store.title_totals("staff") == (2, 2, 2, 2)
-    assert store.languages("public") == store.audience_languages("public") == ["en"]
-    assert store.languages("staff") == ["en", "fr"]
-    assert store.public_folders() == ["/srv/kb"]
+        store.documents.write(document, [passage], ["x"], None)
+    assert store.passages.title_totals("public") == (1, 1, 1, 1)
+    assert store.passages.title_totals("staff") == (2, 2, 2, 2)
+    assert store.documents.languages("public") == store.passages.languages("public") == ["en"]
+    assert store.documents.languages("staff") == ["en", "fr"]
+    assert store.documents.public_folders() == ["/srv/kb"]
 
 
 def test_reading_the_counts_reads_no_passage_or_document(tmp_path: Path) -> None:
@@ -123,10 +123,10 @@ def test_reading_the_counts_reads_no_passage_or_document(tmp_path: Path) -> None
         write(store, rng)
     statements.clear()
     for audience in ("public", "staff"):
-        store.title_totals(audience)
-        store.languages(audience)
-        store.audience_languages(audience)
-    store.public_folders()
+        store.passages.title_totals(audience)
+        store.documents.languages(audience)
+        store.passages.languages(audience)
+    store.documents.public_folders()
     read = [s for s in statements if "passages" in s or "documents" in s]
     assert statements and not read
 
@@ -137,18 +137,18 @@ def test_a_file_made_before_the_counts_gets_them_on_open(tmp_path: Path) -> None
     store = Store(path, create=True)
     for _ in range(30):
         write(store, rng)
-    store.connection.execute("DROP TABLE collection_counts")
+    store.database.connection.execute("DROP TABLE collection_counts")
     store.close()
     old = tmp_path / "old.db"
     with sqlite3.connect(path) as source, sqlite3.connect(old) as copy:
         source.backup(copy)  # the file as it was, before a Store opens it
     reopened = Store(path)
     for audience in ("public", "staff"):
-        assert kept(reopened, audience) == reference(reopened.connection, audience)
+        assert kept(reopened, audience) == reference(reopened.database.connection, audience)
     reopened.close()
     old.chmod(0o444)  # read-only: counted in memory, the file left as it was
     read_only = Store(old)
     for audience in ("public", "staff"):
-        assert kept(read_only, audience) == reference(read_only.connection, audience)
-    names = read_only.connection.execute("SELECT name FROM sqlite_master").fetchall()
+        assert kept(read_only, audience) == reference(read_only.database.connection, audience)
+    names = read_only.database.connection.execute("SELECT name FROM sqlite_master").fetchall()
     assert "collection_counts" not in {r[0] for r in names}

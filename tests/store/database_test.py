@@ -77,37 +77,41 @@ def test_missing_folder_is_an_error_not_a_silent_mkdir(tmp_path: Path) -> None:
 def test_one_connection_per_thread_all_closed(tmp_path: Path) -> None:
     store = Store(tmp_path / "kb.db", create=True)
     seen: list[sqlite3.Connection] = []
-    threads = [threading.Thread(target=lambda: seen.append(store.connection)) for _ in range(3)]
+    threads = [
+        threading.Thread(target=lambda: seen.append(store.database.connection)) for _ in range(3)
+    ]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
-    assert len({id(c) for c in [store.connection, *seen]}) == 4
-    assert store.connection is store.connection  # the same thread keeps its connection
+    assert len({id(c) for c in [store.database.connection, *seen]}) == 4
+    assert (
+        store.database.connection is store.database.connection
+    )  # the same thread keeps its connection
     store.close()
     for connection in [*seen]:
         with pytest.raises(sqlite3.ProgrammingError):  # closed
             connection.execute("SELECT 1")
     with pytest.raises(StorageError, match="closed"):
-        store.generation()
+        store.database.generation()
 
 
 def test_the_tracer_sees_every_statement_of_every_connection(tmp_path: Path) -> None:
     seen: list[str] = []
     store = Store(tmp_path / "kb.db", create=True, tracer=seen.append)
-    store.get_meta("generation")
+    store.database.get_meta("generation")
     assert "SELECT value FROM meta WHERE key = 'generation'" in seen  # parameters bound
     seen.clear()
     later: list[str] = []
-    other = threading.Thread(target=lambda: store.get_meta("settings"))
-    with store.tracing(later.append):
+    other = threading.Thread(target=lambda: store.database.get_meta("settings"))
+    with store.database.tracing(later.append):
         other.start()
         other.join()
-        store.get_meta("schema_version")
+        store.database.get_meta("schema_version")
     assert "SELECT value FROM meta WHERE key = 'settings'" in later  # a new thread's too
     assert "SELECT value FROM meta WHERE key = 'schema_version'" in later
     assert not any("schema_version" in s for s in seen)  # the first tracer was replaced
-    store.get_meta("x")
+    store.database.get_meta("x")
     assert seen[-1] == "SELECT value FROM meta WHERE key = 'x'"  # and is back after
     store.close()
 
@@ -115,15 +119,15 @@ def test_the_tracer_sees_every_statement_of_every_connection(tmp_path: Path) -> 
 def test_a_read_transaction_reads_the_generation_once(tmp_path: Path) -> None:
     seen: list[str] = []
     store = Store(tmp_path / "kb.db", create=True)
-    with store.tracing(seen.append), store.read_transaction():
-        assert [store.generation() for _ in range(3)] == [0, 0, 0]
+    with store.database.tracing(seen.append), store.database.read_transaction():
+        assert [store.database.generation() for _ in range(3)] == [0, 0, 0]
     assert sum("key = 'generation'" in s for s in seen) == 1
     writer = Store(tmp_path / "kb.db")
-    with writer.transaction():
-        writer.bump_generation()
-    assert store.generation() == 1  # outside a read transaction: read from the file again
-    with store.read_transaction():
-        assert store.generation() == 1
+    with writer.database.transaction():
+        writer.database.bump_generation()
+    assert store.database.generation() == 1  # outside a read transaction: read from the file again
+    with store.database.read_transaction():
+        assert store.database.generation() == 1
     store.close()
     writer.close()
 
@@ -151,7 +155,7 @@ while not os.path.exists(sys.argv[2]) and r < 20000:  # until the test says stop
                     for j, t in enumerate(texts)]
         document = Document(doc_id=doc_id, version="1", title=doc_id, language="en",
                             access=access)
-        store.write_document(document, passages, [analyzer.body(t, "en") for t in texts],
+        store.documents.write(document, passages, [analyzer.body(t, "en") for t in texts],
                              np.full((n, 8), r, dtype=np.float32), settings=settings)
 store.close()
 print(r)  # the last round written
@@ -170,7 +174,7 @@ def write_round(store: Store, r: int) -> None:
         document = Document(doc_id=doc_id, version="1", title=doc_id, language="en", access=access)
         vectors = np.full((n, DIM), r, dtype=np.float32)
         bodies = [analyzer.body(t, "en") for t in texts]
-        store.write_document(document, passages, bodies, vectors, settings=SETTINGS)
+        store.documents.write(document, passages, bodies, vectors, settings=SETTINGS)
 
 
 def check_whole(store: Store) -> int:
@@ -179,11 +183,11 @@ def check_whole(store: Store) -> int:
     and postings) is the state after one whole write: "note" at the same round or one behind
     (it is written second), vectors, postings and the generation counter all of that same
     state."""
-    with store.read_transaction():
-        generation = store.generation()
-        columns = store.filter_columns()
-        table = store.vector_table(DIM)
-        fts = {a: (store.fts_statistics(a), store.fts_postings(a)) for a in ("public", "staff")}
+    with store.database.read_transaction():
+        generation = store.database.generation()
+        columns = store.passages.filter_columns()
+        table = store.vectors.table(DIM)
+        fts = {a: (store.fts.statistics(a), store.fts.postings(a)) for a in ("public", "staff")}
     rounds: dict[str, set[int]] = {"doc": set(), "note": set()}
     for pid in columns.passage_ids:
         doc_id, rest = pid.split("#r")

@@ -24,21 +24,21 @@ def write(store: Store, doc_id: str, settings: IndexSettings) -> None:
     document = Document(doc_id=doc_id, version="1", title=doc_id, language="en", access="public")
     passage = Passage(f"{doc_id}#1", doc_id, "1", "", "text", text, 0)
     vectors = np.ones((1, settings.dim), dtype=np.float32) if settings.dim else None
-    store.write_document(
+    store.documents.write(
         document, [passage], [Analyzer("stem").body(text, "en")], vectors, settings=settings
     )
 
 
 def test_first_document_records_the_settings_and_others_must_match(tmp_path: Path) -> None:
     first, second = Store(tmp_path / "kb.db", create=True), Store(tmp_path / "kb.db")
-    assert first.index_settings() is None and second.index_settings() is None
+    assert first.database.index_settings() is None and second.database.index_settings() is None
     write(first, "a", E5)
-    assert second.index_settings() == E5  # refreshed: the generation moved
+    assert second.database.index_settings() == E5  # refreshed: the generation moved
     with pytest.raises(SettingsConflictError, match="embedder 'fake:e5' \\(this run: None\\)"):
         write(second, "b", LEXICAL)
-    assert second.count_passages() == 1 and second.count_vectors() == 1
+    assert second.passages.count() == 1 and second.vectors.count() == 1
     write(second, "c", E5)
-    assert first.count_vectors() == 2
+    assert first.vectors.count() == 2
 
 
 def test_two_first_runs_with_different_embedders_cannot_mix(tmp_path: Path) -> None:
@@ -49,7 +49,7 @@ def test_two_first_runs_with_different_embedders_cannot_mix(tmp_path: Path) -> N
 
     class Racing(FakeEmbedder):
         def encode_passages(self, texts: list[str]) -> np.ndarray:  # type: ignore[override]
-            if not lexical.store.count_passages():
+            if not lexical.store.passages.count():
                 assert lexical.index([docs]).added == 11
             return super().encode_passages(texts)
 
@@ -57,7 +57,7 @@ def test_two_first_runs_with_different_embedders_cannot_mix(tmp_path: Path) -> N
     with pytest.raises(SettingsConflictError, match="built meanwhile by another run"):
         vectors.index([docs])
     vectors.close()
-    settings = lexical.store.index_settings()
+    settings = lexical.store.database.index_settings()
     assert settings is not None and settings.embedder is None
-    assert lexical.store.count_passages() == 11 and lexical.store.count_vectors() == 0
+    assert lexical.store.passages.count() == 11 and lexical.store.vectors.count() == 0
     lexical.close()

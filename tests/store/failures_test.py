@@ -28,14 +28,14 @@ def test_locked_database_waits_then_fails_in_one_line(
     other.execute("BEGIN IMMEDIATE")  # another writer holds the lock
     started = time.monotonic()
     with pytest.raises(DatabaseLockedError, match="locked by another writer \\(waited 0.3 s\\)"):
-        store.delete_document("A", "1")
+        store.documents.delete("A", "1")
     assert time.monotonic() - started >= 0.25  # it waited before failing
     # a writer that lets go within the timeout is waited for
     monkeypatch.setenv("KBSEARCH_BUSY_TIMEOUT", "5")
     patient = Store(path)
     threading.Timer(0.3, lambda: other.execute("ROLLBACK")).start()
-    patient.delete_document("A", "1")
-    assert patient.count_passages() == len(SEED) - 1
+    patient.documents.delete("A", "1")
+    assert patient.passages.count() == len(SEED) - 1
     other.close()
 
 
@@ -43,12 +43,12 @@ def test_full_disk_rolls_back_and_says_so(tmp_path: Path, monkeypatch: pytest.Mo
     path = tmp_path / "kb.db"
     seed_store(path, Analyzer("stem")).close()
     store = Store(path)
-    pages = store.connection.execute("PRAGMA page_count").fetchone()[0]
-    store.connection.execute(f"PRAGMA max_page_count = {pages}")  # the disk is full now
+    pages = store.database.connection.execute("PRAGMA page_count").fetchone()[0]
+    store.database.connection.execute(f"PRAGMA max_page_count = {pages}")  # the disk is full now
     big = {f"h{i}": np.ones(1024, dtype=np.float32) for i in range(50)}
     with pytest.raises(StorageFullError, match="full; nothing was lost"):
-        store.cache_vectors("fake", "passage", big)
-    assert store.cached_vectors("fake", "passage", list(big)) == {}
-    assert store.count_passages() == len(SEED)
+        store.vectors.cache("fake", "passage", big)
+    assert store.vectors.cached("fake", "passage", list(big)) == {}
+    assert store.passages.count() == len(SEED)
     store.close()
-    assert Store(path).connection.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    assert Store(path).database.connection.execute("PRAGMA integrity_check").fetchone()[0] == "ok"

@@ -22,15 +22,15 @@ def test_read_only_file_is_searched_not_written(tmp_path: Path) -> None:
     path.chmod(0o444)
     try:
         store = Store(path)
-        assert store.read_only
-        assert store.count_passages() == len(SEED)
-        assert store.filter_columns().row_ids.size == len(SEED)
+        assert store.database.read_only
+        assert store.passages.count() == len(SEED)
+        assert store.passages.filter_columns().row_ids.size == len(SEED)
         with pytest.raises(ReadOnlyIndexError, match="read-only.*chmod u\\+w"):
-            store.delete_document("A", "1")
+            store.documents.delete("A", "1")
         store.close()
     finally:
         path.chmod(0o644)
-    assert Store(path).count_passages() == len(SEED)
+    assert Store(path).passages.count() == len(SEED)
 
 
 def test_read_only_media_without_wal_index_is_searched(tmp_path: Path) -> None:
@@ -44,7 +44,7 @@ def test_read_only_media_without_wal_index_is_searched(tmp_path: Path) -> None:
     folder.chmod(0o555)
     try:
         store = Store(path)
-        assert store.count_passages() == len(SEED)
+        assert store.passages.count() == len(SEED)
         store.close()
     finally:
         folder.chmod(0o755)

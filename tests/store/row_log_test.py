@@ -18,11 +18,11 @@ def write(store: Store, doc_id: str, passages: int, version: str = "1") -> None:
         for i in range(passages)
     ]
     vectors = np.ones((passages, 4), dtype=np.float32) / 2
-    store.write_document(doc, rows, ["x"] * passages, vectors)
+    store.documents.write(doc, rows, ["x"] * passages, vectors)
 
 
 def row_ids(store: Store, doc_id: str) -> list[int]:
-    rows = store.connection.execute("SELECT id FROM passages WHERE doc_id = ?", (doc_id,))
+    rows = store.database.connection.execute("SELECT id FROM passages WHERE doc_id = ?", (doc_id,))
     return [int(r[0]) for r in rows]
 
 
@@ -35,31 +35,35 @@ def test_deletions_of_each_generation(tmp_path: Path) -> None:
     store = Store(tmp_path / "kb.db", create=True)
     write(store, "a", 3)
     write(store, "b", 2)
-    start = store.generation()
+    start = store.database.generation()
     a, b = row_ids(store, "a"), row_ids(store, "b")
-    assert store.deleted_rows_between(start, start).tolist() == []
+    assert store.vectors.deleted_rows_between(start, start).tolist() == []
     write(store, "a", 1)  # a replacement deletes the old rows
-    store.delete_document("b", "1")
+    store.documents.delete("b", "1")
     write(store, "c", 2)
-    now = store.generation()
-    assert store.deleted_rows_between(start, now).tolist() == [[a[0], a[-1]], [b[0], b[-1]]]
-    assert store.deleted_rows_between(start + 1, now).tolist() == [[b[0], b[-1]]]
-    assert store.deleted_rows_between(now, start) is None  # backwards
-    store.clear()
-    assert store.deleted_rows_between(now, store.generation()).tolist() == [list(row_log.EVERY_ROW)]
+    now = store.database.generation()
+    assert store.vectors.deleted_rows_between(start, now).tolist() == [[a[0], a[-1]], [b[0], b[-1]]]
+    assert store.vectors.deleted_rows_between(start + 1, now).tolist() == [[b[0], b[-1]]]
+    assert store.vectors.deleted_rows_between(now, start) is None  # backwards
+    store.documents.clear()
+    assert store.vectors.deleted_rows_between(now, store.database.generation()).tolist() == [
+        list(row_log.EVERY_ROW)
+    ]
 
 
 def test_a_generation_bumped_without_the_log_is_a_gap(tmp_path: Path) -> None:
     store = Store(tmp_path / "kb.db", create=True)
     write(store, "a", 2)
-    before = store.generation()
-    with store.transaction() as con:  # a writer that does not log (an older kbsearch)
+    before = store.database.generation()
+    with store.database.transaction() as con:  # a writer that does not log (an older kbsearch)
         con.execute("UPDATE meta SET value = value + 1 WHERE key = 'generation'")
-    assert store.deleted_rows_between(before, store.generation()) is None
-    gap, old = store.generation(), row_ids(store, "a")
+    assert store.vectors.deleted_rows_between(before, store.database.generation()) is None
+    gap, old = store.database.generation(), row_ids(store, "a")
     write(store, "a", 1)  # the log starts again from the gap on
-    assert store.deleted_rows_between(before, store.generation()) is None
-    assert store.deleted_rows_between(gap, store.generation()).tolist() == [[old[0], old[-1]]]
+    assert store.vectors.deleted_rows_between(before, store.database.generation()) is None
+    assert store.vectors.deleted_rows_between(gap, store.database.generation()).tolist() == [
+        [old[0], old[-1]]
+    ]
 
 
 def test_only_the_last_generations_are_kept(
@@ -69,8 +73,8 @@ def test_only_the_last_generations_are_kept(
     store = Store(tmp_path / "kb.db", create=True)
     for _ in range(6):
         write(store, "a", 1)
-    now = store.generation()
-    assert store.deleted_rows_between(now - 4, now) is None
-    assert len(store.deleted_rows_between(now - 3, now)) == 3
-    keys = store.connection.execute("SELECT count(*) FROM meta WHERE key LIKE 'row_log@%'")
+    now = store.database.generation()
+    assert store.vectors.deleted_rows_between(now - 4, now) is None
+    assert len(store.vectors.deleted_rows_between(now - 3, now)) == 3
+    keys = store.database.connection.execute("SELECT count(*) FROM meta WHERE key LIKE 'row_log@%'")
     assert keys.fetchone()[0] == 3

@@ -31,8 +31,8 @@ def state(db: Path) -> tuple[object, int, int, list[str]]:
         docs = [d.document.doc_id for d in kb.documents()]
         return (
             kb.settings.get("embedder"),
-            kb.store.count_passages(),
-            kb.store.count_vectors(),
+            kb.store.passages.count(),
+            kb.store.vectors.count(),
             docs,
         )
 
@@ -40,11 +40,11 @@ def state(db: Path) -> tuple[object, int, int, list[str]]:
 def test_reembed_replaces_the_index_when_complete(built: tuple[Path, Path]) -> None:
     docs, db = built
     with kbsearch.open_kb(db, embedder=FakeEmbedder(dim=16, name="fake:new")) as kb:
-        before = kb.store.generation()
+        before = kb.store.database.generation()
         report = kb.index([docs], reembed=True)
         assert report.ok and report.added == 6 and not report.kept_previous_index
-        assert kb.store.generation() > before
-        assert kb.store.connection.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        assert kb.store.database.generation() > before
+        assert kb.store.database.connection.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
         assert kb.search("courier", route="dense", filters=Filters())
     assert state(db)[:3] == ("fake:new", 6, 6)
     assert not staging_path(db).exists()

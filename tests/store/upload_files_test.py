@@ -38,11 +38,11 @@ def entries(db: Path) -> list[str]:
 def test_a_live_writers_change_is_left_alone_by_a_recovery(db: Path) -> None:
     files = store_of(db)
     with kbsearch.open_kb(db) as kb:
-        with files.replacing(kb.store, "memo", "1", "memo.md", NEW) as target:
+        with files.replacing(kb.store.documents, "memo", "1", "memo.md", NEW) as target:
             assert target.read_bytes() == NEW
             # another process (or thread) opening the index meanwhile: nothing to settle
             with kbsearch.open_kb(db) as other:
-                assert store_of(db).recover(other.store, sweep=True) == []
+                assert store_of(db).recover(other.store.documents, sweep=True) == []
             assert target.read_bytes() == NEW
             assert (target.parent / PREVIOUS).read_bytes() == OLD
         # left without indexing it: the index kept the old version, and so does the file
@@ -54,7 +54,7 @@ def test_a_dead_writers_journal_is_settled_by_the_index(db: Path) -> None:
     """A journal recorded, the new bytes in place, the index not written: undone."""
     home = Path(str(db) + ".uploads") / "memo" / "v1"
     with kbsearch.open_kb(db) as kb:
-        hash_before = kb.store.document_state("memo", "1")[0]  # type: ignore[index]
+        hash_before = kb.store.documents.state("memo", "1")[0]  # type: ignore[index]
     journals = Path(str(db) + ".uploads") / ".journal"
     journals.mkdir()
     (journals / "memo@1").write_text(
@@ -65,7 +65,7 @@ def test_a_dead_writers_journal_is_settled_by_the_index(db: Path) -> None:
     (home / "memo.md").unlink()
     (home / "memo.md").write_bytes(NEW)
     with kbsearch.open_kb(db) as kb:
-        assert store_of(db).recover(kb.store) == ["memo@1"]
+        assert store_of(db).recover(kb.store.documents) == ["memo@1"]
     assert (home / "memo.md").read_bytes() == OLD
     assert entries(db) == ["memo", "memo/v1", "memo/v1/memo.md"]
 
@@ -76,7 +76,7 @@ def test_a_journal_cut_short_changed_nothing_and_goes(db: Path) -> None:
     (journals / "memo@1").write_text('{"before": "ab')
     (journals / "new@1").write_text("")
     with kbsearch.open_kb(db) as kb:
-        assert store_of(db).recover(kb.store) == ["memo@1", "new@1"]
+        assert store_of(db).recover(kb.store.documents) == ["memo@1", "new@1"]
     assert entries(db) == ["memo", "memo/v1", "memo/v1/memo.md"]
 
 
@@ -105,6 +105,6 @@ def test_a_starts_sweep_removes_what_an_older_kbsearch_left(db: Path) -> None:
     (root / "gone" / "v1").mkdir(parents=True)  # a document never indexed
     (root / "gone" / "v1" / "gone.md").write_bytes(NEW)
     with kbsearch.open_kb(db) as kb:
-        assert store_of(db).recover(kb.store) == []  # journals only: none
-        assert store_of(db).recover(kb.store, sweep=True) == ["gone@1", "memo@2"]
+        assert store_of(db).recover(kb.store.documents) == []  # journals only: none
+        assert store_of(db).recover(kb.store.documents, sweep=True) == ["gone@1", "memo@2"]
     assert entries(db) == ["memo", "memo/v1", "memo/v1/memo.md"]

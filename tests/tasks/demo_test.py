@@ -32,7 +32,7 @@ def questions() -> list[dict]:
 
 def test_every_named_passage_exists(demo_kb: KnowledgeBase) -> None:
     named = {pid for q in questions() for pid in q["relevant_chunks"] + q["wrong_version"]}
-    found = demo_kb.store.passage_rows(named)
+    found = demo_kb.store.passages.rows(named)
     assert named - set(found) == set()
 
 
@@ -42,7 +42,7 @@ def test_every_relevant_section_is_indexed(demo_kb: KnowledgeBase) -> None:
     sections = {
         (d.document.doc_id, d.document.version, slugify(p.section.split(" > ")[-1]))
         for d in demo_kb.documents()
-        for p in demo_kb.store.passages_of(d.row_id)
+        for p in demo_kb.store.passages.in_document(d.row_id)
     }
     for q in questions():
         for rel in q["relevant"]:
@@ -51,7 +51,9 @@ def test_every_relevant_section_is_indexed(demo_kb: KnowledgeBase) -> None:
 
 
 def staff_only_ids(kb: KnowledgeBase) -> set[str]:
-    rows = kb.store.connection.execute("SELECT passage_id FROM passages WHERE access != 'public'")
+    rows = kb.store.database.connection.execute(
+        "SELECT passage_id FROM passages WHERE access != 'public'"
+    )
     return {r[0] for r in rows}
 
 

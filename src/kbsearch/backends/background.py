@@ -86,7 +86,7 @@ class BackgroundSnapshots:
         try:
             self._build()
         except sqlite3.DatabaseError as exc:
-            error = storage_error(self.store.path, exc, self.store.timeout)
+            error = storage_error(self.store.path, exc, self.store.database.timeout)
             if error is None:
                 raise
             raise error from exc
@@ -125,15 +125,17 @@ class BackgroundSnapshots:
             yield None
             return
         try:
-            if self.store.generation() != served.generation:  # this thread's own connection
+            if (
+                self.store.database.generation() != served.generation
+            ):  # this thread's own connection
                 self._wake.set()
-            with self.store.reading_from(served.reader), self.backend.using(served.snapshot):
+            with self.store.pins.reading_from(served.reader), self.backend.using(served.snapshot):
                 yield served.generation
         finally:
             with self._lock:
                 served.users -= 1
                 if served.retired and served.users == 0:
-                    self.store.close_reader(served.reader)
+                    self.store.pins.close_reader(served.reader)
 
     # -- writes ----------------------------------------------------------------------------
 
@@ -169,7 +171,7 @@ class BackgroundSnapshots:
             yield
         finally:
             with self._lock:
-                self._floor = self.store.generation()
+                self._floor = self.store.database.generation()
             self._wake.set()
 
     # -- the builder -----------------------------------------------------------------------
@@ -178,7 +180,7 @@ class BackgroundSnapshots:
         """(Under the lock.) Close ``served``'s reader now, or when its last search ends."""
         served.retired = True
         if served.users == 0:
-            self.store.close_reader(served.reader)
+            self.store.pins.close_reader(served.reader)
 
     def _loop(self) -> None:
         while True:
@@ -198,30 +200,30 @@ class BackgroundSnapshots:
 
     def _build(self) -> None:
         """Build the file's current generation behind a new pinned reader and publish it."""
-        reader = self.store.open_reader()
+        reader = self.store.pins.open_reader()
         try:
-            with self.store.reading_from(reader):
-                generation = self._attempt = self.store.generation()
+            with self.store.pins.reading_from(reader):
+                generation = self._attempt = self.store.database.generation()
                 if generation == self.generation:
-                    self.store.close_reader(reader)
+                    self.store.pins.close_reader(reader)
                     return
                 snapshot = self.backend.snapshot_at(generation)
                 with self.backend.using(snapshot):
                     self.warm()
         except BaseException:
-            self.store.close_reader(reader)
+            self.store.pins.close_reader(reader)
             raise
         with self._lock:
             current = self._served
             if generation < self._floor or (current and current.generation >= generation):
-                self.store.close_reader(reader)  # withdrawn meanwhile, or already newer
+                self.store.pins.close_reader(reader)  # withdrawn meanwhile, or already newer
             else:
                 self._served = Served(snapshot, reader)
                 self.builds += 1
                 if current is not None:
                     self._retire(current)
             self._lock.notify_all()
-        if self.store.generation() != generation:  # written meanwhile: build again
+        if self.store.database.generation() != generation:  # written meanwhile: build again
             self._wake.set()
         else:
             self._repin(generation)
@@ -232,17 +234,17 @@ class BackgroundSnapshots:
         the next write may start the WAL over (else, with a pinned reader always open, the WAL
         grows by every write: ~285 KB per 2,000-word upload, measured)."""
         try:
-            if not self.store.checkpoint():
+            if not self.store.pins.checkpoint():
                 return
         except sqlite3.Error:  # a read-only file or medium: no WAL to start over
             return
-        reader = self.store.open_reader()
-        with self.store.reading_from(reader):
-            same = self.store.generation() == generation
+        reader = self.store.pins.open_reader()
+        with self.store.pins.reading_from(reader):
+            same = self.store.database.generation() == generation
         with self._lock:
             current = self._served
             if not same or current is None or current.generation != generation:
-                self.store.close_reader(reader)
+                self.store.pins.close_reader(reader)
                 return
             self._served = Served(current.snapshot, reader)
             self._retire(current)

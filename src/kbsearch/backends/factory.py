@@ -86,7 +86,7 @@ def open_backend(store: Store, qdrant: QdrantTarget | None = None) -> LocalIndex
     """
     from .qdrant.target import SETTINGS_KEY, QdrantTarget
 
-    recorded = store.get_meta(SETTINGS_KEY)
+    recorded = store.database.get_meta(SETTINGS_KEY)
     target = qdrant or (QdrantTarget.from_settings(json.loads(recorded)) if recorded else None)
     if target is None:
         return SqliteBackend(store)

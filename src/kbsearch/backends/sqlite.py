@@ -72,7 +72,7 @@ class SqliteBackend:
     # -- writes ---------------------------------------------------------------------------
 
     def generation(self) -> int:
-        return self.store.generation()
+        return self.store.database.generation()
 
     def write_document(
         self,
@@ -81,10 +81,10 @@ class SqliteBackend:
         bodies: Sequence[str],
         vectors: np.ndarray | None,
     ) -> None:
-        self.store.write_document(document, passages, bodies, vectors)
+        self.store.documents.write(document, passages, bodies, vectors)
 
     def delete_document(self, doc_id: str, version: str) -> None:
-        self.store.delete_document(doc_id, version)
+        self.store.documents.delete(doc_id, version)
 
     # -- snapshots ------------------------------------------------------------------------
 
@@ -94,7 +94,7 @@ class SqliteBackend:
         pinned: Snapshot | None = getattr(self._local, "snapshot", None)
         if pinned is not None:
             return pinned
-        return self.snapshot_at(self.store.generation())
+        return self.snapshot_at(self.store.database.generation())
 
     def snapshot_at(self, generation: int) -> Snapshot:
         """The shared snapshot of ``generation`` (made empty when new; one older than the
@@ -123,9 +123,10 @@ class SqliteBackend:
 
     @contextmanager
     def _read(self) -> Iterator[None]:
-        """One read transaction on this thread's connection (:meth:`Store.read_transaction`:
-        the store is the only code that writes SQL)."""
-        with self.store.read_transaction():
+        """One read transaction on this thread's connection
+        (:meth:`~kbsearch.store.Database.read_transaction`: the store is the only code that
+        writes SQL)."""
+        with self.store.database.read_transaction():
             yield
 
     def _part(self, key: object, load: Callable[[], T]) -> T:
@@ -135,7 +136,7 @@ class SqliteBackend:
 
             def build(expected: int = snapshot.generation) -> T:
                 with self._read():
-                    if self.store.generation() != expected:
+                    if self.store.database.generation() != expected:
                         raise StaleSnapshot
                     return load()
 
@@ -154,7 +155,7 @@ class SqliteBackend:
 
         def read(load: Callable[[], T]) -> T:
             with self._read():
-                if self.store.generation() != generation:
+                if self.store.database.generation() != generation:
                     raise StaleSnapshot
                 return load()
 
@@ -166,9 +167,9 @@ class SqliteBackend:
         table = fts_table(audience)
 
         def load() -> TermIndex:
-            generation = self.store.generation()
+            generation = self.store.database.generation()
             read = self._reader(generation)
-            languages = self.store.languages(audience)
+            languages = self.store.documents.languages(audience)
             return TermIndex(self.store, audience, generation, read, self._rows, languages)
 
         return self._part(("terms", table), load)
@@ -220,10 +221,10 @@ class SqliteBackend:
 
     def languages(self, audience: str) -> list[str]:
         key = ("languages", fts_table(audience))
-        return self._part(key, lambda: self.store.languages(audience))
+        return self._part(key, lambda: self.store.documents.languages(audience))
 
     def passage_languages(self, passage_ids: Sequence[str], audience: str) -> dict[str, str]:
-        return self.store.passage_languages(passage_ids, audience)
+        return self.store.passages.languages_of(passage_ids, audience)
 
     def lexical_statistics(self, audience: str) -> TermIndex:
         return self.lexical_index(audience)
@@ -246,7 +247,7 @@ class SqliteBackend:
     def passages(
         self, passage_ids: Iterable[str], filters: Filters | None = None
     ) -> dict[str, PassageRow]:
-        return self.store.passage_rows(passage_ids, filters)
+        return self.store.passages.rows(passage_ids, filters)
 
     def explain_lexical(self, terms: QueryTerms, row: PassageRow, audience: str) -> BM25Explanation:
         with self._read():
@@ -288,7 +289,7 @@ class SqliteBackend:
         generation; empty for an index built before heading vectors."""
 
         def load() -> HeadingIndex:
-            settings = self.store.index_settings()
+            settings = self.store.database.index_settings()
             name = settings.embedder if settings is not None and settings.embedder else ""
             return HeadingIndex.load(self.store, name, dim)
 
@@ -316,7 +317,7 @@ class SqliteBackend:
     def background(self, audience: str) -> Background:
         """From the float32 vectors of the dense index's live rows (read from the file once
         per generation: O(passages x dim^2))."""
-        settings = self.store.index_settings()
+        settings = self.store.database.index_settings()
         index = self.dense_index(settings.dim if settings is not None else 0)
         staff = audience == Audience.STAFF
         rows = None if staff else np.flatnonzero(index.public)
@@ -332,13 +333,13 @@ class SqliteBackend:
         if missing:
             read = self._reader(snapshot.generation)
             try:
-                found = read(lambda: self.store.documents_of(missing))
+                found = read(lambda: self.store.documents.of(missing))
             except StaleSnapshot:  # the file moved on: read it, keep nothing
-                return self.store.documents_of(wanted)
+                return self.store.documents.of(wanted)
             if len(cache) + len(found) > _DOCUMENT_CACHE:
                 cache.clear()
             cache.update(found)
         return {k: cache[k] for k in wanted if k in cache}
 
     def public_folders(self) -> list[str]:
-        return self._part("public_folders", self.store.public_folders)
+        return self._part("public_folders", self.store.documents.public_folders)

@@ -242,14 +242,16 @@ def _finish(
     "answers",
     is_flag=True,
     help="Also judge kbsearch ask's answers: right answer (holds a gold answer string, SQuAD"
-    " normalisation, or all the question's keys), answer without it, right and wrong"
-    " refusals, per verdict, kind and language; median answer length.",
+    " normalisation, or all the question's keys: the gold), answered or uncertain but missing"
+    " the gold, right and wrong refusals, per verdict, kind and language (none given:"
+    " unknown); median answer length.",
 )
 @click.option(
     "--gold-answers",
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     default=None,
-    help="JSONL of {_id, answers} [default: QUESTIONS/answers.jsonl when there is one].",
+    help="JSONL of {_id, answers} [default: QUESTIONS/answers.jsonl when QUESTIONS is a folder"
+    " holding one; for a single questions file, none: each question's keys are its gold].",
 )
 @click.option(
     "--answers-dump",

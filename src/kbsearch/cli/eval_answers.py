@@ -20,14 +20,15 @@ from kbsearch.tasks.evaluate import answer_questions
 GOLD_FILE = "answers.jsonl"  # a BEIR folder's gold answer strings (PIAF's)
 SHARES = (
     ("answered_right", "answered, holds the gold (of answerable)"),
-    ("answered_wrong", "answered without it (of answerable)"),
+    ("answered_wrong", "answered, misses the gold (of answerable)"),
     ("shown_right", "shown answer holds the gold (answered or uncertain, of answerable)"),
     ("right_when_cited_relevant", "holds the gold when the cited passage is relevant"),
 )
 
 
 def gold_answers_path(questions: Path, given: Path | None) -> Path | None:
-    """``given``, else ``QUESTIONS/answers.jsonl`` when QUESTIONS is a folder holding one."""
+    """``given``, else ``QUESTIONS/answers.jsonl`` when QUESTIONS is a folder holding one;
+    else ``None`` (a single questions file: each question's ``keys`` are its gold)."""
     if given is not None:
         return given
     found = questions / GOLD_FILE
@@ -44,7 +45,10 @@ def print_summary(groups: Mapping[str, Mapping[str, Mapping[str, Any]]], console
     """The overall table (outcomes, verdicts, shares, median length), then one row per kind
     and per language."""
     overall = groups["all"]["all"]
-    table = Table(title="answers: outcomes")
+    table = Table(
+        title="answers: outcomes",
+        caption="gold: a gold answer string, or all of the question's keys",
+    )
     table.add_column("outcome")
     table.add_column("questions", justify="right")
     for name in OUTCOMES:

@@ -153,7 +153,7 @@ def search_command(query: str, db: str, k: int, route: str | None, audience: str
             weights=weights, min_confidence=min_confidence, fusion=fusion, rerank=reranking,
         )  # fmt: skip
         hits, decision = assessed.hits, assessed.decision
-        languages = kb.store.languages(str(filters.audience))
+        languages = kb.store.documents.languages(str(filters.audience))
         if not hits and not as_json:
             print_no_results(staff_only_matches(kb, query, filters))
             return

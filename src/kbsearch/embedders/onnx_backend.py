@@ -154,6 +154,9 @@ class OnnxEmbedder:
         self.batch_size = max(1, int(cfg.batch_size if batch_size is None else batch_size))
         self.num_threads = resolve_threads(num_threads)
         self._tokenizer = load_tokenizer(self.model_dir / TOKENIZER_NAME)
+        # the last text's ids: a query's tokens are counted (the limit) then encoded, and a
+        # passage's are measured then embedded; one tuple, so threads never see half of one
+        self._last_ids: tuple[str, Role, tuple[int, ...]] | None = None
         self._char_map = self._load_char_map(cfg)
         self._bos, self._eos, self._pad = (
             self._token_id(t) for t in (cfg.bos_token, cfg.eos_token, cfg.pad_token)
@@ -205,7 +208,17 @@ class OnnxEmbedder:
 
     # ---- tokenisation ------------------------------------------------------------------
     def content_ids(self, text: str, role: Role) -> list[int]:
-        """Token ids of the prefixed text, without ``<s>`` / ``</s>``, never truncated."""
+        """Token ids of the prefixed text, without ``<s>`` / ``</s>``, never truncated (the
+        last text's are remembered: :meth:`token_count` then :meth:`encode_queries` of one
+        query tokenise it once)."""
+        last = self._last_ids
+        if last is not None and last[0] == text and last[1] == role:
+            return list(last[2])
+        ids = self._content_ids(text, role)
+        self._last_ids = (text, role, tuple(ids))
+        return ids
+
+    def _content_ids(self, text: str, role: Role) -> list[int]:
         prefix = self.query_prefix if role == "query" else self.passage_prefix
         full = prefix + text
         if self._char_map is not None:

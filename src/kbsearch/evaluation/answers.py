@@ -16,13 +16,16 @@ punctuation), so the figures compare with other systems scored by it.
 Each question gets one outcome (:data:`OUTCOMES`) from its verdict (``answered``,
 ``uncertain``, ``dont_say``), whether it is answerable and whether the answer is right:
 
-============  =========================  ==========================  ===================
-verdict       answerable, right          answerable, not right       unanswerable
-============  =========================  ==========================  ===================
-answered      ``right answer``           ``answer without them``     ``wrong answer``
-uncertain     ``uncertain, right``       ``uncertain, without``      ``uncertain, none``
-dont_say      ``wrong refusal``          ``wrong refusal``           ``right refusal``
-============  =========================  ==========================  ===================
+============  =========================  ==============================  ===================
+verdict       answerable, right          answerable, not right           unanswerable
+============  =========================  ==============================  ===================
+answered      ``right answer``           ``answered, misses the gold``   ``wrong answer``
+uncertain     ``uncertain, right``       ``uncertain, misses the gold``  ``uncertain, none``
+dont_say      ``wrong refusal``          ``wrong refusal``               ``right refusal``
+============  =========================  ==============================  ===================
+
+("The gold": a gold answer string, or all of the question's keys.) A question without a kind
+or a language is grouped under :data:`UNKNOWN`.
 """
 
 from __future__ import annotations
@@ -44,14 +47,15 @@ ANSWERED, UNCERTAIN, DONT_SAY = "answered", "uncertain", "dont_say"
 VERDICTS = (ANSWERED, UNCERTAIN, DONT_SAY)
 OUTCOMES = (
     "right answer",
-    "answer without them",
+    "answered, misses the gold",
     "uncertain, right",
-    "uncertain, without",
+    "uncertain, misses the gold",
     "wrong refusal",
     "right refusal",
     "wrong answer",
     "uncertain, none",
 )
+UNKNOWN = "unknown"  # the group of a question without a kind or a language
 ARTICLES = re.compile(r"\b(a|an|the)\b")
 PUNCTUATION = frozenset(string.punctuation)
 
@@ -156,7 +160,11 @@ class Judged:
             return "wrong refusal"
         prefix = "right answer" if self.verdict == ANSWERED else "uncertain, right"
         if not self.right:
-            prefix = "answer without them" if self.verdict == ANSWERED else "uncertain, without"
+            prefix = (
+                "answered, misses the gold"
+                if self.verdict == ANSWERED
+                else "uncertain, misses the gold"
+            )
         return prefix
 
 
@@ -208,7 +216,7 @@ def summarise(items: Sequence[Judged]) -> dict[str, Any]:
         "outcomes": outcomes,
         "verdicts": verdicts,
         "answered_right": _share(outcomes["right answer"], len(answerable)),
-        "answered_wrong": _share(outcomes["answer without them"], len(answerable)),
+        "answered_wrong": _share(outcomes["answered, misses the gold"], len(answerable)),
         "shown_right": _share(sum(i.right for i in answerable), len(answerable)),
         "cited_relevant": len(cited),
         "right_when_cited_relevant": _share(sum(i.right for i in cited), len(cited)),
@@ -253,6 +261,6 @@ def judge_question(
     relevant = () if question.abstain else question.relevant
     cited_relevant = None if cited is None else any(matches(item, cited) for item in relevant)
     return judge(
-        question.qid, question.kind or "-", question.language or "-", question.has_relevant,
+        question.qid, question.kind or UNKNOWN, question.language or UNKNOWN, question.has_relevant,
         verdict, text, gold_of(question.extra, answers, question.qid), cited_relevant,
     )  # fmt: skip

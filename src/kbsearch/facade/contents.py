@@ -30,7 +30,7 @@ class Contents:
 
     @property
     def settings(self) -> dict[str, Any]:
-        return self.store.settings()
+        return self.store.database.settings()
 
     def get_passage(self, passage_id: str, audience: str = DEFAULT_AUDIENCE) -> Passage:
         """One passage by id, if ``audience`` may see it (any version).
@@ -41,7 +41,7 @@ class Contents:
         audience = Audience.parse(audience)
         if not isinstance(passage_id, str) or not is_text(passage_id):
             raise PassageNotFoundError(f"no passage {passage_id!r} for this audience")
-        row = self.store.passage_rows([passage_id]).get(passage_id)
+        row = self.store.passages.rows([passage_id]).get(passage_id)
         if row is None or (audience != Audience.STAFF and row.access != "public"):
             raise self.not_found(passage_id, audience)
         return row.passage
@@ -55,7 +55,7 @@ class Contents:
         doc_id, at, version = document.partition("@")
         if at and not version.startswith("v"):
             return []
-        return self.store.document_passages(doc_id, version[1:] if at else None, str(audience))
+        return self.store.passages.of_document(doc_id, version[1:] if at else None, str(audience))
 
     def not_found(self, passage_id: str, audience: str, what: str = "") -> PassageNotFoundError:
         """The error for a passage ``audience`` cannot see; when ``passage_id`` names a
@@ -101,10 +101,10 @@ class Contents:
         }
 
     def documents(self) -> list[StoredDocument]:
-        return self.store.documents()
+        return self.store.documents.all()
 
     def stats(self) -> dict[str, Any]:
-        docs = self.store.documents()
+        docs = self.store.documents.all()
         by: dict[str, dict[str, int]] = {"access": {}, "language": {}, "format": {}}
         for d in docs:
             for field_name in by:
@@ -114,15 +114,15 @@ class Contents:
             "path": str(self.store.path),
             "bytes": self.store.path.stat().st_size,
             "documents": len(docs),
-            "passages": self.store.count_passages(),
-            "vectors": self.store.count_vectors(),
+            "passages": self.store.passages.count(),
+            "vectors": self.store.vectors.count(),
             "settings": self.settings,
             **{f"documents_by_{k}": v for k, v in by.items()},
         }
 
     def backup(self, destination: str | Path) -> None:
         """Write a consistent copy of the knowledge base (SQLite online backup API)."""
-        self.store.backup(destination)
+        self.store.database.backup(destination)
 
 
 def dated_message(filters: Filters) -> str:

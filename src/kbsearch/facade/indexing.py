@@ -68,14 +68,14 @@ class Indexing:
         index`."""
         if o.default_access is not None and o.default_access not in AUDIENCES:
             raise InvalidArgumentError(f"unknown access label {o.default_access!r}")
-        if self.store.read_only:
+        if self.store.database.read_only:
             raise ReadOnlyIndexError(
                 f"{self.store.path} is read-only; it can be searched, but indexing needs write"
                 f" access (chmod u+w {self.store.path})"
             )
         # an upload a crash cut short is finished or undone before anything else is written
-        UploadFiles(uploads_folder(self.store.path)).recover(self.store)
-        current = self.store.index_settings()
+        UploadFiles(uploads_folder(self.store.path)).recover(self.store.documents)
+        current = self.store.database.index_settings()
         embedder = self._embedders.for_indexing(current is None or o.reembed, o.reembed)
         spec = self._embedders.recorded_spec(embedder) if embedder is not None else None
         settings, record = plan_settings(

@@ -72,7 +72,7 @@ class Searching:
         """
         # one read transaction: the rankings and the hits' rows come from one state of the
         # file, whatever another process writes meanwhile
-        with self.store.read_transaction():
+        with self.store.database.read_transaction():
             return self.pipeline.run(request)
 
     def assess(self, request: SearchRequest) -> Assessment:
@@ -82,7 +82,7 @@ class Searching:
         Raises:
             as :meth:`run`; InvalidArgumentError: ``min_confidence`` outside [0, 1].
         """
-        with self.store.read_transaction():  # the lists and the evidence from one state
+        with self.store.database.read_transaction():  # the lists and the evidence from one state
             result = self.assessing.run(request)
         verdict = result.trace.verdict(self.abstention.name)
         decision = verdict if isinstance(verdict, Decision) else None
@@ -108,7 +108,9 @@ class Searching:
         )
         language = filters.language if filters is not None else None
         audience = str(filters.audience) if filters is not None else DEFAULT_AUDIENCE
-        with self.store.read_transaction():  # the search and the cited documents: one state
+        with (
+            self.store.database.read_transaction()
+        ):  # the search and the cited documents: one state
             if not self.routes["dense"].available():
                 raise no_vectors
             request = SearchRequest(
@@ -145,7 +147,7 @@ class Searching:
             dated = dated_message(filters)
             raise PassageNotFoundError(f"no passage {passage_id!r} for this audience{dated}")
         dense = self.routes["dense"].available()
-        with self.store.read_transaction():  # the passage and the run from one state
+        with self.store.database.read_transaction():  # the passage and the run from one state
             audience = str(filters.audience)
             check_language(filters, self.backend.languages(audience))  # as search's
             row = self.backend.passages([passage_id], filters).get(passage_id)

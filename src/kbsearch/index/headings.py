@@ -48,7 +48,7 @@ class _Row(NamedTuple):
 
 def _heading_rows(store: Store) -> list[_Row]:
     """Every passage's row id, id, access, own title and heading, ordered by row id."""
-    rows = store.heading_rows()
+    rows = store.passages.heading_rows()
     return [
         _Row(r[0], r[1], r[2], heading_text(r[3], "", r[5]), heading_text(r[3], r[4], r[5]))
         for r in rows
@@ -65,7 +65,7 @@ def title_counts(store: Store, audience: str = "staff") -> TitleCounts:
     """:class:`TitleCounts` of the passages ``audience`` may see (a public audience: public
     passages only, so staff-only documents never shape its results), from the totals each
     write keeps (:mod:`kbsearch.store.counts`): O(1), not O(passages)."""
-    return TitleCounts(*store.title_totals(audience))
+    return TitleCounts(*store.passages.title_totals(audience))
 
 
 def embed_headings(
@@ -78,12 +78,12 @@ def embed_headings(
     """
     _, headings = passage_headings(store)
     texts = {text_hash(h): h for h in headings if h}
-    cached = store.cached_vectors(embedder.name, HEADING_ROLE, list(texts))
+    cached = store.vectors.cached(embedder.name, HEADING_ROLE, list(texts))
     missing = [h for h in texts if h not in cached]
     for start in range(0, len(missing), 256):
         chunk = missing[start : start + 256]
         vectors = embedder.encode_queries([texts[h] for h in chunk])
-        store.cache_vectors(embedder.name, HEADING_ROLE, dict(zip(chunk, vectors, strict=True)))
+        store.vectors.cache(embedder.name, HEADING_ROLE, dict(zip(chunk, vectors, strict=True)))
         if progress:
             progress(len(chunk))
     return len(missing)
@@ -110,7 +110,7 @@ class HeadingIndex:
         inside one read transaction so that the rows and the generation agree."""
         rows = _heading_rows(store)
         hashes = [text_hash(r.heading) if r.heading else "" for r in rows]
-        cached = store.cached_vectors(embedder_name, HEADING_ROLE, [h for h in hashes if h])
+        cached = store.vectors.cached(embedder_name, HEADING_ROLE, [h for h in hashes if h])
         order = list(cached)
         position = {h: i for i, h in enumerate(order)}
         blob = b"".join(cached[h] for h in order)
@@ -118,7 +118,7 @@ class HeadingIndex:
         which = np.array([position.get(h, -1) for h in hashes], dtype=np.int64)
         row_ids = np.array([r.row_id for r in rows], dtype=np.int64)
         passage_ids = np.array([r.passage_id for r in rows], dtype=object)
-        return cls(row_ids, vectors, which, store.generation(), passage_ids)
+        return cls(row_ids, vectors, which, store.database.generation(), passage_ids)
 
     @property
     def empty(self) -> bool:
@@ -148,13 +148,13 @@ def heading_scores_of(
     """``{passage_id: cosine}`` of ``query`` with the heading vectors of the given passages
     that have one, read for those passages only (as :meth:`HeadingIndex.scores_of` scores
     them, without loading every passage's heading)."""
-    fields = store.heading_fields(passage_ids)
+    fields = store.passages.heading_fields(passage_ids)
     hashes = {
         pid: text_hash(heading)
         for pid, (title, section, doc_id) in fields.items()
         if (heading := heading_text(title, section, doc_id))
     }
-    cached = store.cached_vectors(embedder_name, HEADING_ROLE, list(hashes.values()))
+    cached = store.vectors.cached(embedder_name, HEADING_ROLE, list(hashes.values()))
     known = [pid for pid in passage_ids if pid in hashes and hashes[pid] in cached]
     if not known:
         return {}

@@ -116,15 +116,15 @@ class Indexer:
         Raises:
             InvalidArgumentError: an unknown label.
         """
-        remembered = self.store.get_meta(DEFAULT_ACCESS_META)
+        remembered = self.store.database.get_meta(DEFAULT_ACCESS_META)
         label = requested or remembered or DEFAULT_ACCESS
         if label not in ACCESS_LABELS:
             raise InvalidArgumentError(
                 f"unknown access label {label!r} (expected {' or '.join(ACCESS_LABELS)})"
             )
         if requested and requested != remembered:
-            with self.store.transaction():
-                self.store.set_meta(DEFAULT_ACCESS_META, requested)
+            with self.store.database.transaction():
+                self.store.database.set_meta(DEFAULT_ACCESS_META, requested)
         return label
 
     def run(
@@ -171,9 +171,9 @@ class Indexer:
         # the stored versions this run may replace, refuse or find stale: those of its doc ids
         # and of the files it read (every document only for a prune, which looks at them all)
         stored = (
-            {(d.document.doc_id, d.document.version): d for d in self.store.documents()}
+            {(d.document.doc_id, d.document.version): d for d in self.store.documents.all()}
             if prune
-            else self.store.documents_about({c.document.doc_id for c in candidates}, parsed_ok)
+            else self.store.documents.about({c.document.doc_id for c in candidates}, parsed_ok)
         )
         yielded = {(c.document.doc_id, c.document.version) for c in candidates}
         # A stored version whose file was read this run without yielding it is stale.
@@ -292,7 +292,7 @@ class Indexer:
             if under_any(source, unlisted):
                 continue
             if _gone(source) or (under_any(source, roots) and not under_any(source, uploads)):
-                self.store.delete_document(*key)
+                self.store.documents.delete(*key)
                 self.report.removed += 1
 
     def _parse(

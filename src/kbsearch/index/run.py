@@ -195,7 +195,7 @@ def add_heading_vectors(store: Store, embedder: Embedder | None, report: IndexRe
     Raises:
         StorageError: the embedding cache cannot be written.
     """
-    if embedder is None or not store.index_settings():
+    if embedder is None or not store.database.index_settings():
         return
     try:
         report.headings_embedded = embed_headings(store, embedder)
@@ -203,5 +203,5 @@ def add_heading_vectors(store: Store, embedder: Embedder | None, report: IndexRe
         report.warnings.append(("headings", f"heading vectors not embedded: {exc}"))
         return
     if report.headings_embedded:
-        with store.transaction():
-            store.bump_generation()
+        with store.database.transaction():
+            store.database.bump_generation()

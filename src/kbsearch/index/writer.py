@@ -184,7 +184,7 @@ class DocumentWriter:
                 continue  # refused over its time budget (reported)
             bodies = [self.analyzer.body(p.text, item.document.language) for p in item.passages]
             try:
-                self.store.write_document(
+                self.store.documents.write(
                     item.document, item.passages, bodies, block, settings=self.record
                 )
             except StorageError:  # about the file, not this document: stop the run
@@ -213,12 +213,12 @@ class DocumentWriter:
         assert self.embedder is not None
         embedder = self.embedder
         hashes = [text_hash(t) for t in texts]
-        cached = self.store.cached_vectors(embedder.name, "passage", hashes)
+        cached = self.store.vectors.cached(embedder.name, "passage", hashes)
         missing = list(dict.fromkeys(h for h in hashes if h not in cached))
         if missing:
             by_hash = dict(zip(hashes, texts, strict=True))
             fresh = embedder.encode_passages([by_hash[h] for h in missing])
-            self.store.cache_vectors(
+            self.store.vectors.cache(
                 embedder.name, "passage", dict(zip(missing, fresh, strict=True))
             )
             self.report.embedded += len(missing)

@@ -18,8 +18,9 @@ from kbsearch.ingest.metadata import resolve_document
 def starter_inventory(folder: str | Path) -> tuple[str, list[tuple[str, str]]]:
     """The CSV text of a starter inventory for ``folder`` (paths relative to it) and the files
     that could not be read, as ``(file, reason)``. An empty access cell means the index's
-    default label; files that hold several documents (help cards, BEIR corpora) are left out,
-    since their ids come from the file.
+    default label; files that hold several documents (help cards, BEIR corpora) or whose front
+    matter gives their ``doc_id`` are left out, since their ids come from the file (they are
+    indexed from it, inventory or not).
 
     Raises:
         InvalidArgumentError: ``folder`` is not a folder.
@@ -38,8 +39,12 @@ def starter_inventory(folder: str | Path) -> tuple[str, list[tuple[str, str]]]:
         relative = path.relative_to(base).as_posix()
         try:
             parsed = parse_file(path)
-            if len(parsed) != 1 or parsed[0].doc_id:
-                skipped.append((relative, "holds its own document ids"))
+            if len(parsed) != 1:
+                reason = f"holds {len(parsed)} documents, with their own ids"
+                skipped.append((relative, reason if parsed else "holds no document"))
+                continue
+            if parsed[0].doc_id:
+                skipped.append((relative, "holds its own document id (front matter)"))
                 continue
             document, defaulted = resolve_document(
                 parsed[0], path, None, path_id=path_id, default_access="staff", lang=None

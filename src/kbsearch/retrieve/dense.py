@@ -21,7 +21,7 @@ half the rows are deleted, is every vector read again (a block at a time).
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -29,9 +29,10 @@ from functools import cached_property
 import numpy as np
 
 from ..errors import StaleSnapshot
-from ..filters import FilterColumns, Filters
+from ..filters import Filters
 from ..store import Store, VectorTable
 from .dense_codes import Codes
+from .dense_rows import RowCache, RowReader, Segment, concatenate, store_reader
 from .topk import top_k
 
 PARALLEL_ROWS = 50_000
@@ -39,40 +40,6 @@ RESCORE_FACTOR = 4  # step 2 rescores the RESCORE_FACTOR * k best approximate sc
 RESCORE_MIN = 40  # ... and at least this many
 SEGMENT_MIN = 65_536  # rows written since the last merge are merged into one tail segment ...
 SEGMENT_SHARE = 8  # ... while it holds fewer than max(SEGMENT_MIN, rows / SEGMENT_SHARE)
-
-ROW_CACHE = 8192  # float32 rows a RowCache keeps (12 MiB at 384 dimensions), then starts over
-
-# row ids (ascending) -> (found row ids, float32 vectors (m, dim)) of those with a vector
-RowReader = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
-
-
-class RowCache:
-    """The float32 rows rescored lately, by row id, kept across generations (a row never
-    changes once written and its id is never reused), up to ``size`` rows; ``read`` reads
-    the others. Thread-safe (a dict swap when it starts over)."""
-
-    def __init__(self, read: RowReader, size: int = ROW_CACHE) -> None:
-        self.read = read
-        self.size = size
-        self._rows: dict[int, np.ndarray] = {}
-
-    def __call__(self, row_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """As ``read``: ``(found ids, vectors)`` of ``row_ids`` (ascending)."""
-        rows = self._rows
-        wanted = [int(r) for r in row_ids]
-        missing = [r for r in wanted if r not in rows]
-        if len(missing) > self.size:
-            return self.read(row_ids)
-        if missing:
-            ids, vectors = self.read(np.array(missing, dtype=np.int64))
-            if len(rows) + len(ids) > self.size:
-                rows = {}
-            rows.update(zip(ids.tolist(), vectors, strict=True))
-            self._rows = rows
-        found = [r for r in wanted if r in rows]
-        if not found:
-            return np.zeros(0, dtype=np.int64), self.read(row_ids[:0])[1]
-        return np.array(found, dtype=np.int64), np.stack([rows[r] for r in found])
 
 
 def scan_threads() -> int:
@@ -87,77 +54,14 @@ def rescoring_depth(k: int) -> int:
     return max(RESCORE_MIN, RESCORE_FACTOR * k)
 
 
-@dataclass(frozen=True)
-class Segment:
-    """Rows coded together: their row ids (ascending), passage ids, codes and filter
-    columns (shape ``(n,)`` or ``(n, dim)`` each)."""
-
-    row_ids: np.ndarray
-    passage_ids: np.ndarray
-    codes: Codes
-    columns: FilterColumns
-
-    @classmethod
-    def of(cls, blocks: Sequence[VectorTable], dim: int) -> Segment:
-        """From float32 blocks (each coded as read, so only one block is held in float32)."""
-        coded = [Codes.of(b.vectors) for b in blocks]
-        codes = Codes.empty(dim)
-        if coded:
-            codes = Codes(
-                np.concatenate([c.codes for c in coded]),
-                np.concatenate([c.scales for c in coded]),
-                np.concatenate([c.residuals for c in coded]),
-            )
-
-        def joined(name: str, dtype: object) -> np.ndarray:
-            parts = [getattr(b, name) for b in blocks]
-            return np.concatenate(parts) if parts else np.zeros(0, dtype=dtype)  # type: ignore[call-overload]
-
-        return cls(
-            joined("row_ids", np.int64),
-            joined("passage_ids", object),
-            codes,
-            FilterColumns(
-                joined("access", object),
-                joined("language", object),
-                joined("doc_id", object),
-                joined("effective_from", "U10"),
-                joined("effective_to", "U10"),
-            ),
-        )
-
-    def __len__(self) -> int:
-        return len(self.row_ids)
-
-    def join(self, other: Segment, keep: np.ndarray) -> Segment:
-        """The rows of this segment in mask ``keep``, then every row of ``other``."""
-        c, o = self.columns, other.columns
-
-        def cat(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-            return np.concatenate([a[keep], b])
-
-        return Segment(
-            cat(self.row_ids, other.row_ids),
-            cat(self.passage_ids, other.passage_ids),
-            self.codes.take(keep).join(other.codes),
-            FilterColumns(
-                cat(c.access, o.access),
-                cat(c.language, o.language),
-                cat(c.doc_id, o.doc_id),
-                cat(c.effective_from, o.effective_from),
-                cat(c.effective_to, o.effective_to),
-            ),
-        )
-
-
 @dataclass
 class DenseIndex:
     """The coded vectors of one store generation (module docstring).
 
     ``segments``: the rows by ascending row id; ``alive``: ``False`` for a row deleted since
     its segment was coded (shape ``(n,)`` over all segments); ``read``: the float32 vectors
-    by row id (from the store's file through a :class:`RowCache`, or the table of
-    :meth:`of_table`).
+    by row id (from the store's file through a
+    :class:`~kbsearch.retrieve.dense_rows.RowCache`, or the table of :meth:`of_table`).
     """
 
     segments: tuple[Segment, ...]
@@ -172,18 +76,18 @@ class DenseIndex:
         at an older generation) extended by the rows written and deleted since, or every
         vector read a block at a time. Call it inside one read transaction, so that the
         vectors are those of that generation."""
-        generation = store.generation()
+        generation = store.database.generation()
         compatible = previous is not None and previous.dim == dim
-        read: RowReader = RowCache(_store_reader(store, dim))
+        read: RowReader = RowCache(store_reader(store, dim))
         if previous is not None and compatible:
             read = previous.read  # its cached rows stay right
         if previous is not None and compatible:
-            deleted = store.deleted_rows_between(previous.generation, generation)
+            deleted = store.vectors.deleted_rows_between(previous.generation, generation)
             if deleted is not None:
                 grown = previous._extended(store, deleted, generation, read)
                 if grown is not None:
                     return grown
-        segment = Segment.of(list(store.vector_table_blocks(dim)), dim)
+        segment = Segment.of(list(store.vectors.table_blocks(dim)), dim)
         return cls((segment,), np.ones(len(segment), dtype=bool), generation, dim, read)
 
     @classmethod
@@ -219,7 +123,7 @@ class DenseIndex:
             for first, last in deleted:
                 alive[np.searchsorted(ids, first) : np.searchsorted(ids, last, side="right")] = 0
         last_id = int(self.row_ids[-1]) if len(self.row_ids) else -1
-        new = Segment.of(list(store.vector_table_blocks(self.dim, after=last_id)), self.dim)
+        new = Segment.of(list(store.vectors.table_blocks(self.dim, after=last_id)), self.dim)
         total = len(alive) + len(new)
         if len(alive) and 2 * int(np.count_nonzero(alive)) < len(alive):
             return None
@@ -245,16 +149,16 @@ class DenseIndex:
     @cached_property
     def row_ids(self) -> np.ndarray:
         """Every row id, ascending, shape ``(n,)`` (deleted rows included: see ``alive``)."""
-        return _concatenate([s.row_ids for s in self.segments], np.int64)
+        return concatenate([s.row_ids for s in self.segments], np.int64)
 
     @cached_property
     def passage_ids(self) -> np.ndarray:
-        return _concatenate([s.passage_ids for s in self.segments], object)
+        return concatenate([s.passage_ids for s in self.segments], object)
 
     @cached_property
     def public(self) -> np.ndarray:
         """Whether each row is public (and not deleted), shape ``(n,)``."""
-        return _concatenate([s.columns.public for s in self.segments], bool) & self.alive
+        return concatenate([s.columns.public for s in self.segments], bool) & self.alive
 
     @cached_property
     def position(self) -> dict[str, int]:
@@ -274,7 +178,7 @@ class DenseIndex:
     def mask(self, filters: Filters) -> np.ndarray:
         """Boolean mask of live rows passing ``filters`` (the same rules as the SQL filter)."""
         parts = [s.columns.mask(filters) for s in self.segments]
-        return _concatenate(parts, bool) & self.alive
+        return concatenate(parts, bool) & self.alive
 
     # -- scoring ----------------------------------------------------------------------
 
@@ -402,7 +306,7 @@ class DenseIndex:
 
         def column(name: str, dtype: object) -> np.ndarray:
             parts = [getattr(s.columns, name) for s in self.segments]
-            return _concatenate(parts, dtype)[live]
+            return concatenate(parts, dtype)[live]
 
         return VectorTable(
             row_ids=self.row_ids[live],
@@ -423,19 +327,6 @@ class DenseIndex:
 
 _TABLE_FIELDS = tuple(VectorTable.__dataclass_fields__)
 _BLOCK = 8192  # rows coded at a time by of_table
-
-
-def _concatenate(parts: list[np.ndarray], dtype: object) -> np.ndarray:
-    if len(parts) == 1:
-        return parts[0]
-    return np.concatenate(parts) if parts else np.zeros(0, dtype=dtype)  # type: ignore[call-overload]
-
-
-def _store_reader(store: Store, dim: int) -> RowReader:
-    """Reads float32 rows by id, one statement and no transaction: a row never changes once
-    written and its id is never reused, so a row found is the one of the index's generation
-    (a row gone since makes :meth:`DenseIndex.exact` raise StaleSnapshot)."""
-    return lambda row_ids: store.row_vectors(row_ids, dim)
 
 
 def row_dots(rows: np.ndarray, q: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:

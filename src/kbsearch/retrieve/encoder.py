@@ -4,7 +4,9 @@ Embedders are not assumed to be thread-safe, so encoding runs under a lock, unle
 embedder says ``thread_safe = True`` (the ONNX Runtime one: ``InferenceSession.run`` may be
 called from several threads, so two queries encode on two cores at once). The cache holds the
 last 1,024 query vectors, least recently used dropped first, shared by every thread: repeated
-queries (a help centre's traffic repeats) skip the encoder (~4 ms CPU per query for e5-int8).
+queries (a help centre's traffic repeats) skip the encoder (~11 ms of CPU per 20-token query
+for e5-int8, ``InferenceSession.run`` alone, on the shared 2 cores: docs/benchmarks.md,
+"Query encoding").
 """
 
 from __future__ import annotations

@@ -140,7 +140,11 @@ async def explain(
 
 
 @router.get(
-    "/passages/{passage_id:path}", summary="One passage", responses=errors(*READ_ERRORS, 404)
+    "/passages/{passage_id:path}",
+    summary="One passage",
+    description="A passage id holds `#`, which a URL would cut off as a fragment: send it as"
+    " `%23` (`/passages/warranty@v2%23warranty-period`), as in `/explain?passage_id=`.",
+    responses=errors(*READ_ERRORS, 404),
 )
 async def passage(service: ServiceDep, caller: CallerDep, passage_id: str) -> dict[str, Any]:
     return await service.engine.run_read(lambda kb: ops.passage(kb, caller.audience, passage_id))
@@ -319,7 +323,7 @@ async def metrics(service: ServiceDep, caller: CallerDep, request: Request) -> R
 
     def index_figures(kb: Any) -> tuple[int, int, int]:
         docs = visible_documents(kb, caller.audience)
-        return kb.store.generation(), len(docs), sum(d.passages for d in docs)
+        return kb.store.database.generation(), len(docs), sum(d.passages for d in docs)
 
     generation, docs, passages = await service.engine.run_read(index_figures)
     body = service.metrics.exposition(generation, docs, passages)

@@ -52,7 +52,7 @@ class Service:
         """
         engine = self.engine
         if engine.snapshots is not None:
-            engine.snapshots.wait_for(engine.kb.store.generation(), timeout)
+            engine.snapshots.wait_for(engine.kb.store.database.generation(), timeout)
         for route in available_routes(engine.kb):
             args = SearchArgs(q="opening hours delivery heures d'ouverture", route=route)
             engine.read(partial(search, audience="public", args=args, limits=self.limits))

@@ -132,9 +132,9 @@ class Engine:
         """
         with self._file_errors():
             if self.snapshots is None:
-                with self.kb.store.read_transaction():
+                with self.kb.store.database.read_transaction():
                     return fn(self.kb)
-            with self.snapshots.reading(), self.kb.store.read_transaction():
+            with self.snapshots.reading(), self.kb.store.database.read_transaction():
                 return fn(self.kb)
 
     @contextmanager
@@ -161,9 +161,9 @@ class Engine:
 
     def check(self) -> int:
         """The health probe: the generation, read from the file, and every table's first
-        pages readable, on a new connection (:meth:`Store.check_tables`: the served snapshot
-        and the threads' connections hold what they read in memory); and no read met a
-        damaged page since the start.
+        pages readable, on a new connection (:meth:`~kbsearch.store.Database.check_tables`:
+        the served snapshot and the threads' connections hold what they read in memory); and
+        no read met a damaged page since the start.
 
         Raises:
             StorageError: the file cannot be read, or a read met a damaged page.
@@ -171,7 +171,7 @@ class Engine:
         if self.damage is not None:
             raise self.damage
         with self._file_errors():
-            return self.kb.store.check_tables()
+            return self.kb.store.database.check_tables()
 
     def write(
         self, fn: Callable[[KnowledgeBase], T], hides: Callable[[KnowledgeBase], bool] | None = None
@@ -191,7 +191,7 @@ class Engine:
                         result = fn(self.kb)
                 else:
                     result = fn(self.kb)
-                self.snapshots.wait_for(self.kb.store.generation(), self.time_limit)
+                self.snapshots.wait_for(self.kb.store.database.generation(), self.time_limit)
                 return result
         finally:
             release_free_memory()

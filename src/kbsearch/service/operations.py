@@ -234,7 +234,7 @@ def document(kb: KnowledgeBase, audience: str, doc_id: str) -> dict[str, Any]:
         "doc_id": doc_id,
         "versions": [
             document_summary(d, catalogue)
-            | {"passage_ids": [p.passage_id for p in kb.store.passages_of(d.row_id)]}
+            | {"passage_ids": [p.passage_id for p in kb.store.passages.in_document(d.row_id)]}
             for d in versions
         ],
     }
@@ -260,6 +260,6 @@ def delete(kb: KnowledgeBase, audience: str, doc_id: str, version: str | None) -
         raise DocumentNotFoundError(f"document {doc_id!r} has no version {version!r}")
     files = UploadFiles(uploads_folder(kb.store.path))
     for v in versions:  # the index first, then the uploaded file (kept in step through a crash)
-        with files.removing(kb.store, doc_id, v):
-            kb.store.delete_document(doc_id, v)
+        with files.removing(kb.store.documents, doc_id, v):
+            kb.store.documents.delete(doc_id, v)
     return versions

@@ -39,7 +39,7 @@ class Catalogue:
 
     def __init__(self, kb: KnowledgeBase) -> None:
         self.backend = kb.backend
-        self._sources = kb.store.document_sources  # the store's, not kb's: no cycle to kb
+        self._sources = kb.store.documents.sources  # the store's, not kb's: no cycle to kb
         self.by_key: dict[tuple[str, str], Document | None] = {}
         self._lock = threading.Lock()
         # the folders of public documents only, uploads left out (kbsearch.present.sources)
@@ -61,8 +61,8 @@ class Catalogue:
         (listing every document costs more than the rest of a search's labels). The two
         newest generations are kept: while a server publishes a new snapshot, searches on the
         old one and on the new one alternate (a server's snapshot builder builds it first)."""
-        with kb.store.read_transaction():  # the generation and the documents: one state
-            generation = kb.store.generation()
+        with kb.store.database.read_transaction():  # the generation and the documents: one state
+            generation = kb.store.database.generation()
             with _CATALOGUES_LOCK:
                 found = _CATALOGUES.get(kb, {}).get(generation)
             if found is not None:

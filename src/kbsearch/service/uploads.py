@@ -125,9 +125,9 @@ def recover_uploads(kb: KnowledgeBase) -> list[str]:
     every version folder made to hold just the file the index names
     (:meth:`UploadFiles.recover <kbsearch.store.upload_files.UploadFiles.recover>` with
     ``sweep``); the ``doc_id@version`` settled. Nothing for a read-only index."""
-    if kb.store.read_only:
+    if kb.store.database.read_only:
         return []
-    return upload_files(kb).recover(kb.store, sweep=True)
+    return upload_files(kb).recover(kb.store.documents, sweep=True)
 
 
 def write_upload(kb: KnowledgeBase, upload: Upload) -> WriteResult:
@@ -147,7 +147,9 @@ def write_upload(kb: KnowledgeBase, upload: Upload) -> WriteResult:
     if not name.lower().endswith(Path(upload.filename).suffix.lower()):
         name += Path(upload.filename).suffix.lower()
     files = upload_files(kb)
-    with files.replacing(kb.store, upload.doc_id, upload.version, name, upload.content) as target:
+    with files.replacing(
+        kb.store.documents, upload.doc_id, upload.version, name, upload.content
+    ) as target:
         report = _index(kb, upload, target)
     status = "added" if report.added else "updated" if report.updated else "unchanged"
     (stored,) = (

@@ -4,13 +4,18 @@ One file in WAL mode holds documents, passages, the FTS5 indexes, the passage ve
 embedding cache and a ``meta`` table with the schema version, a generation counter and the
 settings the index was built with. The package is split by job:
 
-- :mod:`.schema`: the file, one connection per thread, transactions, meta, settings;
+- :mod:`.database`: the file, one connection per thread, transactions, meta, settings,
+  tracing, backup (``store.database``); :mod:`.schema`: its tables;
 - :mod:`.settings`: :class:`IndexSettings`, the frozen record of the settings;
-- :mod:`.documents`: writing a document version atomically, reading passages;
+- :mod:`.documents`: writing a document version atomically, reading documents
+  (``store.documents``);
+- :mod:`.passages`: reading passages (``store.passages``);
 - :mod:`.columns`: the passage filter columns and their SQL condition;
-- :mod:`.fts`: FTS5 search, statistics and postings;
-- :mod:`.vectors`: passage vectors and the embedding cache;
-- :mod:`.pinning`: pinned readers, which keep seeing one state while others write;
+- :mod:`.counts`: the per-audience counts kept by every write (``store.counts``);
+- :mod:`.fts`: FTS5 search, statistics and postings (``store.fts``);
+- :mod:`.vectors`: passage vectors and the embedding cache (``store.vectors``);
+- :mod:`.pinning`: pinned readers, which keep seeing one state while others write
+  (``store.pins``);
 - :mod:`.staging`: re-embedding into a copy that replaces the index only when complete;
 - :mod:`.upload_files`: the files uploaded beside the index, kept in step with it through a
   crash or a full disk (a journal per change, settled by what the index holds).
@@ -18,17 +23,26 @@ settings the index was built with. The package is split by job:
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from .columns import PassageColumns
-from .documents import DocumentStore, PassageRow, StoredDocument
-from .fts import FTS_TABLES, FtsPostings, FtsStore, fts_table
+from .counts import Counts
+from .database import Database, Tracer
+from .documents import Documents, StoredDocument
+from .fts import FTS_TABLES, Fts, FtsPostings, fts_table
+from .passages import PassageRow, Passages
 from .pinning import PinnedReads
 from .schema import FTS_TOKENIZE, SCHEMA_VERSION
 from .settings import NO_EMBEDDER, IndexSettings
-from .vectors import VectorStore, VectorTable
+from .vectors import Vectors, VectorTable
 
 
-class Store(DocumentStore, FtsStore, VectorStore, PinnedReads):
-    """Owns the SQLite connections of one knowledge base file (one per thread).
+class Store:
+    """One knowledge base file: its :class:`Database` (the SQLite connections, one per
+    thread; transactions, meta, settings) and the table groups that each hold it:
+    ``documents``, ``passages``, ``counts``, ``fts``, ``vectors`` and ``pins``.
+
+    ``tracer``: see :class:`Database`.
 
     Raises:
         KnowledgeBaseNotFoundError: the file is missing and ``create`` is false.
@@ -36,18 +50,45 @@ class Store(DocumentStore, FtsStore, VectorStore, PinnedReads):
         SchemaError: the file is not a kbsearch index of this schema version.
     """
 
+    def __init__(
+        self, path: str | Path, *, create: bool = False, tracer: Tracer | None = None
+    ) -> None:
+        self.database = Database(path, create=create, tracer=tracer)
+        self.counts = Counts(self.database)
+        self.documents = Documents(self.database, self.counts)
+        self.passages = Passages(self.database, self.counts)
+        self.fts = Fts(self.database)
+        self.vectors = Vectors(self.database)
+        self.pins = PinnedReads(self.database)
+
+    @property
+    def path(self) -> Path:
+        """The database file."""
+        return self.database.path
+
+    def close(self) -> None:
+        """Close every connection (:meth:`Database.close`)."""
+        self.database.close()
+
 
 __all__ = [
     "FTS_TABLES",
     "FTS_TOKENIZE",
     "NO_EMBEDDER",
     "SCHEMA_VERSION",
+    "Counts",
+    "Database",
+    "Documents",
+    "Fts",
     "FtsPostings",
     "IndexSettings",
     "PassageColumns",
+    "Passages",
+    "PinnedReads",
     "PassageRow",
     "Store",
     "StoredDocument",
     "VectorTable",
+    "Vectors",
     "fts_table",
 ]

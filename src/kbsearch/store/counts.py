@@ -29,12 +29,9 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 from ..filters import AUDIENCES
+from .database import Database
+from .schema import COUNTS_SQL, COUNTS_TABLE
 
-COUNTS_TABLE = "collection_counts"
-COUNTS_SQL = (
-    f"CREATE TABLE IF NOT EXISTS {COUNTS_TABLE} (audience TEXT NOT NULL, kind TEXT NOT NULL,"
-    " key TEXT NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (audience, kind, key)) WITHOUT ROWID"
-)
 TOTALS = ("passages", "titled", "unique_titled", "titles")
 URL_PREFIXES = ("http://", "https://")
 
@@ -203,3 +200,50 @@ class SqlCounts:
             (count_audience(audience), kind),
         )
         return {r[0]: int(r[1]) for r in rows}
+
+
+class Counts:
+    """The counts of one database file (``store.counts``): read per audience and kind; a file
+    made before the table gets it on its first writable open (module docstring).
+
+    Raises:
+        StorageError: a file without the table cannot be written to add it (locked, full).
+    """
+
+    def __init__(self, database: Database) -> None:
+        self.database = database
+        # a read-only file made before the counts table: its counts, tallied once in memory
+        self._tallied: dict[Key, int] | None = None
+        self._kept = True
+        if database.tables_found is not None and COUNTS_TABLE not in database.tables_found:
+            try:
+                self._add_table()
+            except BaseException:
+                database.close()
+                raise
+
+    def _add_table(self) -> None:
+        """Give a file made before this module its counts table, filled in one pass over the
+        documents (one transaction); a read-only file tallies them in memory on first use
+        instead."""
+        if self.database.read_only:
+            self._kept = False
+            return
+        with self.database.transaction() as con:
+            found = con.execute(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (COUNTS_TABLE,)
+            ).fetchone()
+            if found is None:  # not added by another process between our look and our lock
+                con.execute(COUNTS_SQL)
+                SqlCounts(con).fill()
+
+    def keys(self, audience: str, kind: str) -> dict[str, int]:
+        """``{key: count}`` of one audience and kind, keys sorted (O(the keys), not
+        O(documents))."""
+        if self._kept:
+            return SqlCounts(self.database.connection).keys(audience, kind)
+        if self._tallied is None:
+            self._tallied = tally(self.database.connection)
+        audience = count_audience(audience)
+        found = {k[2]: n for k, n in self._tallied.items() if k[0] == audience and k[1] == kind}
+        return dict(sorted(found.items()))

@@ -23,13 +23,13 @@ from typing import TypeVar
 
 from ..errors import KnowledgeBaseNotFoundError, ReadOnlyIndexError, SchemaError, StorageError
 from . import row_log
-from .counts import COUNTS_SQL, COUNTS_TABLE, Key, SqlCounts, count_audience, tally
 from .failures import busy_timeout, storage_error
 from .opening import connect, probe_tables, writable
 from .schema import SCHEMA, SCHEMA_VERSION
 from .settings import IndexSettings
 
 T = TypeVar("T")
+Tracer = Callable[[str], None]  # called with each SQL statement run (its text, bound)
 IN_CHUNK = 500  # values bound in one ``IN (...)`` (SQLite caps a statement's parameters)
 
 
@@ -42,8 +42,9 @@ def in_chunks(values: Iterable[T], size: int = IN_CHUNK) -> Iterator[tuple[list[
         yield chunk, ",".join("?" * len(chunk))
 
 
-class StoreBase:
-    """Connections, transactions, schema and meta of one knowledge base file.
+class Database:
+    """Connections, transactions, schema and meta of one knowledge base file: the object
+    the store's table groups (:mod:`kbsearch.store`) each hold.
 
     ``tracer``: called with every SQL statement any of the store's connections runs (its
     text with the parameters bound, as SQLite's trace callback gives it), as sqlite-utils'
@@ -64,7 +65,6 @@ class StoreBase:
     ) -> None:
         self.path = Path(path)
         self._tracer = tracer
-        self._df: tuple[int, dict[tuple[str, str], int]] = (-1, {})  # FtsStore's cache
         if not create and not self.path.exists():
             raise KnowledgeBaseNotFoundError(
                 f"no knowledge base at {self.path}; create it with `kbsearch index PATH "
@@ -79,16 +79,18 @@ class StoreBase:
             )
         self.read_only = self.path.exists() and not writable(self.path)
         self.timeout = busy_timeout()
-        self._local = threading.local()
+        # per thread: its connection, and its pinned reader and read transaction's state
+        # (:mod:`kbsearch.store.pinning` sets the pinned reader)
+        self.local = threading.local()
         self._connections: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
         self._closed = False
         self._immutable = False
         # the settings read at one generation, with their stored form
         self._settings: tuple[int, IndexSettings | None, dict[str, object]] = (-1, None, {})
-        # a read-only file made before the counts table: its counts, tallied once in memory
-        self._tallied: dict[Key, int] | None = None
-        self._counts_kept = True
+        # the tables of a file that existed (``None``: made now), so the table groups add
+        # those a file made by an older kbsearch lacks (:class:`kbsearch.store.counts.Counts`)
+        self.tables_found: frozenset[str] | None = None
         try:
             self._check_schema(create)  # before any PRAGMA writes to someone else's file
             if not self.read_only:
@@ -113,15 +115,21 @@ class StoreBase:
         Raises:
             StorageError: the store is closed, or the file cannot be opened.
         """
-        connection: sqlite3.Connection | None = getattr(self._local, "pinned", None) or getattr(
-            self._local, "connection", None
+        connection: sqlite3.Connection | None = getattr(self.local, "pinned", None) or getattr(
+            self.local, "connection", None
         )
         if connection is None:
-            connection = self._open()
-            self._local.connection = connection
+            connection = self.open_connection()
+            self.local.connection = connection
         return connection
 
-    def _open(self) -> sqlite3.Connection:
+    def open_connection(self) -> sqlite3.Connection:
+        """A new connection of this store, closed with it (:meth:`close`), set up as every
+        other (row factory, tracer, pragmas).
+
+        Raises:
+            StorageError: the store is closed or the file cannot be opened.
+        """
         with self._lock:
             if self._closed:
                 raise StorageError(f"{self.path} is closed")
@@ -161,6 +169,12 @@ class StoreBase:
             for connection in self._connections:
                 connection.set_trace_callback(tracer)
 
+    def forget(self, connection: sqlite3.Connection) -> None:
+        """Stop tracking ``connection`` (its owner closes it): :meth:`close` leaves it be."""
+        with self._lock:
+            if connection in self._connections:
+                self._connections.remove(connection)
+
     def close(self) -> None:
         """Close every thread's connection; the store cannot be used afterwards."""
         with self._lock:
@@ -168,7 +182,7 @@ class StoreBase:
             connections, self._connections = self._connections, []
         for connection in connections:
             connection.close()
-        self._local = threading.local()
+        self.local = threading.local()
 
     def _check_schema(self, create: bool) -> None:
         self.connection.execute("PRAGMA schema_version")  # fails on a file that is not SQLite
@@ -183,8 +197,7 @@ class StoreBase:
                     f"{self.path} has schema version {found}, this kbsearch reads "
                     f"{SCHEMA_VERSION}; move it aside and rebuild it with `kbsearch index`"
                 )
-            if COUNTS_TABLE not in tables:
-                self._add_counts()
+            self.tables_found = frozenset(tables)
             return
         if tables:
             raise SchemaError(f"{self.path} is not a kbsearch index (it holds other tables)")
@@ -201,32 +214,6 @@ class StoreBase:
                     self.connection.execute(statement)
             self.set_meta("schema_version", str(SCHEMA_VERSION))
             self.set_meta("generation", "0")
-
-    def _add_counts(self) -> None:
-        """Give a file made before :mod:`kbsearch.store.counts` its counts table, filled in
-        one pass over the documents (one transaction); a read-only file tallies them in
-        memory on first use instead."""
-        if self.read_only:
-            self._counts_kept = False
-            return
-        with self.transaction() as con:
-            found = con.execute(
-                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (COUNTS_TABLE,)
-            ).fetchone()
-            if found is None:  # not added by another process between our look and our lock
-                con.execute(COUNTS_SQL)
-                SqlCounts(con).fill()
-
-    def counts(self, audience: str, kind: str) -> dict[str, int]:
-        """``{key: count}`` of one audience and kind of :mod:`kbsearch.store.counts`, keys
-        sorted (O(the keys), not O(documents))."""
-        if self._counts_kept:
-            return SqlCounts(self.connection).keys(audience, kind)
-        if self._tallied is None:
-            self._tallied = tally(self.connection)
-        audience = count_audience(audience)
-        found = {k[2]: n for k, n in self._tallied.items() if k[0] == audience and k[1] == kind}
-        return dict(sorted(found.items()))
 
     def get_meta_if_table(self, key: str) -> str | None:
         exists = self.connection.execute(
@@ -280,11 +267,11 @@ class StoreBase:
             return
         connection.execute("BEGIN")
         # the state is fixed from the first read on: the generation is read once in it
-        self._local.reading, self._local.read_generation = True, None
+        self.local.reading, self.local.read_generation = True, None
         try:
             yield connection
         except BaseException as exc:
-            self._local.reading = False
+            self.local.reading = False
             if connection.in_transaction:  # the first error is the one to report
                 with contextlib.suppress(sqlite3.Error):
                     connection.execute("COMMIT")
@@ -293,7 +280,7 @@ class StoreBase:
                 if error is not None:
                     raise error from exc
             raise
-        self._local.reading = False
+        self.local.reading = False
         if connection.in_transaction:
             connection.execute("COMMIT")
 
@@ -317,17 +304,17 @@ class StoreBase:
         """A counter bumped by every write; readers cache by it. Read from the file, except
         inside a pinned reader (:mod:`kbsearch.store.pinning`) or a :meth:`read_transaction`,
         whose generation cannot change: there it is read once."""
-        pinned = getattr(self._local, "pinned", None)
+        pinned = getattr(self.local, "pinned", None)
         if pinned is not None:
-            known: int | None = getattr(self._local, "pinned_generation", None)
+            known: int | None = getattr(self.local, "pinned_generation", None)
             if known is None:
-                known = self._local.pinned_generation = int(self.get_meta("generation") or 0)
+                known = self.local.pinned_generation = int(self.get_meta("generation") or 0)
             return known
-        if not getattr(self._local, "reading", False):
+        if not getattr(self.local, "reading", False):
             return int(self.get_meta("generation") or 0)
-        read: int | None = self._local.read_generation
+        read: int | None = self.local.read_generation
         if read is None:
-            read = self._local.read_generation = int(self.get_meta("generation") or 0)
+            read = self.local.read_generation = int(self.get_meta("generation") or 0)
         return read
 
     def check_tables(self) -> int:

@@ -15,13 +15,12 @@ from datetime import date
 import numpy as np
 
 from ..errors import SettingsConflictError
-from ..filters import Filters, to_sql
-from ..records import Document, Passage, PassageRow
+from ..records import Document, Passage
 from . import row_log
-from .columns import COLUMNS, PassageColumns, column_arrays
-from .counts import COUNTS_TABLE, CountedDocument, SqlCounts
-from .database import IN_CHUNK, StoreBase, in_chunks
+from .counts import CountedDocument, Counts, SqlCounts
+from .database import IN_CHUNK, Database, in_chunks
 from .fts import FTS_TABLES
+from .schema import COUNTS_TABLE
 from .settings import IndexSettings
 
 NEXT_ROW_META = "next_row"  # meta key: the lowest passage row id never used in this file
@@ -36,35 +35,42 @@ class StoredDocument:
     passages: int
 
 
-class DocumentStore(StoreBase):
-    """Documents and passages (see the module docstring)."""
+class Documents:
+    """Documents and passages (``store.documents``; see the module docstring). Their
+    per-audience counts are read from ``counts``."""
 
-    def document_hashes(self) -> dict[tuple[str, str], str]:
+    def __init__(self, database: Database, counts: Counts) -> None:
+        self.database = database
+        self.counts = counts
+
+    def hashes(self) -> dict[tuple[str, str], str]:
         """``{(doc_id, version): content_hash}`` of every stored document."""
-        rows = self.connection.execute("SELECT doc_id, version, content_hash FROM documents")
+        rows = self.database.connection.execute(
+            "SELECT doc_id, version, content_hash FROM documents"
+        )
         return {(r["doc_id"], r["version"]): r["content_hash"] for r in rows}
 
-    def document_sources(self) -> dict[tuple[str, str], str]:
+    def sources(self) -> dict[tuple[str, str], str]:
         """``{(doc_id, version): source path}`` of every stored document."""
-        rows = self.connection.execute("SELECT doc_id, version, source FROM documents")
+        rows = self.database.connection.execute("SELECT doc_id, version, source FROM documents")
         return {(r["doc_id"], r["version"]): r["source"] for r in rows}
 
-    def document_state(self, doc_id: str, version: str) -> tuple[str, str] | None:
+    def state(self, doc_id: str, version: str) -> tuple[str, str] | None:
         """``(content_hash, source)`` of one stored version; ``None`` when it is not stored."""
-        row = self.connection.execute(
+        row = self.database.connection.execute(
             "SELECT content_hash, source FROM documents WHERE doc_id = ? AND version = ?",
             (doc_id, version),
         ).fetchone()
         return (row["content_hash"], row["source"]) if row else None
 
-    def documents(self) -> list[StoredDocument]:
-        rows = self.connection.execute(
+    def all(self) -> list[StoredDocument]:
+        rows = self.database.connection.execute(
             "SELECT d.*, (SELECT count(*) FROM passages p WHERE p.document = d.id) AS n "
             "FROM documents d ORDER BY d.doc_id, d.version"
         )
         return [StoredDocument(r["id"], _document(r), r["n"]) for r in rows]
 
-    def documents_about(
+    def about(
         self, doc_ids: Iterable[str], sources: Iterable[str]
     ) -> dict[tuple[str, str], StoredDocument]:
         """``{(doc_id, version): stored}`` of every stored version of the given document ids
@@ -76,28 +82,35 @@ class DocumentStore(StoreBase):
         for column, values in (("doc_id", doc_ids), ("source", sources)):
             for chunk, marks in in_chunks(values):
                 sql = f"SELECT d.*, {count} FROM documents d WHERE d.{column} IN ({marks})"
-                for r in self.connection.execute(sql, chunk):
+                for r in self.database.connection.execute(sql, chunk):
                     out[(r["doc_id"], r["version"])] = StoredDocument(r["id"], _document(r), r["n"])
         return out
 
-    def documents_of(self, keys: Iterable[tuple[str, str]]) -> dict[tuple[str, str], Document]:
+    def of(self, keys: Iterable[tuple[str, str]]) -> dict[tuple[str, str], Document]:
         """``{(doc_id, version): document}`` of the stored documents among ``keys`` (by the
         unique key: no scan of the documents)."""
         out: dict[tuple[str, str], Document] = {}
         for chunk, _ in in_chunks(keys, IN_CHUNK // 2):
             where = " OR ".join("(doc_id = ? AND version = ?)" for _ in chunk)
             params = [x for key in chunk for x in key]
-            for r in self.connection.execute(f"SELECT * FROM documents WHERE {where}", params):
+            for r in self.database.connection.execute(
+                f"SELECT * FROM documents WHERE {where}", params
+            ):
                 out[(r["doc_id"], r["version"])] = _document(r)
         return out
+
+    def languages(self, audience: str = "staff") -> list[str]:
+        """The languages of the documents ``audience`` may see, sorted (from the kept
+        counts: O(languages))."""
+        return list(self.counts.keys(audience, "doc_language"))
 
     def public_folders(self) -> list[str]:
         """The folders of the public documents read from files (URLs left out), sorted, once
         each. O(those folders): read from the counts kept by each write
         (:mod:`kbsearch.store.counts`)."""
-        return list(self.counts("public", "folder"))
+        return list(self.counts.keys("public", "folder"))
 
-    def write_document(
+    def write(
         self,
         document: Document,
         passages: Sequence[Passage],
@@ -118,15 +131,17 @@ class DocumentStore(StoreBase):
             StorageError: the file cannot be written (locked, read-only, full); nothing of
                 this document is kept.
         """
-        with self.transaction() as con:
+        with self.database.transaction() as con:
             if settings is not None:
-                recorded = self.read_settings()
+                recorded = self.database.read_settings()
                 if recorded is None:
-                    self.write_settings(settings)
+                    self.database.write_settings(settings)
                 elif replace(recorded, default_access=None) != replace(
                     settings, default_access=None
                 ):
-                    raise SettingsConflictError(_conflict(str(self.path), recorded, settings))
+                    raise SettingsConflictError(
+                        _conflict(str(self.database.path), recorded, settings)
+                    )
             row_id = self._next_row_id()  # read before the delete: ids are never reused
             self._delete_document(document.doc_id, document.version)
             cur = con.execute(
@@ -193,19 +208,21 @@ class DocumentStore(StoreBase):
                         "INSERT INTO vectors(id, vector) VALUES (?, ?)",
                         (row, np.ascontiguousarray(vectors[i], dtype=np.float32).tobytes()),
                     )
-            self.set_meta(NEXT_ROW_META, str(row_id + len(passages)))
-            self.bump_generation()
+            self.database.set_meta(NEXT_ROW_META, str(row_id + len(passages)))
+            self.database.bump_generation()
 
     def _next_row_id(self) -> int:
         """The row id of the next passage written: past every id this file has held (the
         ``next_row`` meta key) and past every stored one, so a row id names one passage for
         the life of the file and in-memory row caches stay right across writes
         (:class:`kbsearch.retrieve.lexical.postings.RowTable`). O(log N)."""
-        (top,) = self.connection.execute("SELECT coalesce(max(id), 0) FROM passages").fetchone()
-        return max(int(self.get_meta(NEXT_ROW_META) or 0), int(top) + 1)
+        (top,) = self.database.connection.execute(
+            "SELECT coalesce(max(id), 0) FROM passages"
+        ).fetchone()
+        return max(int(self.database.get_meta(NEXT_ROW_META) or 0), int(top) + 1)
 
     def _delete_document(self, doc_id: str, version: str) -> None:
-        con = self.connection
+        con = self.database.connection
         deleted = con.execute(
             "SELECT p.id FROM passages p JOIN documents d ON p.document = d.id"
             " WHERE d.doc_id = ? AND d.version = ?",
@@ -226,122 +243,22 @@ class DocumentStore(StoreBase):
         # passages and vectors follow by ON DELETE CASCADE
         con.execute("DELETE FROM documents WHERE doc_id = ? AND version = ?", (doc_id, version))
 
-    def delete_document(self, doc_id: str, version: str) -> None:
+    def delete(self, doc_id: str, version: str) -> None:
         """Remove a document version, its passages, FTS5 rows and vectors, in one transaction."""
-        with self.transaction():
+        with self.database.transaction():
             self._delete_document(doc_id, version)
-            self.bump_generation()
+            self.database.bump_generation()
 
     def clear(self) -> None:
         """Remove every document and the recorded settings (the embedding cache stays)."""
-        with self.transaction() as con:
+        with self.database.transaction() as con:
             row_log.record_deleted(con, [row_log.EVERY_ROW])
             for table in FTS_TABLES.values():
                 con.execute(f"DELETE FROM {table}")
             con.execute("DELETE FROM documents")
             con.execute(f"DELETE FROM {COUNTS_TABLE}")
-            self.write_settings(None)
-            self.bump_generation()
-
-    # -- passages -----------------------------------------------------------------------------
-
-    def count_passages(self, filters: Filters | None = None) -> int:
-        if filters is None:
-            return int(self.connection.execute("SELECT count(*) FROM passages").fetchone()[0])
-        where, params = to_sql(filters)
-        sql = f"SELECT count(*) FROM passages p WHERE {where}"
-        return int(self.connection.execute(sql, params).fetchone()[0])
-
-    def passage_rows(
-        self, passage_ids: Iterable[str], filters: Filters | None = None
-    ) -> dict[str, PassageRow]:
-        """The passages among ``passage_ids`` that pass ``filters`` (all when ``None``)."""
-        out: dict[str, PassageRow] = {}
-        where, params = ("1", []) if filters is None else to_sql(filters)
-        for chunk, marks in in_chunks(passage_ids):
-            sql = f"SELECT p.* FROM passages p WHERE p.passage_id IN ({marks}) AND {where}"
-            for r in self.connection.execute(sql, [*chunk, *params]):
-                out[r["passage_id"]] = PassageRow(r["id"], _passage(r), r["access"], r["language"])
-        return out
-
-    def passage_languages(self, passage_ids: Sequence[str], audience: str) -> dict[str, str]:
-        """``{passage_id: language}`` of the given passages ``audience`` may see."""
-        visible = "" if audience == "staff" else " AND access = 'public'"
-        out: dict[str, str] = {}
-        for chunk, marks in in_chunks(passage_ids):
-            sql = f"SELECT passage_id, language FROM passages WHERE passage_id IN ({marks})"
-            out.update({r[0]: r[1] for r in self.connection.execute(sql + visible, chunk)})
-        return out
-
-    def heading_fields(self, passage_ids: Sequence[str]) -> dict[str, tuple[str, str, str]]:
-        """``{passage_id: (document title, section, doc_id)}`` of the given passages."""
-        out: dict[str, tuple[str, str, str]] = {}
-        for chunk, marks in in_chunks(passage_ids):
-            rows = self.connection.execute(
-                "SELECT p.passage_id, d.title, p.section, p.doc_id FROM passages p"
-                f" JOIN documents d ON d.id = p.document WHERE p.passage_id IN ({marks})",
-                chunk,
-            )
-            out.update({r[0]: (r[1], r[2], r[3]) for r in rows})
-        return out
-
-    def audience_languages(self, audience: str) -> list[str]:
-        """The languages of the passages ``audience`` may see, sorted (from the kept counts:
-        O(languages))."""
-        return list(self.counts(audience, "language"))
-
-    def languages(self, audience: str = "staff") -> list[str]:
-        """The languages of the documents ``audience`` may see, sorted (from the kept
-        counts: O(languages))."""
-        return list(self.counts(audience, "doc_language"))
-
-    def title_totals(self, audience: str) -> tuple[int, int, int, int]:
-        """``(passages, titled, unique_titled, titles)`` of the passages ``audience`` may
-        see (:data:`kbsearch.store.counts.TOTALS`; kept by each write: O(1))."""
-        totals = self.counts(audience, "total")
-        return (
-            totals.get("passages", 0),
-            totals.get("titled", 0),
-            totals.get("unique_titled", 0),
-            totals.get("titles", 0),
-        )
-
-    def passages_of(self, document_row: int) -> list[Passage]:
-        rows = self.connection.execute(
-            "SELECT * FROM passages WHERE document = ? ORDER BY ordinal", (document_row,)
-        )
-        return [_passage(r) for r in rows]
-
-    def document_passages(
-        self, doc_id: str, version: str | None, audience: str = "public"
-    ) -> list[Passage]:
-        """The passages of document ``doc_id`` (one ``version``, or every version) that
-        ``audience`` may see, by version then reading order."""
-        sql = "SELECT * FROM passages WHERE doc_id = ?"
-        params = [doc_id]
-        if version is not None:
-            sql += " AND version = ?"
-            params.append(version)
-        if audience != "staff":
-            sql += " AND access = 'public'"
-        rows = self.connection.execute(sql + " ORDER BY version, ordinal", params)
-        return [_passage(r) for r in rows]
-
-    def heading_rows(self) -> list[tuple[int, str, str, str, str, str]]:
-        """``(row id, passage id, access, document title, section, doc id)`` of every passage,
-        ordered by row id (what heading vectors and title counts are made of)."""
-        rows = self.connection.execute(
-            "SELECT p.id, p.passage_id, p.access, d.title, p.section, p.doc_id FROM passages p"
-            " JOIN documents d ON d.id = p.document ORDER BY p.id"
-        ).fetchall()
-        return [tuple(r) for r in rows]
-
-    def filter_columns(self) -> PassageColumns:
-        """Every passage's row id, passage id and filter columns, ordered by row id."""
-        cursor = self.connection.cursor()
-        cursor.row_factory = None
-        rows = cursor.execute(f"SELECT {COLUMNS} FROM passages p ORDER BY p.id").fetchall()
-        return PassageColumns(**column_arrays(rows))
+            self.database.write_settings(None)
+            self.database.bump_generation()
 
 
 def _conflict(path: str, recorded: IndexSettings, wanted: IndexSettings) -> str:
@@ -379,20 +296,4 @@ def _document(r: sqlite3.Row) -> Document:
         format=r["format"],
         source=r["source"],
         content_hash=r["content_hash"],
-    )
-
-
-def _passage(r: sqlite3.Row) -> Passage:
-    return Passage(
-        passage_id=r["passage_id"],
-        doc_id=r["doc_id"],
-        version=r["version"],
-        section=r["section"],
-        kind=r["kind"],
-        text=r["text"],
-        ordinal=r["ordinal"],
-        page=r["page"],
-        start=r["char_start"],
-        end=r["char_end"],
-        token_count=r["token_count"],
     )

@@ -16,7 +16,7 @@ import numpy as np
 from ..errors import StorageError
 from ..filters import Filters, to_sql
 from .columns import COLUMNS
-from .database import StoreBase, in_chunks
+from .database import Database, in_chunks
 
 # audience -> the FTS5 table its lexical searches read (and take their BM25 statistics from)
 FTS_TABLES = {"public": "public_fts", "staff": "passages_fts"}
@@ -41,8 +41,13 @@ class FtsPostings:
     docs: np.ndarray
 
 
-class FtsStore(StoreBase):
-    """Reads of the FTS5 tables (writes are part of :meth:`Store.write_document`)."""
+class Fts:
+    """Reads of the FTS5 tables (``store.fts``; writes are part of
+    :meth:`kbsearch.store.documents.Documents.write`)."""
+
+    def __init__(self, database: Database) -> None:
+        self.database = database
+        self._df: tuple[int, dict[tuple[str, str], int]] = (-1, {})  # document frequencies
 
     def _lexical_sql(self, filters: Filters) -> tuple[str, list[object]]:
         table = fts_table(filters.audience)
@@ -55,44 +60,48 @@ class FtsStore(StoreBase):
         )
         return sql, params
 
-    def lexical_search(self, match: str, filters: Filters, limit: int) -> list[tuple[str, float]]:
+    def search(self, match: str, filters: Filters, limit: int) -> list[tuple[str, float]]:
         """Top ``limit`` ``(passage_id, bm25)`` for an FTS5 match expression, filters applied
         inside the query (FTS5 drives the join, so the full-text index is always used).
         A public audience searches the public passages' own FTS5 table, so its BM25
         statistics ignore staff-only text. Higher is better: FTS5's ``bm25()`` is negated.
         Ties broken by passage id."""
         sql, params = self._lexical_sql(filters)
-        rows = self.connection.execute(sql, [match, *params, limit])
+        rows = self.database.connection.execute(sql, [match, *params, limit])
         return [(r[0], float(r[1])) for r in rows]
 
-    def lexical_plan(self, match: str, filters: Filters, limit: int) -> list[str]:
-        """SQLite's query plan for :meth:`lexical_search` (to prove FTS5 drives it)."""
+    def plan(self, match: str, filters: Filters, limit: int) -> list[str]:
+        """SQLite's query plan for :meth:`search` (to prove FTS5 drives it)."""
         sql, params = self._lexical_sql(filters)
-        rows = self.connection.execute(f"EXPLAIN QUERY PLAN {sql}", [match, *params, limit])
+        rows = self.database.connection.execute(
+            f"EXPLAIN QUERY PLAN {sql}", [match, *params, limit]
+        )
         return [r["detail"] for r in rows]
 
-    def fts_statistics(self, audience: str) -> tuple[int, int]:
+    def statistics(self, audience: str) -> tuple[int, int]:
         """``(rows, total tokens)`` of the audience's FTS5 table, from FTS5's averages record
         (``%_data`` id 1)."""
         table = fts_table(audience)
-        row = self.connection.execute(f"SELECT block FROM {table}_data WHERE id = 1").fetchone()
+        row = self.database.connection.execute(
+            f"SELECT block FROM {table}_data WHERE id = 1"
+        ).fetchone()
         if row is None or not row[0]:
             return 0, 0
         values = varints(bytes(row[0]))
         return values[0], values[1] if len(values) > 1 else 0
 
-    def fts_document_length(self, row_id: int, audience: str) -> int:
+    def document_length(self, row_id: int, audience: str) -> int:
         """Tokens FTS5 counted in one row (``%_docsize``)."""
         table = fts_table(audience)
-        row = self.connection.execute(
+        row = self.database.connection.execute(
             f"SELECT sz FROM {table}_docsize WHERE id = ?", (row_id,)
         ).fetchone()
         return varints(bytes(row[0]))[0] if row else 0
 
-    def fts_document_frequency(self, term: str, audience: str) -> int:
+    def document_frequency(self, term: str, audience: str) -> int:
         """Rows of the audience's FTS5 table containing ``term``, cached until the next write."""
         table = fts_table(audience)
-        generation = self.generation()
+        generation = self.database.generation()
         # one (generation, cache) pair, read once: a thread reading another generation (a
         # served snapshot's pinned reader, the builder) never writes into this one's cache
         cached_generation, cache = self._df
@@ -101,7 +110,7 @@ class FtsStore(StoreBase):
             self._df = (generation, cache)
         key = (table, term)
         if key not in cache:
-            row = self.connection.execute(
+            row = self.database.connection.execute(
                 f"SELECT doc FROM {table}_vocab WHERE term = ?", (term,)
             ).fetchone()
             if len(cache) > 100_000:
@@ -109,15 +118,15 @@ class FtsStore(StoreBase):
             cache[key] = int(row[0]) if row else 0
         return cache[key]
 
-    def fts_term_frequency(self, term: str, row_id: int, audience: str) -> int:
+    def term_frequency(self, term: str, row_id: int, audience: str) -> int:
         table = fts_table(audience)
-        row = self.connection.execute(
+        row = self.database.connection.execute(
             f"SELECT count(*) FROM {table}_instance WHERE term = ? AND doc = ?",
             (term, row_id),
         ).fetchone()
         return int(row[0])
 
-    def fts_term_postings(self, term: str, audience: str) -> tuple[np.ndarray, np.ndarray]:
+    def term_postings(self, term: str, audience: str) -> tuple[np.ndarray, np.ndarray]:
         """``(rows, tf)`` of one term in the audience's FTS5 table: the row ids holding it
         (int64, ascending) and its frequency in each (float64). Reads that term's doclist only
         (``{table}_instance`` with a term constraint, joined to text in C): O(its instances).
@@ -126,18 +135,18 @@ class FtsStore(StoreBase):
             StorageError: the doclist is not sorted by row.
         """
         table = fts_table(audience)
-        cursor = self.connection.cursor()
+        cursor = self.database.connection.cursor()
         cursor.row_factory = None
         (text,) = cursor.execute(
             f"SELECT group_concat(doc) FROM {table}_instance WHERE term = ?", (term,)
         ).fetchone()
         return runs(np.fromstring(text or "", dtype=np.int64, sep=","))
 
-    def fts_row_columns(self, row_ids: Sequence[int]) -> list[tuple[object, ...]]:
+    def row_columns(self, row_ids: Sequence[int]) -> list[tuple[object, ...]]:
         """The filter columns (``COLUMNS``) of the given passage rows, then each row's token
         count in FTS5 (``passages_fts_docsize``: every passage's body, so the same count in
         the public table); rows that are not passages are left out. O(rows asked)."""
-        cursor = self.connection.cursor()
+        cursor = self.database.connection.cursor()
         cursor.row_factory = None
         sql = (
             f"SELECT {COLUMNS}, s.sz FROM json_each(?) j CROSS JOIN passages p ON p.id = j.value"
@@ -151,23 +160,25 @@ class FtsStore(StoreBase):
         out: dict[str, tuple[int, str]] = {}
         for chunk, marks in in_chunks(passage_ids):
             sql = f"SELECT passage_id, id, access FROM passages WHERE passage_id IN ({marks})"
-            out.update({r[0]: (int(r[1]), str(r[2])) for r in self.connection.execute(sql, chunk)})
+            out.update(
+                {r[0]: (int(r[1]), str(r[2])) for r in self.database.connection.execute(sql, chunk)}
+            )
         return out
 
-    def fts_postings(self, audience: str) -> FtsPostings:
+    def postings(self, audience: str) -> FtsPostings:
         """Every posting of the audience's FTS5 table, read through its fts5vocab tables.
 
         ``{table}_vocab`` (row) gives the terms in index order with their row and instance
         counts; ``{table}_instance`` lists one row per token instance in that same order
         (term, then rowid, then offset), so the instance docs are split by term with the
         counts. Reads the whole index: O(tokens) time and memory. Call it inside a read
-        transaction (:meth:`Store.read_transaction`): two reads outside one may see two states.
+        transaction (:meth:`Database.read_transaction`): two reads outside one may see two states.
 
         Raises:
             StorageError: the two fts5vocab tables disagree.
         """
         table = fts_table(audience)
-        cursor = self.connection.cursor()
+        cursor = self.database.connection.cursor()
         cursor.row_factory = None  # plain tuples: several times faster than sqlite3.Row
         vocab = cursor.execute(f"SELECT term, doc, cnt FROM {table}_vocab").fetchall()
         instances = np.array([r[2] for r in vocab], dtype=np.int64)

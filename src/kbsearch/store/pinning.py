@@ -20,11 +20,14 @@ import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from .database import StoreBase
+from .database import Database
 
 
-class PinnedReads(StoreBase):
-    """Adds pinned readers to the store's connections."""
+class PinnedReads:
+    """Pinned readers beside the database's own connections (``store.pins``)."""
+
+    def __init__(self, database: Database) -> None:
+        self.database = database
 
     def open_reader(self) -> sqlite3.Connection:
         """A new connection inside a read transaction that has read the file once (so it is
@@ -33,16 +36,14 @@ class PinnedReads(StoreBase):
         Raises:
             StorageError: the store is closed or the file cannot be opened.
         """
-        connection = self._open()
+        connection = self.database.open_connection()
         connection.execute("BEGIN")
         connection.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
         return connection
 
     def close_reader(self, connection: sqlite3.Connection) -> None:
         """End the reader's transaction and close it (no error when the store is closed)."""
-        with self._lock:
-            if connection in self._connections:
-                self._connections.remove(connection)
+        self.database.forget(connection)
         # already closed with the store, or a damaged file (whose error, raised first, is
         # the one to report): the connection goes either way
         with contextlib.suppress(sqlite3.Error):
@@ -56,21 +57,21 @@ class PinnedReads(StoreBase):
         (``PRAGMA wal_checkpoint(PASSIVE)``: never waits); ``True`` when every page is in. A
         reader that begins after a complete checkpoint reads the file itself, so the next
         writer may start the WAL over instead of growing it."""
-        row = self.connection.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+        row = self.database.connection.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
         busy, frames, copied = (int(x) for x in row)
         return not busy and frames == copied
 
     @contextmanager
     def reading_from(self, connection: sqlite3.Connection | None) -> Iterator[None]:
-        """Within: this thread's reads (:attr:`connection`) go to the pinned ``connection``
+        """Within: this thread's reads (:attr:`Database.connection`) go to the pinned ``connection``
         (``None``: to this thread's own connection). Only reads: a write there fails."""
         previous = (
-            getattr(self._local, "pinned", None),
-            getattr(self._local, "pinned_generation", None),
+            getattr(self.database.local, "pinned", None),
+            getattr(self.database.local, "pinned_generation", None),
         )
         # the generation of ``connection``, read by the first generation() inside
-        self._local.pinned, self._local.pinned_generation = connection, None
+        self.database.local.pinned, self.database.local.pinned_generation = connection, None
         try:
             yield
         finally:
-            self._local.pinned, self._local.pinned_generation = previous
+            self.database.local.pinned, self.database.local.pinned_generation = previous

@@ -1,7 +1,7 @@
 """The log of deleted passage rows per generation, so an in-memory index can follow writes.
 
 A passage row never changes once written and its id is never reused
-(:meth:`kbsearch.store.Store.write_document`), so between two generations ``g < G`` the
+(:meth:`kbsearch.store.documents.Documents.write`), so between two generations ``g < G`` the
 rows added are those with an id above every id held at ``g``, and only the deleted ones need
 a record. Each write records, in its own transaction and in the ``meta`` table (no schema
 change), the ranges of row ids it deleted:

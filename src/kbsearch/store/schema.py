@@ -1,9 +1,14 @@
 """The tables of a knowledge base file: the schema's SQL and its version (a file of another
-version is refused by :class:`kbsearch.store.database.StoreBase`)."""
+version is refused by :class:`kbsearch.store.database.Database`)."""
 
 from __future__ import annotations
 
-from .counts import COUNTS_SQL
+# the counts kept by every write (:mod:`kbsearch.store.counts`)
+COUNTS_TABLE = "collection_counts"
+COUNTS_SQL = (
+    f"CREATE TABLE IF NOT EXISTS {COUNTS_TABLE} (audience TEXT NOT NULL, kind TEXT NOT NULL,"
+    " key TEXT NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (audience, kind, key)) WITHOUT ROWID"
+)
 
 SCHEMA_VERSION = 2  # 2: public_fts, the public passages' own FTS5 index
 FTS_TOKENIZE = "unicode61 remove_diacritics 2"

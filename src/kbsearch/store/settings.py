@@ -22,7 +22,7 @@ HEADING_WEIGHT = 3
 @dataclass(frozen=True)
 class IndexSettings:
     """What an index is built with. Written with its first document, read once per
-    generation (:meth:`kbsearch.store.Store.index_settings`).
+    generation (:meth:`kbsearch.store.Database.index_settings`).
 
     ``embedder`` is ``None`` and ``embedder_spec`` is ``"none"`` for a lexical-only index;
     ``dim`` is the vector length (0 without vectors); ``passage_budget`` is in embedder

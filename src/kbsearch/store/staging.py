@@ -47,10 +47,10 @@ class Staging:
         Raises:
             StorageError: the index cannot be written (it is then unchanged).
         """
-        with self.copy.transaction():  # newer than anything readers have cached
-            self.copy.set_meta("generation", str(self.store.generation() + 1))
+        with self.copy.database.transaction():  # newer than anything readers have cached
+            self.copy.database.set_meta("generation", str(self.store.database.generation() + 1))
         try:
-            self.copy.connection.backup(self.store.connection)
+            self.copy.database.connection.backup(self.store.database.connection)
         except sqlite3.Error as exc:
             raise StorageError(
                 f"cannot replace {self.store.path} with the re-embedded copy: {exc}"
@@ -73,7 +73,7 @@ def staged_copy(store: Store) -> Iterator[Staging]:
     try:
         target = sqlite3.connect(path)
         try:
-            store.connection.backup(target)
+            store.database.connection.backup(target)
         finally:
             target.close()
     except (OSError, sqlite3.Error) as exc:
@@ -81,7 +81,7 @@ def staged_copy(store: Store) -> Iterator[Staging]:
         raise StorageError(f"cannot write the re-embedding copy {path}: {exc}") from exc
     copy = Store(path)
     try:
-        copy.clear()
+        copy.documents.clear()
         yield Staging(store, copy)
     finally:
         copy.close()

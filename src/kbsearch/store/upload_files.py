@@ -59,7 +59,7 @@ CLAIM_TRIES = 20  # a folder removed between two steps of a claim, by a concurre
 class IndexState(Protocol):
     """What the journal needs of the index: one stored version's hash and source."""
 
-    def document_state(self, doc_id: str, version: str) -> tuple[str, str] | None: ...
+    def state(self, doc_id: str, version: str) -> tuple[str, str] | None: ...
 
 
 @dataclass(frozen=True)
@@ -158,7 +158,7 @@ class UploadFiles:
             target = home / name
             try:
                 with file_errors():
-                    state = index.document_state(doc_id, version)
+                    state = index.state(doc_id, version)
                     intent = Intent(state[0] if state else None, name, target.exists())
                     write_synced(journal, intent.dumps())
                     home.mkdir(parents=True, exist_ok=True)
@@ -185,7 +185,7 @@ class UploadFiles:
             assert journal is not None  # waited for
             try:
                 with file_errors():
-                    state = index.document_state(doc_id, version)
+                    state = index.state(doc_id, version)
                     write_synced(journal, Intent(state[0] if state else None, None, False).dumps())
                 yield
             finally:
@@ -231,7 +231,7 @@ class UploadFiles:
                     _remove(home)
                     continue
                 doc_id, version = unquote(home.parent.name), home.name[1:]
-                state = index.document_state(doc_id, version)
+                state = index.state(doc_id, version)
                 if list(home.iterdir()) != ([Path(state[1])] if state else []):
                     keys.add(f"{home.parent.name}@{version}")  # as a journal names it
         return keys
@@ -275,7 +275,7 @@ class UploadFiles:
         """Step 5 of the module docstring, for the journal ``journal`` (locked by the caller)."""
         home = self.home(doc_id, version)
         intent = Intent.loads(journal.read_bytes()) if journal.exists() else None
-        state = index.document_state(doc_id, version)
+        state = index.state(doc_id, version)
         if intent is not None and intent.target is not None:
             taken = (state[0] if state else None) != intent.before
             if not taken:

@@ -9,7 +9,7 @@ import numpy as np
 
 from . import row_log
 from .columns import COLUMNS, column_arrays
-from .database import StoreBase, in_chunks
+from .database import Database, in_chunks
 
 
 @dataclass(frozen=True)
@@ -30,14 +30,18 @@ class VectorTable:
     effective_to: np.ndarray
 
 
-class VectorStore(StoreBase):
-    """Passage vectors (written with their passages) and the embedding cache."""
+class Vectors:
+    """Passage vectors (``store.vectors``; written with their passages) and the embedding
+    cache."""
 
-    def vector_table(self, dim: int) -> VectorTable:
+    def __init__(self, database: Database) -> None:
+        self.database = database
+
+    def table(self, dim: int) -> VectorTable:
         """Every stored vector with its passage's filter columns, ordered by row id. Call it
-        inside a read transaction (:meth:`Store.read_transaction`) to pair it with a
+        inside a read transaction (:meth:`Database.read_transaction`) to pair it with a
         generation."""
-        cursor = self.connection.cursor()
+        cursor = self.database.connection.cursor()
         cursor.row_factory = None
         rows = cursor.execute(
             f"SELECT {COLUMNS}, v.vector FROM vectors v JOIN passages p ON p.id = v.id"
@@ -46,13 +50,11 @@ class VectorStore(StoreBase):
         vectors = np.frombuffer(b"".join(r[7] for r in rows), dtype=np.float32)
         return VectorTable(vectors=vectors.reshape(len(rows), dim), **column_arrays(rows))
 
-    def vector_table_blocks(
-        self, dim: int, after: int = -1, size: int = 8192
-    ) -> Iterator[VectorTable]:
+    def table_blocks(self, dim: int, after: int = -1, size: int = 8192) -> Iterator[VectorTable]:
         """The stored vectors of row ids above ``after`` with their filter columns, ``size``
         rows at a time by row id (each block a :class:`VectorTable`), so a reader never holds
         more than one block of float32 rows. Call it inside a read transaction."""
-        cursor = self.connection.cursor()
+        cursor = self.database.connection.cursor()
         cursor.row_factory = None
         while True:
             rows = cursor.execute(
@@ -70,7 +72,7 @@ class VectorStore(StoreBase):
         """The float32 vectors of passage rows ``row_ids``: ``(found_ids, vectors)`` of shapes
         ``(m,)`` and ``(m, dim)``, ``found_ids`` ascending (rows without a vector left out).
         Point reads by the primary key, O(m log N)."""
-        cursor = self.connection.cursor()
+        cursor = self.database.connection.cursor()
         cursor.row_factory = None
         found: list[tuple[int, bytes]] = []
         for chunk, marks in in_chunks([int(r) for r in row_ids]):
@@ -87,13 +89,13 @@ class VectorStore(StoreBase):
         generations ``old + 1`` .. ``new`` (shape ``(m, 2)``), ``None`` when the log does not
         cover them (:func:`kbsearch.store.row_log.deleted_between`). Call inside a read
         transaction."""
-        return row_log.deleted_between(self.connection, old, new)
+        return row_log.deleted_between(self.database.connection, old, new)
 
     def passage_vectors(self, passage_ids: Sequence[str]) -> dict[str, np.ndarray]:
         """``{passage_id: vector}`` (float32) of the given passages that have one."""
         out: dict[str, np.ndarray] = {}
         for chunk, marks in in_chunks(passage_ids):
-            rows = self.connection.execute(
+            rows = self.database.connection.execute(
                 "SELECT p.passage_id, v.vector FROM passages p JOIN vectors v ON v.id = p.id"
                 f" WHERE p.passage_id IN ({marks})",
                 chunk,
@@ -101,20 +103,20 @@ class VectorStore(StoreBase):
             out.update({r[0]: np.frombuffer(r[1], dtype=np.float32) for r in rows})
         return out
 
-    def vector_blocks(self, dim: int, size: int = 8192) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    def blocks(self, dim: int, size: int = 8192) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         """Every stored vector, ``size`` rows at a time by row id: ``(access, vectors)``
         arrays of shapes ``(m,)`` and ``(m, dim)``. Call it inside a read transaction."""
-        for block in self.vector_table_blocks(dim, size=size):
+        for block in self.table_blocks(dim, size=size):
             yield block.access, block.vectors
 
-    def count_vectors(self) -> int:
-        return int(self.connection.execute("SELECT count(*) FROM vectors").fetchone()[0])
+    def count(self) -> int:
+        return int(self.database.connection.execute("SELECT count(*) FROM vectors").fetchone()[0])
 
-    def cached_vectors(self, embedder: str, role: str, hashes: Sequence[str]) -> dict[str, bytes]:
+    def cached(self, embedder: str, role: str, hashes: Sequence[str]) -> dict[str, bytes]:
         """``{text hash: float32 bytes}`` of the cached vectors among ``hashes``."""
         out: dict[str, bytes] = {}
         for chunk, marks in in_chunks(hashes):
-            rows = self.connection.execute(
+            rows = self.database.connection.execute(
                 "SELECT text_hash, vector FROM embedding_cache WHERE embedder = ? AND role = ?"
                 f" AND text_hash IN ({marks})",
                 [embedder, role, *chunk],
@@ -122,14 +124,14 @@ class VectorStore(StoreBase):
             out.update({r[0]: bytes(r[1]) for r in rows})
         return out
 
-    def cache_vectors(self, embedder: str, role: str, items: Mapping[str, np.ndarray]) -> None:
+    def cache(self, embedder: str, role: str, items: Mapping[str, np.ndarray]) -> None:
         """Store vectors by text hash; committed at once so finished work survives a crash.
 
         Raises:
             StorageError: the file cannot be written (read-only, locked, disk full); the
                 cache is unchanged.
         """
-        with self.transaction() as con:
+        with self.database.transaction() as con:
             con.executemany(
                 "INSERT OR REPLACE INTO embedding_cache(embedder, role, text_hash, vector)"
                 " VALUES (?, ?, ?, ?)",

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Unpack
 
 from ..errors import EvaluationError, OptionConflictError, QueryError
-from ..evaluation.answers import Judged
+from ..evaluation.answers import UNKNOWN, Judged
 from ..evaluation.gold import Unreachable, unreachable_relevant
 from ..evaluation.questions import Question, QuestionSet
 from ..evaluation.runner import DEFAULT_K, EvaluationResult, Latency, SearchFn, evaluate
@@ -141,12 +141,12 @@ def unreachable(kb: KnowledgeBase, questions: QuestionSet) -> list[Unreachable]:
     a retrieval failure."""
     documents = [d.document for d in kb.documents()]
     named = {i.passage_id for q in questions.questions for i in q.relevant if i.passage_id}
-    rows = kb.store.passage_rows(named) if named else {}
+    rows = kb.store.passages.rows(named) if named else {}
     access = {pid: row.access for pid, row in rows.items()}
     by_section = {str(i.doc_id) for q in questions.questions for i in q.relevant if i.section}
     sections: dict[tuple[str, str], set[str]] = {}
     for doc_id in sorted(by_section):
-        for passage in kb.store.document_passages(doc_id, None, "staff"):
+        for passage in kb.store.passages.of_document(doc_id, None, "staff"):
             sections.setdefault((passage.doc_id, passage.version), set()).add(passage.section)
     return unreachable_relevant(questions, documents, access, sections)
 
@@ -265,8 +265,8 @@ def assess_questions(
         items.append(
             {
                 "qid": q.qid,
-                "kind": q.kind or "-",
-                "language": q.language or "-",
+                "kind": q.kind or UNKNOWN,
+                "language": q.language or UNKNOWN,
                 "confidence": assessed.decision.confidence,
                 "answered": assessed.decision.answerable,
                 "threshold": assessed.decision.threshold,

@@ -52,13 +52,13 @@ def pipeline(backend: Backend) -> Pipeline:
 @pytest.fixture
 def store(tmp_path: Path, corpus) -> Iterator[Store]:
     s = Store(tmp_path / "kb.db", create=True)
-    with s.transaction():
-        s.set_settings(
+    with s.database.transaction():
+        s.database.set_settings(
             {"analyzer": "stem", "dim": 32, "embedder": "fake:bow", "embedder_spec": "fake:bow"}
         )
     for d in corpus.documents:
         k = corpus.key(d)
-        s.write_document(d, corpus.passages[k], corpus.bodies[k], corpus.vectors[k])
+        s.documents.write(d, corpus.passages[k], corpus.bodies[k], corpus.vectors[k])
     yield s
     s.close()
 
@@ -205,11 +205,11 @@ def test_writes_go_to_sqlite_then_qdrant_and_stale_points_go(
     qdrant.write_document(d, shorter, corpus.bodies[k][:1], corpus.vectors[k][:1])
     report = qdrant.verify()
     assert not (report.missing or report.extra or report.mismatched), report.lines()
-    assert qdrant.collection.count() == store.count_passages()
+    assert qdrant.collection.count() == store.passages.count()
     qdrant.delete_document(d.doc_id, d.version)
     report = qdrant.verify()
     assert not (report.missing or report.extra or report.mismatched), report.lines()
-    assert qdrant.collection.count() == store.count_passages()
+    assert qdrant.collection.count() == store.passages.count()
     # a tiny corpus's average length moves more than 5 % with one document: sync re-weights
     qdrant.sync()
     assert qdrant.verify().ok
@@ -236,7 +236,7 @@ def test_a_failed_qdrant_write_leaves_sqlite_written_and_sync_repairs(
     bodies = [Analyzer("stem").body(t, "en") for t in texts]
     with pytest.raises(PartialWriteError, match="holds 7 of 12 points of big v1"):
         qdrant.write_document(new, passages, bodies, FakeEmbedder(dim=32).encode_passages(texts))
-    assert store.count_passages() == sum(len(v) for v in corpus.passages.values()) + 12
+    assert store.passages.count() == sum(len(v) for v in corpus.passages.values()) + 12
     report = qdrant.verify()
     assert report.missing == sorted(f"big@v1#s{i}" for i in range(7, 12))
     monkeypatch.setattr(qdrant.collection, "upsert", real)
@@ -318,7 +318,7 @@ def test_a_fresh_search_node_reads_no_whole_table(tmp_path: Path, kind: str) -> 
     # a fresh process: nothing cached; the index records its Qdrant target
     with kbsearch.open_kb(db, embedder=FakeEmbedder()) as kb:
         assert type(kb.backend).__name__ == "QdrantBackend"
-        with kb.store.tracing(statements.append):
+        with kb.store.database.tracing(statements.append):
             day = Filters(as_of=date(2026, 6, 1))
             hits = kb.search("lost parcel refund", filters=day)
             assert hits and hits[0].passage_id == "delivery@v1#lost-parcel"
@@ -337,15 +337,15 @@ def test_points_are_analysed_with_the_heading_weight_the_index_records(
     """A Qdrant copy's sparse vectors count a passage's heading lines as its FTS5 body does
     (the index's ``heading_weight``), so the two lexical lists keep the same lengths and tfs."""
     s = Store(tmp_path / "kb.db", create=True)
-    with s.transaction():
-        s.set_settings({"analyzer": "stem", "chunking": "headings-1", "heading_weight": 3})
+    with s.database.transaction():
+        s.database.set_settings({"analyzer": "stem", "chunking": "headings-1", "heading_weight": 3})
     text = "Cancel an order\n\nPress the button within the hour."
     doc = Document("faq", "1", "Cancel an order", "en", access="public")
     passage = Passage("faq@v1#top", "faq", "1", "", "text", text, 0)
-    s.write_document(doc, [passage], [Analyzer("stem", 3).body(text, "en")], None)
+    s.documents.write(doc, [passage], [Analyzer("stem", 3).body(text, "en")], None)
     (point,) = QdrantBackend(s, collection).points_of(["faq@v1#top"])
-    (row,) = s.passage_rows(["faq@v1#top"]).values()
-    assert point.sparse.length == s.fts_document_length(row.row_id, "staff") == 15
+    (row,) = s.passages.rows(["faq@v1#top"]).values()
+    assert point.sparse.length == s.fts.document_length(row.row_id, "staff") == 15
     s.close()
 
 
@@ -385,7 +385,7 @@ def test_sync_ends_by_letting_the_collection_build_its_indexes(
     built: list[int] = []
     monkeypatch.setattr(collection, "optimize", lambda: built.append(collection.count()))
     backend.sync()
-    assert built == [store.count_passages()]  # once, after every point is written
+    assert built == [store.passages.count()]  # once, after every point is written
 
 
 def test_a_failed_index_build_is_a_partial_write_and_keeps_the_points(

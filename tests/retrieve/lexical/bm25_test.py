@@ -35,7 +35,7 @@ def test_results_identical_run_to_run(tmp_path: Path) -> None:
 def test_explanation_adds_up_to_fts5_bm25(tmp_path: Path) -> None:
     store = seed_store(tmp_path / "kb.db", Analyzer("plain"))
     hits = dict(lexical_search(store, Analyzer("plain"), "kettle refund", Filters(), 10))
-    rows = store.passage_rows(hits)
+    rows = store.passages.rows(hits)
     terms = sql_terms(store, Analyzer("plain"), "kettle refund", Filters())
     for pid, score in hits.items():
         explanation = explain_bm25(store, terms, rows[pid].row_id, "public")
@@ -98,7 +98,7 @@ def test_stemmed_search_finds_plural(tmp_path: Path) -> None:
 def test_filtered_query_is_driven_by_fts5(tmp_path: Path, audience: str, table: str) -> None:
     store = seed_store(tmp_path / "kb.db", Analyzer("plain"))
     filters = Filters(audience=audience, language="en", doc_ids=("A",))
-    plan = " | ".join(store.lexical_plan('"kettle"', filters, 5))
+    plan = " | ".join(store.fts.plan('"kettle"', filters, 5))
     assert f"SCAN {table} VIRTUAL TABLE INDEX" in plan
     assert plan.index(table) < plan.index("USING INTEGER PRIMARY KEY")
 
@@ -115,7 +115,7 @@ def test_worked_example_keeps_its_scores_with_vectors(tmp_path: Path) -> None:
         doc = Document(doc_id=key, version="1", title=key, language="en", access="public")
         vector = rng.normal(size=(1, 8)).astype(np.float32)
         vector /= np.linalg.norm(vector)
-        store.write_document(doc, [Passage(key, key, "1", "", "text", text, 0)], [text], vector)
+        store.documents.write(doc, [Passage(key, key, "1", "", "text", text, 0)], [text], vector)
     hits = lexical_search(store, Analyzer("plain"), "kettle refund", Filters(), 10)
     assert [(p, round(s, 4)) for p, s in hits] == [
         ("A", 1.3808),

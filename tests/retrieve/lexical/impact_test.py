@@ -35,19 +35,19 @@ def test_worked_example_through_the_impact_index(tmp_path: Path) -> None:
 
 def test_knowledge_base_ranking_uses_it_and_reloads_after_writes(tmp_path: Path) -> None:
     store = seed_store(tmp_path / "kb.db", PLAIN)
-    store.set_settings({"analyzer": "plain"})
+    store.database.set_settings({"analyzer": "plain"})
     kb = KnowledgeBase(store)
     assert [p for p, _ in kb.routes["lexical"].candidates("kettle", Filters(), 5)] == ["A", "B"]
     first = kb.impact_index("public")
     assert kb.impact_index("public") is first  # cached while nothing is written
     doc = Document(doc_id="A", version="1", title="A", language="en", access="public")
-    store.write_document(
+    store.documents.write(
         doc, [Passage("A", "A", "1", "", "text", "Teapot notice.", 0)], ["Teapot notice."], None
     )
     assert [p for p, _ in kb.routes["lexical"].candidates("kettle", Filters(), 5)] == ["B"]
     assert [p for p, _ in kb.routes["lexical"].candidates("teapot", Filters(), 5)] == ["A"]
     assert kb.impact_index("public") is not first
-    store.delete_document("B", "1")
+    store.documents.delete("B", "1")
     assert kb.routes["lexical"].candidates("kettle", Filters(), 5) == []
     assert kb.routes["lexical"].candidates("teapot refund", Filters(), 5) == lexical_search(
         store, PLAIN, "teapot refund", Filters(), 5
@@ -63,9 +63,9 @@ def test_postings_read_in_term_ranges_equal_the_row_by_row_read(
     monkeypatch.setattr(fts, "_CHUNK", chunk)
     for audience in ("public", "staff"):
         table = fts.fts_table(audience)
-        with store.read_transaction():
-            postings = store.fts_postings(audience)
-            rows = store.connection.execute(f"SELECT doc FROM {table}_instance").fetchall()
+        with store.database.read_transaction():
+            postings = store.fts.postings(audience)
+            rows = store.database.connection.execute(f"SELECT doc FROM {table}_instance").fetchall()
         assert postings.docs.tolist() == [r[0] for r in rows]
         assert int(postings.instances.sum()) == len(rows)
 
@@ -129,7 +129,7 @@ def test_same_ranking_and_scores_as_fts5(
             rows = [
                 Passage(f"d{i}#{j}", f"d{i}", "1", "", "text", t, j) for j, t in enumerate(texts)
             ]
-            store.write_document(doc, rows, texts, None)
+            store.documents.write(doc, rows, texts, None)
         indexes = {a: ImpactIndex.load(store, a) for a in ("public", "staff")}
         for words, filters, k in queries:
             query = " ".join(words)

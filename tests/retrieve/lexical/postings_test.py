@@ -37,7 +37,7 @@ def _write(
 ) -> None:
     doc = Document(doc_id, "1", "", language, access, effective_from=start, effective_to=end)
     rows = [Passage(f"{doc_id}#{j}", doc_id, "1", "", "text", t, j) for j, t in enumerate(texts)]
-    store.write_document(doc, rows, texts, None)
+    store.documents.write(doc, rows, texts, None)
 
 
 def test_worked_example(tmp_path: Path) -> None:
@@ -54,7 +54,7 @@ def test_a_query_reads_only_its_own_terms(tmp_path: Path) -> None:
     store = seed_store(tmp_path / "kb.db", PLAIN)
     backend = SqliteBackend(store)
     statements: list[str] = []
-    with store.tracing(statements.append):
+    with store.database.tracing(statements.append):
         backend.lexical_candidates(QueryTerms(("kettle",), ("kettle",), ()), Filters(), 5)
     reads = [s for s in statements if "_instance" in s or "FROM passages" in s]
     assert reads, statements
@@ -66,13 +66,15 @@ def test_row_ids_are_never_reused(tmp_path: Path) -> None:
     store = Store(tmp_path / "kb.db", create=True)
     _write(store, "a", ["one", "two"])
     _write(store, "b", ["three"])
-    top = store.connection.execute("SELECT max(id) FROM passages").fetchone()[0]
+    top = store.database.connection.execute("SELECT max(id) FROM passages").fetchone()[0]
     _write(store, "b", ["three again"])  # replaces the last rows: new ids, not the old ones
-    ids = [r[0] for r in store.connection.execute("SELECT id FROM passages ORDER BY id")]
+    ids = [r[0] for r in store.database.connection.execute("SELECT id FROM passages ORDER BY id")]
     assert min(ids[2:]) > top
-    store.delete_document("b", "1")
+    store.documents.delete("b", "1")
     _write(store, "c", ["four"])
-    assert store.connection.execute("SELECT max(id) FROM passages").fetchone()[0] > max(ids)
+    assert store.database.connection.execute("SELECT max(id) FROM passages").fetchone()[0] > max(
+        ids
+    )
 
 
 def test_rewrites_of_the_last_document_are_searched_right(tmp_path: Path) -> None:
@@ -128,7 +130,7 @@ def test_same_results_as_the_whole_table_index_and_fts5(
             if step == 1:
                 for i in rewrites:
                     if i >= len(docs):
-                        store.delete_document(f"d{i % len(docs)}", "1")
+                        store.documents.delete(f"d{i % len(docs)}", "1")
                         continue
                     passages, access, language, start, end = docs[i]
                     texts = [" ".join(reversed(w)) + " kettle" for w in passages]

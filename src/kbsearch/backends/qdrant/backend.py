@@ -74,7 +74,7 @@ class FtsStatistics:
     languages: list[str]
 
     def frequency(self, term: str) -> int:
-        return self.store.fts_document_frequency(term, self.audience)
+        return self.store.fts.document_frequency(term, self.audience)
 
 
 class QdrantBackend:
@@ -106,7 +106,7 @@ class QdrantBackend:
 
     def dimension(self) -> int | None:
         """The index's dense dimension (``None`` for a lexical-only index)."""
-        settings = self.store.index_settings()
+        settings = self.store.database.index_settings()
         return settings.dim if settings is not None and settings.has_vectors else None
 
     def _collection(self, dim: int | None = None) -> Collection:
@@ -121,7 +121,7 @@ class QdrantBackend:
         own totals, the statistics the embedded backend scores with)."""
 
         def average(audience: str) -> float:
-            rows, tokens = self.store.fts_statistics(audience)
+            rows, tokens = self.store.fts.statistics(audience)
             return tokens / rows if rows else 0.0
 
         return LengthStatistics(average(Audience.STAFF), average(Audience.PUBLIC))
@@ -129,8 +129,8 @@ class QdrantBackend:
     def record(self) -> None:
         """Store :attr:`target` in the index's ``meta`` table (later opens find the collection)."""
         if self.target is not None:
-            with self.store.transaction():
-                self.store.set_meta(SETTINGS_KEY, json.dumps(self.target.settings()))
+            with self.store.database.transaction():
+                self.store.database.set_meta(SETTINGS_KEY, json.dumps(self.target.settings()))
 
     # -- writes -----------------------------------------------------------------------------
 
@@ -169,9 +169,9 @@ class QdrantBackend:
         """
         ids = [
             p.passage_id
-            for d in self.store.documents()
+            for d in self.store.documents.all()
             if (d.document.doc_id, d.document.version) == (doc_id, version)
-            for p in self.store.passages_of(d.row_id)
+            for p in self.store.passages.in_document(d.row_id)
         ]
         self.sqlite.delete_document(doc_id, version)
         delete_points(self._collection(), ids)
@@ -182,7 +182,7 @@ class QdrantBackend:
         """The collection statistics of the generation this thread reads: those the last
         sync recorded, else (the file written since without a sync) computed from the tables
         (:mod:`.statistics`); kept per generation."""
-        generation = self.store.generation()
+        generation = self.store.database.generation()
         found = self._statistics
         if found is not None and found.generation == generation:
             return found
@@ -208,13 +208,13 @@ class QdrantBackend:
         return list(self.statistics().audiences[_audience(audience)].document_languages)
 
     def passage_languages(self, passage_ids: Sequence[str], audience: str) -> dict[str, str]:
-        return self.store.passage_languages(passage_ids, _audience(audience))
+        return self.store.passages.languages_of(passage_ids, _audience(audience))
 
     def lexical_statistics(self, audience: str) -> LexicalStatistics:
         """FTS5's statistics (they prepare the query terms as in the embedded backend), read
         a term at a time."""
         name = _audience(audience)
-        passages, _ = self.store.fts_statistics(name)
+        passages, _ = self.store.fts.statistics(name)
         languages = list(self.statistics().audiences[name].passage_languages)
         return FtsStatistics(self.store, name, passages, languages)
 
@@ -304,7 +304,7 @@ class QdrantBackend:
     def dense_scores(self, vector: np.ndarray, passage_ids: Sequence[str]) -> dict[str, float]:
         """The embedded backend's cosines (the vectors Qdrant holds are the index's), from
         the given passages' vectors in SQLite."""
-        found = self.store.passage_vectors(passage_ids)
+        found = self.store.vectors.passage_vectors(passage_ids)
         known = [pid for pid in dict.fromkeys(passage_ids) if pid in found]
         if not known:
             return {}
@@ -312,7 +312,7 @@ class QdrantBackend:
         return dict(zip(known, cosines.tolist(), strict=True))
 
     def heading_scores(self, vector: np.ndarray, passage_ids: Sequence[str]) -> dict[str, float]:
-        settings = self.store.index_settings()
+        settings = self.store.database.index_settings()
         name = settings.embedder if settings is not None and settings.embedder else ""
         return heading_scores_of(self.store, name, vector, passage_ids)
 
@@ -325,7 +325,7 @@ class QdrantBackend:
         """From FTS5's instances of each term in the row (one term's postings at a time)."""
         name = _audience(audience)
         return tuple(
-            any(self.store.fts_term_frequency(t, row.row_id, name) > 0 for t in group)
+            any(self.store.fts.term_frequency(t, row.row_id, name) > 0 for t in group)
             for group in words
         )
 
@@ -333,7 +333,7 @@ class QdrantBackend:
         return self.statistics().audiences[_audience(audience)].background
 
     def documents(self, keys: Iterable[tuple[str, str]]) -> dict[tuple[str, str], Document]:
-        return self.store.documents_of(keys)
+        return self.store.documents.of(keys)
 
     def public_folders(self) -> list[str]:
         return list(self.statistics().folders)
@@ -350,15 +350,15 @@ class QdrantBackend:
                 d.document.access,
                 text_hash(p.text),
             )
-            for d in self.store.documents()
-            for p in self.store.passages_of(d.row_id)
+            for d in self.store.documents.all()
+            for p in self.store.passages.in_document(d.row_id)
         ]
 
     def points_of(self, passage_ids: Sequence[str]) -> list[PassagePoint]:
         """The points SQLite gives for ``passage_ids`` (bodies re-analysed with the index's
         analyzer, vectors read from the index)."""
         wanted = set(passage_ids)
-        settings = self.store.index_settings()
+        settings = self.store.database.index_settings()
         analyzer = (
             Analyzer(settings.analyzer, settings.heading_weight)
             if settings is not None
@@ -367,15 +367,15 @@ class QdrantBackend:
         dim = self.dimension()
         vectors: dict[str, np.ndarray] = {}
         if dim:
-            table = self.store.vector_table(dim)
+            table = self.store.vectors.table(dim)
             vectors = {
                 str(pid): table.vectors[i]
                 for i, pid in enumerate(table.passage_ids)
                 if pid in wanted
             }
         out: list[PassagePoint] = []
-        for d in self.store.documents():
-            mine = [p for p in self.store.passages_of(d.row_id) if p.passage_id in wanted]
+        for d in self.store.documents.all():
+            mine = [p for p in self.store.passages.in_document(d.row_id) if p.passage_id in wanted]
             if not mine:
                 continue
             bodies = [analyzer.body(p.text, d.document.language) for p in mine]

@@ -60,19 +60,19 @@ class CollectionStatistics:
         """Read every passage, vector and document once (inside one read transaction), with
         ``dim``-dimensional vectors (0: none). O(passages x dim^2) time, O(dim^2) memory
         beyond one block of vectors."""
-        with store.read_transaction():
-            generation = store.generation()
+        with store.database.read_transaction():
+            generation = store.database.generation()
             backgrounds = _backgrounds(store, dim, generation)
             audiences = {
                 audience: AudienceStatistics(
-                    tuple(store.audience_languages(audience)),
-                    tuple(store.languages(audience)),
+                    tuple(store.passages.languages(audience)),
+                    tuple(store.documents.languages(audience)),
                     title_counts(store, audience),
                     backgrounds[audience],
                 )
                 for audience in AUDIENCES
             }
-            folders = tuple(store.public_folders())
+            folders = tuple(store.documents.public_folders())
         return cls(generation, audiences, folders)
 
     def to_json(self) -> str:
@@ -120,13 +120,13 @@ class CollectionStatistics:
 
     def save(self, store: Store) -> None:
         """Record them in ``store``'s meta table (no generation bump: they describe it)."""
-        with store.transaction():
-            store.set_meta(STATISTICS_KEY, self.to_json())
+        with store.database.transaction():
+            store.database.set_meta(STATISTICS_KEY, self.to_json())
 
     @classmethod
     def recorded(cls, store: Store) -> CollectionStatistics | None:
         """The statistics the file records (``None``: none, or unreadable)."""
-        text = store.get_meta(STATISTICS_KEY)
+        text = store.database.get_meta(STATISTICS_KEY)
         if not text:
             return None
         try:
@@ -157,13 +157,13 @@ def _backgrounds(store: Store, dim: int, generation: int) -> dict[str, Backgroun
         x = vectors.astype(np.float64)
         return {"staff": x, "public": x[access == "public"]}
 
-    for access, vectors in store.vector_blocks(dim):
+    for access, vectors in store.vectors.blocks(dim):
         for audience, x in parts(access, vectors).items():
             sums[audience] += x.sum(axis=0)
             counts[audience] += len(x)
     means = {a: sums[a] / counts[a] if counts[a] else np.zeros(dim) for a in AUDIENCES}
     squares = {a: np.zeros((dim, dim)) for a in AUDIENCES}
-    for access, vectors in store.vector_blocks(dim):
+    for access, vectors in store.vectors.blocks(dim):
         for audience, x in parts(access, vectors).items():
             centred = x - means[audience]
             squares[audience] += centred.T @ centred

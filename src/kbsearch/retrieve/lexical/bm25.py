@@ -78,15 +78,15 @@ def explain_bm25(
     terms matched fewer than k passages), the clamped terms' ``-bm25()``. Terms absent from
     the passage are listed with tf 0 and contribute 0.
     """
-    passages, total_tokens = store.fts_statistics(audience)
+    passages, total_tokens = store.fts.statistics(audience)
     avgdl = total_tokens / passages if passages else 0.0
-    length = store.fts_document_length(row_id, audience)
+    length = store.fts.document_length(row_id, audience)
 
     def parts(names: tuple[str, ...]) -> list[TermContribution]:
         out = []
         for term in names:
-            df = store.fts_document_frequency(term, audience)
-            tf = store.fts_term_frequency(term, row_id, audience)
+            df = store.fts.document_frequency(term, audience)
+            tf = store.fts.term_frequency(term, row_id, audience)
             idf = fts5_idf(passages, df) if df else 0.0
             norm, value = bm25_term(idf, tf, length, avgdl)
             out.append(TermContribution(term, idf, tf, df, norm, value if tf else 0.0))

@@ -71,12 +71,12 @@ class ImpactIndex:
         Raises:
             StorageError: the FTS5 postings and the passages table disagree.
         """
-        generation = store.generation()
+        generation = store.database.generation()
         table = fts_table(audience)
-        passages, total_tokens = store.fts_statistics(audience)
+        passages, total_tokens = store.fts.statistics(audience)
         avgdl = total_tokens / passages if passages else 0.0
-        post = store.fts_postings(audience)
-        rows = store.filter_columns()
+        post = store.fts.postings(audience)
+        rows = store.passages.filter_columns()
         n_terms, n_rows = len(post.terms), len(rows.row_ids)
         term = np.repeat(np.arange(n_terms, dtype=np.int64), post.instances)
         position = np.searchsorted(rows.row_ids, post.docs)

@@ -12,7 +12,7 @@ public search's N, average length and document frequencies count public passages
 Nothing is read at open or after a write but these, so a new generation costs nothing until
 a query reads its own terms. The rows a query touches get their filter columns and token
 counts from a :class:`RowTable` shared by every generation (a passage row never changes once
-written, and the store never reuses a row id: :meth:`kbsearch.store.Store.write_document`).
+written, and the store never reuses a row id: :meth:`kbsearch.store.documents.Documents.write`).
 
 Scores are FTS5's ``bm25()`` (:mod:`kbsearch.retrieve.lexical.bm25`), each posting's
 contribution computed with the operations, in the order, of
@@ -66,7 +66,7 @@ class Rows:
 
     @classmethod
     def of(cls, rows: Sequence[Sequence[object]]) -> Rows:
-        """From :meth:`kbsearch.store.Store.fts_row_columns` rows."""
+        """From :meth:`kbsearch.store.fts.Fts.row_columns` rows."""
         columns = FilterColumns(
             np.array([r[2] for r in rows], dtype=object),
             np.array([r[3] for r in rows], dtype=object),
@@ -193,7 +193,7 @@ class TermIndex:
         self.read = read
         self._rows = table
         self.languages = languages
-        self.passages, total = read(lambda: store.fts_statistics(audience))
+        self.passages, total = read(lambda: store.fts.statistics(audience))
         self.avgdl = total / self.passages if self.passages else 0.0
         self._frequency: dict[str, int] = {}
         self._postings: dict[str, Postings] = {}
@@ -210,9 +210,9 @@ class TermIndex:
         if found is None:
             store, audience = self.store, self.audience
             try:
-                found = int(self.read(lambda: store.fts_document_frequency(term, audience)))
+                found = int(self.read(lambda: store.fts.document_frequency(term, audience)))
             except StaleSnapshot:
-                return store.fts_document_frequency(term, audience)
+                return store.fts.document_frequency(term, audience)
             self._frequency[term] = found
         return found
 
@@ -236,7 +236,9 @@ class TermIndex:
         missing = [p for p in passage_ids if p not in self._row_ids]
         if missing:
             store = self.store
-            found: dict[str, tuple[int, str]] = self.read(lambda: store.passage_row_ids(missing))
+            found: dict[str, tuple[int, str]] = self.read(
+                lambda: store.fts.passage_row_ids(missing)
+            )
             if len(self._row_ids) + len(found) > ROW_ID_CACHE:
                 self._row_ids = {}
             self._row_ids.update(found)
@@ -251,7 +253,7 @@ class TermIndex:
 
     def _read_rows(self, row_ids: list[int]) -> Rows:
         store = self.store
-        return self.read(lambda: Rows.of(store.fts_row_columns(row_ids)))
+        return self.read(lambda: Rows.of(store.fts.row_columns(row_ids)))
 
     def positions(self, row_ids: np.ndarray) -> tuple[np.ndarray, Rows]:
         """Where existing passage rows (int64 ids) are in the shared :class:`RowTable`."""
@@ -263,7 +265,7 @@ class TermIndex:
         if found is not None:
             return found
         store, audience = self.store, self.audience
-        rows, tf = self.read(lambda: store.fts_term_postings(term, audience))
+        rows, tf = self.read(lambda: store.fts.term_postings(term, audience))
         at, table = self.positions(rows)
         length = table.length[at]
         # the operations of ImpactIndex.load, in its order (module docstring); n(t) = the rows

@@ -21,14 +21,14 @@ def sql_terms(store: Store, analyzer: Analyzer, query: str, filters: Filters) ->
         QueryError: empty / punctuation-only / over-long query.
     """
     audience = str(filters.audience)
-    passages, _ = store.fts_statistics(audience)
-    languages = query_languages(filters, store.languages(audience))
+    passages, _ = store.fts.statistics(audience)
+    languages = query_languages(filters, store.documents.languages(audience))
     return prepare_terms(
         analyzer,
         query,
         languages,
         passages,
-        lambda term: store.fts_document_frequency(term, audience),
+        lambda term: store.fts.document_frequency(term, audience),
     )
 
 
@@ -38,11 +38,11 @@ def search_sql(
     """Top ``k`` ``(passage_id, bm25)`` for prepared ``terms``, best first, ties by id."""
     if k <= 0 or not terms.kept:
         return []
-    hits = store.lexical_search(match_expression(terms.kept), filters, k)
+    hits = store.fts.search(match_expression(terms.kept), filters, k)
     if len(hits) < k and terms.clamped:
         # every passage holding a kept term is in hits, so the others hold only clamped terms
         seen = {pid for pid, _ in hits}
-        more = store.lexical_search(match_expression(terms.clamped), filters, k + len(hits))
+        more = store.fts.search(match_expression(terms.clamped), filters, k + len(hits))
         hits += [(pid, score) for pid, score in more if pid not in seen][: k - len(hits)]
     return hits
 
