@@ -138,6 +138,23 @@ def memory(pid: int) -> dict[str, int]:
     return out
 
 
+def shard_pages(pid: int, edge: Path) -> dict[str, int]:
+    """Resident kB of each kind of file of the Qdrant Edge shard in ``edge`` that ``pid``
+    maps (``/proc/PID/smaps``; kinds by file name, e.g. ``matrix.dat``: the dense vectors,
+    ``links_compressed.bin``: the HNSW graph; ``wal``: any write-ahead log segment), over
+    1 MB."""
+    out: dict[str, int] = {}
+    name = ""
+    for line in Path(f"/proc/{pid}/smaps").read_text().splitlines():
+        head = line.split()
+        if len(head) >= 5 and "-" in head[0] and ":" not in head[0]:
+            name = head[5] if len(head) > 5 else ""
+        elif line.startswith("Rss:") and name.startswith(str(edge)):
+            kind = "wal" if "/wal/" in name else Path(name).name
+            out[kind] = out.get(kind, 0) + int(head[1])
+    return {k: v for k, v in sorted(out.items(), key=lambda kv: -kv[1]) if v >= 1024}
+
+
 def get(port: int, path: str, **params: object) -> dict:
     url = f"http://127.0.0.1:{port}{path}?{urllib.parse.urlencode(params)}"
     with urllib.request.urlopen(url, timeout=60) as response:
@@ -172,6 +189,7 @@ def serve(db: Path, queries: int) -> dict[str, object]:
             "peak_kb": after["VmHWM"],
             "anon_kb": after["RssAnon"],
             "file_kb": after["RssFile"],
+            "shard_kb": shard_pages(process.pid, db.parent / "edge"),
         }
     finally:
         process.terminate()

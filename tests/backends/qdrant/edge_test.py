@@ -60,3 +60,55 @@ def test_payload_indexes_are_cold_and_of_their_kind() -> None:
     assert integer.memory == qe.Memory.Cold and integer.range and integer.lookup
     with pytest.raises(ValueError, match="kind 'text'"):
         payload_index("text")
+
+
+CRASHING_WRITER = """
+import os, sys
+sys.path[:0] = {paths!r}
+from conftest import make_corpus
+from kbsearch.backends.qdrant.edge import EdgeCollection
+corpus = make_corpus()
+edge = EdgeCollection({shard!r}, search_threads=1)
+edge.ensure(32)
+edge.upsert(corpus.points(), corpus.lengths())
+os._exit(0)  # a crash: no close, no optimize
+"""
+
+
+def test_a_new_shard_has_no_write_ahead_log_and_a_write_survives_a_crash(
+    tmp_path: Path, corpus
+) -> None:
+    """Created without Edge's write-ahead log (its segments are read whole when a shard loads,
+    so they would sit in a search node's memory); each write is flushed before it returns, so
+    a process killed right after a write leaves every point on disk."""
+    import subprocess
+    import sys
+
+    tests = Path(__file__).parent
+    shard = tmp_path / "shard"
+    paths = [str(tests), str(tests.parents[1]), *sys.path]
+    script = CRASHING_WRITER.format(paths=paths, shard=str(shard))
+    subprocess.run([sys.executable, "-c", script], check=True, timeout=120)
+    assert not any((shard / "wal").glob("*")), "a write-ahead log was written"
+    edge = EdgeCollection(shard, search_threads=1)
+    edge.ensure(32)
+    assert edge.count() == len(corpus.points())
+    edge.close()
+
+
+def test_a_shard_created_with_a_write_ahead_log_still_loads(tmp_path: Path, corpus) -> None:
+    """Shards built before keep their log (Edge refuses to load one with another setting)."""
+    import qdrant_edge as qe
+
+    shard = tmp_path / "shard"
+    shard.mkdir()
+    config = EdgeCollection(shard).config(32)
+    logged = qe.EdgeConfig(
+        vectors=config.vectors, sparse_vectors=config.sparse_vectors, wal_enabled=True
+    )
+    qe.EdgeShard.create(str(shard), logged).close()
+    edge = EdgeCollection(shard, search_threads=1)
+    edge.ensure(32)
+    edge.upsert(corpus.points(), corpus.lengths())
+    assert edge.count() == len(corpus.points())
+    edge.close()

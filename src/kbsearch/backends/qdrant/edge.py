@@ -17,6 +17,16 @@ then holds the pages its searches touch, which an HNSW search keeps to a few per
 configuration in it, so the segments Edge builds from then on are placed so; segments and
 payload indexes built before keep their own placement.
 
+A new shard has no write-ahead log (``wal_enabled=False``): Edge opens a log by reading its
+32 MiB segments whole, and keeps the last ones after a flush, so they sat in a search node's
+memory (52 MB of a 200,000-passage node; docs/benchmarks.md). Instead every write is flushed
+before :meth:`~EdgeCollection.upsert` or a delete returns, so what a call has written is on disk
+when it returns, as with the log. A crash during a call can lose that call's points in Qdrant
+only: SQLite, the system of record, was written first, and ``kbsearch verify`` / ``kbsearch
+sync`` find and re-write them (:mod:`.mirror`), as after a failed write. A shard created
+before keeps its log (Edge refuses to load a shard with the other setting, so loading leaves
+it unspecified).
+
 Filters are compiled once to qdrant-client's model (:func:`.filters.to_qdrant`) and
 translated here (:func:`edge_filter`), so both clients run the same conditions.
 """
@@ -128,9 +138,10 @@ class EdgeCollection(Collection):
         self.shard: Any = None
         self.dim: int | None = None
 
-    def config(self, dim: int | None) -> qe.EdgeConfig:
+    def config(self, dim: int | None, create: bool = True) -> qe.EdgeConfig:
         """The shard's configuration for ``dim``-dimensional dense vectors (``None``: none):
-        the vectors, :class:`HnswSettings` and the placement of the module docstring."""
+        the vectors, :class:`HnswSettings` and the placement of the module docstring; no
+        write-ahead log when ``create``, the shard's own setting when loading."""
         sparse = qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf, memory=COLD)
         vectors = (
             {}
@@ -152,6 +163,7 @@ class EdgeCollection(Collection):
             max_search_threads=self.search_threads,
             payload_memory=COLD,
             id_tracker_memory=COLD,
+            wal_enabled=False if create else None,
         )
 
     def ensure(self, dim: int | None) -> None:
@@ -162,18 +174,18 @@ class EdgeCollection(Collection):
                     f"vectors, this index {dim or 'none'}"
                 )
             return
-        config = self.config(dim)
         exists = self.path.is_dir() and any(self.path.iterdir())
         try:
             if exists:
-                self.shard = qe.EdgeShard.load(str(self.path), config)
+                self.shard = qe.EdgeShard.load(str(self.path), self.config(dim, create=False))
             else:
                 self.path.mkdir(parents=True, exist_ok=True)
-                self.shard = qe.EdgeShard.create(str(self.path), config)
+                self.shard = qe.EdgeShard.create(str(self.path), self.config(dim))
                 for field, kind in PAYLOAD_INDEXES.items():
                     self.shard.update(
                         qe.UpdateOperation.create_field_index(field, payload_index(kind))
                     )
+                self.shard.flush()
         except (OSError, ValueError, RuntimeError) as exc:
             raise BackendUnavailableError(
                 f"cannot open Qdrant Edge shard {self.path}: {exc}"
@@ -187,6 +199,12 @@ class EdgeCollection(Collection):
             )
         return self.shard
 
+    def _write(self, operation: Any) -> None:
+        """Apply ``operation`` and flush it to disk (the module docstring: no log to replay)."""
+        shard = self._open()
+        shard.update(operation)
+        shard.flush()
+
     def upsert(self, points: Sequence[PassagePoint], lengths: LengthStatistics) -> None:
         edge_points = []
         for p in points:
@@ -197,13 +215,13 @@ class EdgeCollection(Collection):
                 )
             edge_points.append(qe.Point(p.id, vectors, point_payload(p, lengths)))
         if edge_points:
-            self._open().update(qe.UpdateOperation.upsert_points(edge_points))
+            self._write(qe.UpdateOperation.upsert_points(edge_points))
 
     def _delete_ids(self, ids: list[Any]) -> None:
-        self._open().update(qe.UpdateOperation.delete_points(ids))
+        self._write(qe.UpdateOperation.delete_points(ids))
 
     def _delete_where(self, where: models.Filter) -> None:
-        self._open().update(qe.UpdateOperation.delete_points_by_filter(edge_filter(where)))
+        self._write(qe.UpdateOperation.delete_points_by_filter(edge_filter(where)))
 
     def _search(self, search: Search) -> Ranking:
         vector: Any = search.vector
@@ -243,8 +261,8 @@ class EdgeCollection(Collection):
 
     def optimize(self) -> None:
         """Run Edge's optimizers until none is planned (segments over the indexing threshold
-        get their HNSW graph and the placement of the module docstring), then flush, so the
-        write-ahead log a later load replays is short."""
+        get their HNSW graph and the placement of the module docstring), then flush (a shard
+        with a write-ahead log: so the log a later load replays is short)."""
         shard = self._open()
         shard.optimize()
         shard.flush()
