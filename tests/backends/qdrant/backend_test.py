@@ -331,24 +331,6 @@ def test_a_fresh_search_node_reads_no_whole_table(tmp_path: Path, kind: str) -> 
     assert whole_table_reads(db, own) == []
 
 
-def test_points_are_analysed_with_the_heading_weight_the_index_records(
-    tmp_path: Path, collection: Collection
-) -> None:
-    """A Qdrant copy's sparse vectors count a passage's heading lines as its FTS5 body does
-    (the index's ``heading_weight``), so the two lexical lists keep the same lengths and tfs."""
-    s = Store(tmp_path / "kb.db", create=True)
-    with s.database.transaction():
-        s.database.set_settings({"analyzer": "stem", "chunking": "headings-1", "heading_weight": 3})
-    text = "Cancel an order\n\nPress the button within the hour."
-    doc = Document("faq", "1", "Cancel an order", "en", access="public")
-    passage = Passage("faq@v1#top", "faq", "1", "", "text", text, 0)
-    s.documents.write(doc, [passage], [Analyzer("stem", 3).body(text, "en")], None)
-    (point,) = QdrantBackend(s, collection).points_of(["faq@v1#top"])
-    (row,) = s.passages.rows(["faq@v1#top"]).values()
-    assert point.sparse.length == s.fts.document_length(row.row_id, "staff") == 15
-    s.close()
-
-
 def test_dense_search_is_exact_up_to_a_size_then_hnsw(
     qdrant: QdrantBackend, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -26,7 +26,6 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 
 import numpy as np
 from qdrant_client import models
@@ -41,9 +40,10 @@ from ...retrieve.lexical.bm25 import BM25Explanation
 from ...retrieve.lexical.impact import ImpactIndex
 from ...retrieve.lexical.query_terms import QueryTerms
 from ...store import Store
-from ...text.analysis import Analyzer
 from ..sqlite import SqliteBackend
 from .collection import Collection
+from .dense import dense_candidates, dense_scores
+from .expected import expected_passages, points_of
 from .filters import to_qdrant
 from .mirror import (
     BATCH_SIZE,
@@ -54,27 +54,12 @@ from .mirror import (
     verify,
     write_points,
 )
-from .points import DENSE, SPARSE_ALL, SPARSE_PUBLIC, PassagePoint, passage_points, text_hash
+from .points import SPARSE_ALL, SPARSE_PUBLIC, PassagePoint, passage_points
 from .sparse import LengthStatistics, SparseWeights, query_vector
-from .statistics import CollectionStatistics
+from .statistics import CollectionStatistics, FtsStatistics
 from .target import EXACT_UP_TO, HNSW_EF, SETTINGS_KEY, QdrantTarget
 
 Ranking = list[tuple[str, float]]
-
-
-@dataclass(frozen=True)
-class FtsStatistics:
-    """:class:`~kbsearch.retrieve.backend.LexicalStatistics` of one audience's FTS5 table, read
-    from SQLite a term at a time (``%_vocab``; cached per generation by the store) instead of
-    from an in-memory copy of its postings."""
-
-    store: Store
-    audience: str
-    passages: int
-    languages: list[str]
-
-    def frequency(self, term: str) -> int:
-        return self.store.fts.document_frequency(term, self.audience)
 
 
 class QdrantBackend:
@@ -241,9 +226,10 @@ class QdrantBackend:
         return self.statistics().audiences[Audience.STAFF.value].titles.passages <= EXACT_UP_TO
 
     def dense_candidates(self, vector: np.ndarray, filters: Filters, depth: int) -> Ranking:
+        """:func:`.dense.dense_candidates`: exact or HNSW by :meth:`exact_search`."""
         exact = self.exact_search()
-        return self._collection(len(vector)).query(
-            DENSE,
+        return dense_candidates(
+            self._collection(len(vector)),
             vector,
             to_qdrant(filters),
             depth,
@@ -302,14 +288,8 @@ class QdrantBackend:
         return scores
 
     def dense_scores(self, vector: np.ndarray, passage_ids: Sequence[str]) -> dict[str, float]:
-        """The embedded backend's cosines (the vectors Qdrant holds are the index's), from
-        the given passages' vectors in SQLite."""
-        found = self.store.vectors.passage_vectors(passage_ids)
-        known = [pid for pid in dict.fromkeys(passage_ids) if pid in found]
-        if not known:
-            return {}
-        cosines = np.stack([found[pid] for pid in known]) @ np.asarray(vector, dtype=np.float32)
-        return dict(zip(known, cosines.tolist(), strict=True))
+        """The embedded backend's cosines, from SQLite (:func:`.dense.dense_scores`)."""
+        return dense_scores(self.store, vector, passage_ids)
 
     def heading_scores(self, vector: np.ndarray, passage_ids: Sequence[str]) -> dict[str, float]:
         settings = self.store.database.index_settings()
@@ -341,48 +321,12 @@ class QdrantBackend:
     # -- drift ------------------------------------------------------------------------------
 
     def expected(self) -> list[ExpectedPassage]:
-        """Every passage SQLite holds, as its point should be."""
-        return [
-            ExpectedPassage(
-                p.passage_id,
-                d.document.doc_id,
-                d.document.version,
-                d.document.access,
-                text_hash(p.text),
-            )
-            for d in self.store.documents.all()
-            for p in self.store.passages.in_document(d.row_id)
-        ]
+        """Every passage SQLite holds, as its point should be (:mod:`.expected`)."""
+        return expected_passages(self.store)
 
     def points_of(self, passage_ids: Sequence[str]) -> list[PassagePoint]:
-        """The points SQLite gives for ``passage_ids`` (bodies re-analysed with the index's
-        analyzer, vectors read from the index)."""
-        wanted = set(passage_ids)
-        settings = self.store.database.index_settings()
-        analyzer = (
-            Analyzer(settings.analyzer, settings.heading_weight)
-            if settings is not None
-            else Analyzer("stem")
-        )
-        dim = self.dimension()
-        vectors: dict[str, np.ndarray] = {}
-        if dim:
-            table = self.store.vectors.table(dim)
-            vectors = {
-                str(pid): table.vectors[i]
-                for i, pid in enumerate(table.passage_ids)
-                if pid in wanted
-            }
-        out: list[PassagePoint] = []
-        for d in self.store.documents.all():
-            mine = [p for p in self.store.passages.in_document(d.row_id) if p.passage_id in wanted]
-            if not mine:
-                continue
-            bodies = [analyzer.body(p.text, d.document.language) for p in mine]
-            sparse = [SparseWeights.from_body(b) for b in bodies]
-            block = np.stack([vectors[p.passage_id] for p in mine]) if dim else None
-            out += passage_points(d.document, mine, sparse, block)
-        return out
+        """The points SQLite gives for ``passage_ids`` (:func:`.expected.points_of`)."""
+        return points_of(self.store, passage_ids, self.dimension())
 
     def verify(self) -> DriftReport:
         """The collection compared with SQLite (:func:`.mirror.verify`)."""

@@ -171,3 +171,18 @@ def _backgrounds(store: Store, dim: int, generation: int) -> dict[str, Backgroun
         a: Background(generation, means[a], squares[a] / counts[a] if counts[a] else squares[a])
         for a in AUDIENCES
     }
+
+
+@dataclass(frozen=True)
+class FtsStatistics:
+    """:class:`~kbsearch.retrieve.backend.LexicalStatistics` of one audience's FTS5 table, read
+    from SQLite a term at a time (``%_vocab``; cached per generation by the store) instead of
+    from an in-memory copy of its postings."""
+
+    store: Store
+    audience: str
+    passages: int
+    languages: list[str]
+
+    def frequency(self, term: str) -> int:
+        return self.store.fts.document_frequency(term, self.audience)
