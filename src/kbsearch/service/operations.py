@@ -226,7 +226,7 @@ def document(kb: KnowledgeBase, audience: str, doc_id: str) -> dict[str, Any]:
             and hidden).
     """
     catalogue = Catalogue.of(kb)
-    versions = [d for d in visible_documents(kb, audience) if d.document.doc_id == doc_id]
+    versions = visible_documents(kb, audience, doc_id)
     catalogue.load((d.document.doc_id, d.document.version) for d in versions)
     if not versions:
         raise DocumentNotFoundError(f"no document {doc_id!r} for this audience")
@@ -250,9 +250,7 @@ def delete(kb: KnowledgeBase, audience: str, doc_id: str, version: str | None) -
             for missing and hidden); or no such version of a document ``audience`` sees.
         StorageError: the index or the upload store cannot be written.
     """
-    seen = [
-        d.document.version for d in visible_documents(kb, audience) if d.document.doc_id == doc_id
-    ]
+    seen = [d.document.version for d in visible_documents(kb, audience, doc_id)]
     if not seen:
         raise DocumentNotFoundError(f"no document {doc_id!r} for this audience")
     versions = [v for v in seen if version in (None, v)]
