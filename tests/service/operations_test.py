@@ -112,3 +112,22 @@ def test_a_document_and_its_deletion_read_only_that_document(kb_file: Path) -> N
             removed = ops.delete(kb, "staff", "goodwill", None)
     assert [v["version"] for v in shown["versions"]] and removed == ["1"]
     assert not whole_table_reads(seen), whole_table_reads(seen)
+
+
+@pytest.mark.parametrize(("audience", "documents", "passages"), [("public", 3, 4), ("staff", 4, 5)])
+def test_the_metrics_and_the_pages_languages_read_the_kept_counts(
+    kb_file: Path, audience: str, documents: int, passages: int
+) -> None:
+    """``/metrics``' counts and the search page's language choices come from the counts each
+    write keeps (:mod:`kbsearch.store.counts`), not from a pass over every document."""
+    with kbsearch.open_kb(kb_file, embedder=FakeEmbedder()) as kb:
+        seen: list[str] = []
+        with kb.store.database.tracing(seen.append):
+            figures = ops.index_figures(kb, audience)
+            languages = ops.document_languages(kb, audience)
+        listed = [d for d in kb.documents() if audience == "staff" or d.document.access == "public"]
+        generation = kb.store.database.generation()
+    assert figures == (generation, documents, passages)
+    assert (documents, passages) == (len(listed), sum(d.passages for d in listed))
+    assert languages == ["en"]
+    assert not any("FROM documents" in s for s in seen), seen

@@ -218,6 +218,22 @@ def documents(kb: KnowledgeBase, audience: str) -> dict[str, Any]:
     return {"count": len(rows), "documents": rows}
 
 
+def index_figures(kb: KnowledgeBase, audience: str) -> tuple[int, int, int]:
+    """``(generation, documents, passages)`` of what ``audience`` may see, for ``/metrics``:
+    from the counts each write keeps (:mod:`kbsearch.store.counts`: O(languages), not
+    O(documents))."""
+    counts = kb.store.counts
+    documents = sum(counts.keys(audience, "doc_language").values())
+    passages = counts.keys(audience, "total").get("passages", 0)
+    return kb.store.database.generation(), documents, passages
+
+
+def document_languages(kb: KnowledgeBase, audience: str) -> list[str]:
+    """The languages of the documents ``audience`` may see, sorted (the search page's
+    choices; from the kept counts)."""
+    return kb.store.documents.languages(audience)
+
+
 def document(kb: KnowledgeBase, audience: str, doc_id: str) -> dict[str, Any]:
     """A document's visible versions, each with its metadata and passage ids.
 
