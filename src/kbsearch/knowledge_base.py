@@ -165,8 +165,10 @@ class KnowledgeBase:
         ``DOC_ID@vVERSION``): :meth:`kbsearch.facade.contents.Contents.document_passages`."""
         return self.contents.document_passages(document, audience)
 
-    def documents(self) -> list[StoredDocument]:
-        return self.contents.documents()
+    def documents(self, doc_id: str | None = None) -> list[StoredDocument]:
+        """Every stored document version, or those of ``doc_id`` (read by its key):
+        :meth:`kbsearch.facade.contents.Contents.documents`."""
+        return self.contents.documents(doc_id)
 
     def stats(self) -> dict[str, Any]:
         return self.contents.stats()

@@ -100,8 +100,13 @@ class Contents:
             for key, d in found.items()
         }
 
-    def documents(self) -> list[StoredDocument]:
-        return self.store.documents.all()
+    def documents(self, doc_id: str | None = None) -> list[StoredDocument]:
+        """Every stored document version (O(documents)), or only the versions of ``doc_id``
+        (by its key: O(its versions)), by doc id then version, with their passage counts."""
+        if doc_id is None:
+            return self.store.documents.all()
+        found = self.store.documents.about([doc_id], [])
+        return [found[key] for key in sorted(found)]
 
     def stats(self) -> dict[str, Any]:
         docs = self.store.documents.all()

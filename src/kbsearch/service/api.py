@@ -15,7 +15,6 @@ from .body import BODY_SCHEMA, ROUTE_HELP, SearchBody, search_body
 from .context import CallerDep, Service, ServiceDep, answer_head, known_parameters
 from .keys import ANONYMOUS, Caller
 from .metrics import CONTENT_TYPE
-from .present import visible_documents
 from .uploads import Upload, hides_public, write_upload
 
 router = APIRouter(dependencies=[Depends(known_parameters)])
@@ -321,11 +320,9 @@ async def metrics(service: ServiceDep, caller: CallerDep, request: Request) -> R
     if service.keys is not None and caller.audience != "staff":
         raise HTTPException(403, "/metrics is for staff keys: it counts every request and write")
 
-    def index_figures(kb: Any) -> tuple[int, int, int]:
-        docs = visible_documents(kb, caller.audience)
-        return kb.store.database.generation(), len(docs), sum(d.passages for d in docs)
-
-    generation, docs, passages = await service.engine.run_read(index_figures)
+    generation, docs, passages = await service.engine.run_read(
+        lambda kb: ops.index_figures(kb, caller.audience)
+    )
     body = service.metrics.exposition(generation, docs, passages)
     return Response(body, media_type=CONTENT_TYPE)
 

@@ -218,6 +218,22 @@ def documents(kb: KnowledgeBase, audience: str) -> dict[str, Any]:
     return {"count": len(rows), "documents": rows}
 
 
+def index_figures(kb: KnowledgeBase, audience: str) -> tuple[int, int, int]:
+    """``(generation, documents, passages)`` of what ``audience`` may see, for ``/metrics``:
+    from the counts each write keeps (:mod:`kbsearch.store.counts`: O(languages), not
+    O(documents))."""
+    counts = kb.store.counts
+    documents = sum(counts.keys(audience, "doc_language").values())
+    passages = counts.keys(audience, "total").get("passages", 0)
+    return kb.store.database.generation(), documents, passages
+
+
+def document_languages(kb: KnowledgeBase, audience: str) -> list[str]:
+    """The languages of the documents ``audience`` may see, sorted (the search page's
+    choices; from the kept counts)."""
+    return kb.store.documents.languages(audience)
+
+
 def document(kb: KnowledgeBase, audience: str, doc_id: str) -> dict[str, Any]:
     """A document's visible versions, each with its metadata and passage ids.
 
@@ -226,7 +242,7 @@ def document(kb: KnowledgeBase, audience: str, doc_id: str) -> dict[str, Any]:
             and hidden).
     """
     catalogue = Catalogue.of(kb)
-    versions = [d for d in visible_documents(kb, audience) if d.document.doc_id == doc_id]
+    versions = visible_documents(kb, audience, doc_id)
     catalogue.load((d.document.doc_id, d.document.version) for d in versions)
     if not versions:
         raise DocumentNotFoundError(f"no document {doc_id!r} for this audience")
@@ -250,9 +266,7 @@ def delete(kb: KnowledgeBase, audience: str, doc_id: str, version: str | None) -
             for missing and hidden); or no such version of a document ``audience`` sees.
         StorageError: the index or the upload store cannot be written.
     """
-    seen = [
-        d.document.version for d in visible_documents(kb, audience) if d.document.doc_id == doc_id
-    ]
+    seen = [d.document.version for d in visible_documents(kb, audience, doc_id)]
     if not seen:
         raise DocumentNotFoundError(f"no document {doc_id!r} for this audience")
     versions = [v for v in seen if version in (None, v)]

@@ -21,7 +21,6 @@ from . import operations as ops
 from .context import COOKIE, HERE, Service, answer_head, caller_of, service_of, utf8_query
 from .keys import Caller
 from .messages import shown_error
-from .present import visible_documents
 from .statuses import status_of
 
 router = APIRouter(include_in_schema=False)
@@ -50,10 +49,6 @@ def marked(snippet: dict[str, Any] | None, fallback: str = "") -> Markup:
 templates.env.filters["marked"] = marked
 
 
-def _languages(kb: Any, audience: str) -> list[str]:
-    return sorted({d.document.language for d in visible_documents(kb, audience)})
-
-
 @router.get("/", response_class=HTMLResponse, dependencies=[Depends(utf8_query)])
 async def search_page(
     request: Request,
@@ -70,7 +65,7 @@ async def search_page(
     index without vectors, which the page says, offering no other route)."""
 
     def facts(kb: Any) -> tuple[list[str], tuple[str, ...]]:
-        return _languages(kb, caller.audience), ops.available_routes(kb)
+        return ops.document_languages(kb, caller.audience), ops.available_routes(kb)
 
     def read(kb: Any) -> tuple[list[str], tuple[str, ...], dict[str, Any] | None]:
         languages, routes = facts(kb)

@@ -27,9 +27,12 @@ def visible(document: Document, audience: str) -> bool:
     return audience == "staff" or document.access == "public"
 
 
-def visible_documents(kb: KnowledgeBase, audience: str) -> list[StoredDocument]:
-    """The stored document versions ``audience`` may see, by doc id then version."""
-    return [d for d in kb.documents() if visible(d.document, audience)]
+def visible_documents(
+    kb: KnowledgeBase, audience: str, doc_id: str | None = None
+) -> list[StoredDocument]:
+    """The stored document versions ``audience`` may see (of ``doc_id`` only, read by its
+    key, when given), by doc id then version."""
+    return [d for d in kb.documents(doc_id) if visible(d.document, audience)]
 
 
 class Catalogue:

@@ -152,11 +152,7 @@ def write_upload(kb: KnowledgeBase, upload: Upload) -> WriteResult:
     ) as target:
         report = _index(kb, upload, target)
     status = "added" if report.added else "updated" if report.updated else "unchanged"
-    (stored,) = (
-        d
-        for d in kb.documents()
-        if (d.document.doc_id, d.document.version) == (upload.doc_id, upload.version)
-    )
+    (stored,) = (d for d in kb.documents(upload.doc_id) if d.document.version == upload.version)
     fields = stored.document.to_dict()
     # an open bound is null, as GET /documents/{doc_id} gives it
     metadata = {name: (str(fields[name]) or None) if name in DATES else str(fields[name])
@@ -232,5 +228,5 @@ def hides_public(kb: KnowledgeBase, upload: Upload) -> bool:
     """Whether writing ``upload`` may hide passages the public sees now: a staff version of
     a document that has a public version (conservative: any version of that id)."""
     return upload.access != "public" and any(
-        d.document.doc_id == upload.doc_id and d.document.access == "public" for d in kb.documents()
+        d.document.access == "public" for d in kb.documents(upload.doc_id)
     )
