@@ -46,3 +46,13 @@ def test_no_message_in_the_code_spells_an_extra_one_way_only() -> None:
         and not line.lstrip().startswith("#")
     ]
     assert not found
+
+
+def test_shown_value_cuts_a_long_value_to_a_prefix_with_its_length() -> None:
+    from kbsearch.errors import SHOWN_CHARS, shown_value
+
+    assert shown_value("fr") == "'fr'" and shown_value(3) == "3"
+    assert shown_value("x" * SHOWN_CHARS) == repr("x" * SHOWN_CHARS)
+    assert shown_value("ab" * 15_000) == f"'{'ab' * 20}…' (30,000 characters)"
+    assert shown_value("it's" * 20).startswith("\"it's") and '…" (80' in shown_value("it's" * 20)
+    assert shown_value(10**100) == f"1{'0' * 39}… (101 characters)"

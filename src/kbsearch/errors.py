@@ -16,6 +16,23 @@ def install_hint(extra: str) -> str:
     return f"pip install 'kbsearch[{extra}]'; in a checkout: pip install '.[{extra}]'"
 
 
+SHOWN_CHARS = 40  # of a value a caller sent, quoted in an error message
+
+
+def shown_value(value: object, limit: int = SHOWN_CHARS) -> str:
+    """``repr(value)`` for an error message that quotes input: a text (or a repr) over
+    ``limit`` characters cut to its first ``limit``, an ellipsis and its length
+    (``'aaaa…' (30,000 characters)``), so that a 30,000-character value is not echoed whole
+    (by the API, the MCP tools or the CLI)."""
+    whole = repr(value)
+    text = value if isinstance(value, str) else whole
+    if len(text) <= limit:
+        return whole
+    cut = repr(text[:limit])
+    head = f"{cut[:-1]}…{cut[-1]}" if isinstance(value, str) else f"{text[:limit]}…"
+    return f"{head} ({len(text):,} characters)"
+
+
 # the extras of pyproject.toml's [project.optional-dependencies] (tests/errors_test.py checks)
 EXTRAS = ("dev", "qdrant", "rank", "rerank", "serve", "st", "test")
 

@@ -82,6 +82,28 @@ def test_invalid_utf8_in_the_query_string_is_422(client: httpx.Client, path: str
     assert "UTF-8" in response.text
 
 
+@pytest.mark.parametrize(
+    ("method", "path", "params"),
+    [("GET", "/search", {"q": "parcel", "lang": ""}),
+     ("POST", "/search", {"q": "parcel", "lang": ""}),
+     ("GET", "/ask", {"q": "parcel", "lang": ""}),
+     ("GET", "/explain", {"q": "parcel", "passage_id": "delivery@v1#lost-parcel", "lang": ""}),
+     ("GET", "/search", {"q": "parcel", "as_of": ""}),
+     ("POST", "/search", {"q": "parcel", "as_of": ""}),
+     ("GET", "/ask", {"q": "parcel", "as_of": ""})],
+)  # fmt: skip
+def test_an_empty_lang_or_date_is_422_as_the_cli_refuses_it(
+    client: httpx.Client, method: str, path: str, params: dict[str, str]
+) -> None:
+    """``--lang ""`` and ``--as-of ""`` are usage errors; ``lang=`` searched every language
+    and ``as_of=`` today (an MCP tool's too: tests/service/mcp_arguments_test.py)."""
+    send = {"json": params} if method == "POST" else {"params": params}
+    response = client.request(method, path, headers=auth(PUBLIC_READ), **send)  # type: ignore[arg-type]
+    assert response.status_code == 422, response.text[:300]
+    error = response.json()["error"]
+    assert "unsupported lang ''" in error or "malformed date ''" in error, error
+
+
 def test_invalid_utf8_without_a_key_is_still_401(client: httpx.Client) -> None:
     assert client.get("/search?q=pass%FFword").status_code == 401
 

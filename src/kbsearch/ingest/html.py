@@ -21,12 +21,13 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from bs4 import BeautifulSoup, NavigableString, Tag
+from bs4 import BeautifulSoup, NavigableString, Tag, UnicodeDammit
 from bs4.element import Comment, Declaration, Doctype, PageElement, ProcessingInstruction
 
 from kbsearch.ingest.outline import DEEPEST_LEVEL, Outline
 from kbsearch.ingest.text import normalize, normalize_lines, read_bytes
 from kbsearch.records import ParsedDocument, Table
+from kbsearch.text.analysis import controls_as_spaces
 
 SUFFIXES = (".html", ".htm")
 
@@ -254,7 +255,10 @@ def parse(path: Path, *, section_level: int = DEEPEST_LEVEL) -> list[ParsedDocum
     Raises:
         IngestError: the file cannot be read.
     """
-    soup = BeautifulSoup(read_bytes(path), "lxml")
+    # decoded as Beautiful Soup decodes bytes (the declared encoding, else detection), so
+    # that a NUL or another control character becomes a space, not U+FFFD inside a word
+    markup = UnicodeDammit(read_bytes(path), is_html=True).unicode_markup or ""
+    soup = BeautifulSoup(controls_as_spaces(markup), "lxml")
     roots, warnings = _content_roots(soup)
     # the first h1 of the content, else (sibling articles) the page's, outside its chrome
     found = [h for r in roots for h in [r.find("h1")] if isinstance(h, Tag)]

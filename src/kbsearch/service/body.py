@@ -5,6 +5,7 @@ problem named in the 422 (an unknown field with the name it likely meant)."""
 from __future__ import annotations
 
 import difflib
+import json
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -12,6 +13,7 @@ from pydantic_core import from_json
 from starlette.exceptions import HTTPException
 from starlette.requests import ClientDisconnect, Request
 
+from ..errors import shown_value
 from . import operations as ops
 from .context import CallerDep
 
@@ -71,7 +73,9 @@ async def search_body(request: Request, caller: CallerDep) -> SearchBody:
         if "recursion limit" in str(error):
             raise HTTPException(422, "the body's JSON is nested too deeply") from None
         data = None
-    if not isinstance(data, dict):
+    if isinstance(data, dict):
+        _refuse_repeated_keys(raw)
+    else:
         raise HTTPException(
             422,
             'the body must be a JSON object (Content-Type: application/json), e.g. {"q": "..."}',
@@ -86,6 +90,25 @@ async def search_body(request: Request, caller: CallerDep) -> SearchBody:
             error.errors(include_url=False), key=lambda e: e["type"] != "extra_forbidden"
         )
         raise HTTPException(422, "; ".join(_body_problem(dict(e)) for e in problems)) from None
+
+
+def _refuse_repeated_keys(raw: bytes) -> None:
+    """Raises HTTPException 422 naming a key an object of ``raw`` (JSON that
+    :func:`pydantic_core.from_json` read: nested 200 levels at most) holds twice: a parser
+    keeps the last value, and the first, the one the caller may have meant, was dropped."""
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        seen: dict[str, Any] = {}
+        for key, value in items:
+            if key in seen:
+                raise HTTPException(422, f"key {shown_value(key)} sent twice; send it once")
+            seen[key] = value
+        return seen
+
+    try:
+        json.loads(raw, object_pairs_hook=pairs)
+    except ValueError:  # what from_json read but json does not (an integer of 5,000 digits)
+        raise HTTPException(422, "the body is not JSON that can be read") from None
 
 
 BODY_SCHEMA = {

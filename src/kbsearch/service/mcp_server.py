@@ -18,7 +18,8 @@ from typing import Any
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.server.mcpserver.tools import Tool
-from pydantic import BaseModel, ValidationError, create_model, model_validator
+from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata
+from pydantic import BaseModel, ConfigDict, ValidationError, create_model, model_validator
 
 from .. import __version__
 from ..errors import KbsearchError, SearchTimeout
@@ -129,7 +130,11 @@ def build_server(engine: Engine, audience: str, limits: ops.Limits | None = None
 
 
 class _RefuseUnknown(BaseModel):
-    """A tool's argument model that refuses an argument it has no field for."""
+    """A tool's argument model that refuses an argument it has no field for, and one of
+    another type than its field's (strict: ``"3"`` or ``true`` is no ``k``, ``"0.5"`` no
+    ``min_confidence``; an integer is a number)."""
+
+    model_config = ConfigDict(strict=True)
 
     @model_validator(mode="before")
     @classmethod
@@ -155,6 +160,16 @@ def _is_unicode_text(value: str) -> bool:
     except UnicodeEncodeError:
         return False
     return True
+
+
+class _TextAsSent(FuncMetadata):
+    """The SDK's argument metadata, but a text argument is validated as sent: the SDK's
+    :meth:`FuncMetadata.pre_parse_json` replaced a string that parses as JSON by the parsed
+    value wherever the annotation is not plain ``str`` (``lang: "null"`` became ``None``:
+    every language), for clients that send a list as JSON text; no tool here takes a list."""
+
+    def pre_parse_json(self, data: dict[str, Any]) -> dict[str, Any]:
+        return dict(data)
 
 
 class _OneLineTool(Tool):
@@ -197,7 +212,8 @@ def strict_tool(fn: Callable[..., Any]) -> Tool:
     of its signature), described by its docstring (:func:`inspect.cleandoc`), its result
     the text it returns, and refusing an argument it does not take: the SDK's models ignore
     one, so ``audience: "staff"`` searched silently as the server's audience. The input
-    schema says so (``additionalProperties: false``).
+    schema says so (``additionalProperties: false``). Arguments are validated strictly
+    and as sent (:class:`_RefuseUnknown`, :class:`_TextAsSent`).
 
     Raises:
         ToolError (at call time): an unknown argument, named, with the ones the tool takes;
@@ -208,7 +224,7 @@ def strict_tool(fn: Callable[..., Any]) -> Tool:
     )
     loose = tool.fn_metadata.arg_model
     strict = create_model(f"{loose.__name__}Strict", __base__=(loose, _RefuseUnknown))
-    metadata = tool.fn_metadata.model_copy(update={"arg_model": strict})
+    metadata = _TextAsSent(**{**dict(tool.fn_metadata), "arg_model": strict})
     parameters = {**tool.parameters, "additionalProperties": False}
     fields = {name: getattr(tool, name) for name in Tool.model_fields}
     return _OneLineTool(**{**fields, "fn_metadata": metadata, "parameters": parameters})

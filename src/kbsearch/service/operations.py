@@ -33,6 +33,7 @@ class Limits:
 
 
 LEXICAL = "lexical"
+EVERY_LANGUAGE = "to search every language"  # what leaving ``lang`` out does
 BEST = ""  # a request's route when it names none: the best the index supports
 
 
@@ -72,7 +73,8 @@ def make_filters(
 ) -> Filters:
     """Filters for ``audience`` (from the caller's key, never from the request); ``lang``
     checked as an upload's language is (:func:`~kbsearch.ingest.metadata.known_language`:
-    ``fr-FR`` is ``fr``).
+    ``fr-FR`` is ``fr``). An empty ``lang`` or ``as_of`` is refused, as the CLI's ``--lang ""``
+    and ``--as-of ""`` are (``None``: every language, today).
 
     Raises:
         InvalidArgumentError: a malformed or impossible date, a language that is no known
@@ -80,8 +82,8 @@ def make_filters(
     """
     return Filters(
         audience=audience,
-        as_of=parse_day(as_of or None),
-        language=known_language(lang, "lang", "to search every language") if lang else None,
+        as_of=parse_day(as_of),
+        language=None if lang is None else known_language(lang, "lang", EVERY_LANGUAGE),
         doc_ids=doc_list(doc),
     )
 

@@ -117,7 +117,13 @@ async def why_fragment(
     try:
         explanation = await service.engine.run_read(
             lambda kb: ops.explain(
-                kb, caller.audience, q, passage_id, service.limits, as_of=as_of, lang=lang
+                kb,
+                caller.audience,
+                q,
+                passage_id,
+                service.limits,
+                as_of=as_of or None,  # the form's empty choice: today, every language
+                lang=lang or None,
             )
         )
     except (KbsearchError, SearchTimeout) as exc:

@@ -7,9 +7,10 @@ every word is double-quoted so ``AND``/``OR``/``NOT``/``NEAR``, ``*``, ``:``, ``
 parentheses are plain words, never FTS5 operators.
 
 Both sides are cleaned by one function, :func:`clean_text` (NFKC; soft hyphens, zero-width
-characters, word joiners and control characters dropped): the format parsers clean documents
-with it and every route cleans the query with it (the lexical route's words, the dense route's
-query text, the snippet marks), so ``pass\u00adword`` finds ``password``.
+characters and word joiners dropped, control characters made spaces): the format parsers clean
+documents with it and every route cleans the query with it (the lexical route's words, the dense
+route's query text, the snippet marks), so ``pass\u00adword`` finds ``password`` and
+``refund\x00policy`` is two words.
 
 Both sides fold the ligatures ``œ``, ``æ`` and ``ß`` (``vœux`` and ``voeux`` are one word).
 
@@ -55,15 +56,24 @@ STOPWORD_LANGUAGES = ("en", "fr")
 # word joiner and the invisible operators, byte-order mark (zero-width no-break space).
 INVISIBLE = "\u00ad\u034f\u180e\u200b\u200c\u200d\u200e\u200f\u2060\u2061\u2062\u2063\u2064\ufeff"
 _INVISIBLE = dict.fromkeys(map(ord, INVISIBLE))
-_CONTROLS = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f]")
+# The C0 and C1 control characters but tab, line feed, form feed and carriage return.
+_CONTROLS = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f-\x9f]")
+
+
+def controls_as_spaces(text: str) -> str:
+    """``text`` with each control character but tab and line breaks (NUL, ESC, DEL, the C1
+    controls...) replaced by a space, one for one (offsets into ``text`` still hold): a
+    separator, as a space is, rather than dropped, which glued the words on either side."""
+    return _CONTROLS.sub(" ", text)
 
 
 def clean_text(text: str) -> str:
     """``text`` NFKC-normalised (ligatures such as U+FB01 become ``fi``, no-break spaces
-    become spaces) with the invisible characters (:data:`INVISIBLE`) and the control
-    characters other than tab and line breaks removed; nothing else changes (whitespace is
-    kept). The one cleaning of documents (:mod:`kbsearch.ingest.text`) and queries."""
-    return _CONTROLS.sub("", unicodedata.normalize("NFKC", text).translate(_INVISIBLE))
+    become spaces) with the invisible characters (:data:`INVISIBLE`) removed and the control
+    characters other than tab and line breaks turned into spaces
+    (:func:`controls_as_spaces`); nothing else changes (whitespace is kept). The one cleaning
+    of documents (:mod:`kbsearch.ingest.text`) and queries."""
+    return controls_as_spaces(unicodedata.normalize("NFKC", text).translate(_INVISIBLE))
 
 
 # Letters NFKC leaves alone that are spelled as two letters too (``main-d'œuvre`` and
