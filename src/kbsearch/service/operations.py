@@ -16,9 +16,7 @@ from ..ingest.metadata import known_language
 from ..judge.verdict import decision_fields
 from ..knowledge_base import DEFAULT_K, KnowledgeBase
 from ..pipeline import SearchRequest
-from ..present.sources import uploads_folder
 from ..records import ROUTES, Filters
-from ..store.upload_files import UploadFiles
 from ..text.analysis import MAX_QUERY_CHARS
 from .present import Catalogue, document_summary, hit_dict, passage_dict, visible_documents
 
@@ -259,23 +257,14 @@ def document(kb: KnowledgeBase, audience: str, doc_id: str) -> dict[str, Any]:
 
 
 def delete(kb: KnowledgeBase, audience: str, doc_id: str, version: str | None) -> list[str]:
-    """Remove ``doc_id`` (one version, or all) as ``audience`` sees it, each version in one
-    transaction, and its uploaded file (:mod:`kbsearch.store.upload_files`); the versions
-    removed.
+    """Remove ``doc_id`` (one version, or all) as ``audience`` sees it: :meth:`kbsearch.
+    knowledge_base.KnowledgeBase.delete` (the index, its Qdrant copy, the uploaded file); the
+    versions removed.
 
     Raises:
         DocumentNotFoundError: no such document, or none visible to ``audience`` (one message
             for missing and hidden); or no such version of a document ``audience`` sees.
         StorageError: the index or the upload store cannot be written.
+        PartialWriteError: the index is written, its Qdrant copy is not.
     """
-    seen = [d.document.version for d in visible_documents(kb, audience, doc_id)]
-    if not seen:
-        raise DocumentNotFoundError(f"no document {doc_id!r} for this audience")
-    versions = [v for v in seen if version in (None, v)]
-    if not versions:
-        raise DocumentNotFoundError(f"document {doc_id!r} has no version {version!r}")
-    files = UploadFiles(uploads_folder(kb.store.path))
-    for v in versions:  # the index first, then the uploaded file (kept in step through a crash)
-        with files.removing(kb.store.documents, doc_id, v):
-            kb.store.documents.delete(doc_id, v)
-    return versions
+    return kb.delete(doc_id, version, audience=audience)

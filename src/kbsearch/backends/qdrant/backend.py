@@ -49,7 +49,7 @@ from .mirror import (
     BATCH_SIZE,
     DriftReport,
     ExpectedPassage,
-    delete_points,
+    delete_version,
     sync,
     verify,
     write_points,
@@ -147,19 +147,15 @@ class QdrantBackend:
         )
 
     def delete_document(self, doc_id: str, version: str) -> None:
-        """SQLite first, then the version's points.
+        """SQLite first, then every point of the version (O(its points); the remaining
+        points' length statistics are re-weighted by the :meth:`sync` that follows a write
+        through :func:`kbsearch.backends.factory.mirrored`).
 
         Raises:
             PartialWriteError: Qdrant failed after SQLite committed (``sync`` repairs).
         """
-        ids = [
-            p.passage_id
-            for d in self.store.documents.all()
-            if (d.document.doc_id, d.document.version) == (doc_id, version)
-            for p in self.store.passages.in_document(d.row_id)
-        ]
         self.sqlite.delete_document(doc_id, version)
-        delete_points(self._collection(), ids)
+        delete_version(self._collection(), doc_id, version)
 
     # -- reads ------------------------------------------------------------------------------
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
-from ...errors import PartialWriteError
+from ...errors import PartialWriteError, shown_value
 from .collection import Collection
 from .points import PassagePoint
 from .sparse import LengthStatistics
@@ -83,6 +83,23 @@ def delete_points(collection: Collection, passage_ids: Sequence[str]) -> None:
         ) from exc
 
 
+def delete_version(collection: Collection, doc_id: str, version: str) -> None:
+    """Delete every point of document version ``doc_id``/``version`` (by payload filter, so
+    points a failed write left behind go too).
+
+    Raises:
+        PartialWriteError: the delete failed (SQLite no longer holds them; sync repairs).
+    """
+    try:
+        collection.delete_stale(doc_id, version, [])
+    except Exception as exc:
+        raise PartialWriteError(
+            f"Qdrant still holds the points of {shown_value(doc_id)} v{shown_value(version)}"
+            f" ({exc}); the SQLite index no longer does: run `kbsearch sync` to repair the"
+            " collection"
+        ) from exc
+
+
 @dataclass(frozen=True)
 class DriftReport:
     """How the collection differs from the system of record. Lists hold passage ids, sorted."""
@@ -145,7 +162,7 @@ def verify(
             mismatched.append(pid)
         elif point.dimension != (dimension or 0):
             wrong_dimension.append(pid)
-        elif point.lengths.drifted(lengths, tolerance):
+        elif point.lengths.drifted(lengths, tolerance, public=point.access == "public"):
             stale.append(pid)
     return DriftReport(
         expected=len(want),
