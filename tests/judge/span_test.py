@@ -214,3 +214,28 @@ def test_a_paragraph_of_five_hundred_characters_answers_whole() -> None:
     assert 400 < len(text) - body <= 550
     span = _span([Candidate(text, body)], _words("phelp", "medal", "olymp"))
     assert span == text[body:]
+
+
+def _filler() -> str:
+    return " ".join(["The shop sells garden tools and seeds all year round."] * 10)
+
+
+def test_a_word_of_the_heading_weighs_less_than_what_is_asked_about_it() -> None:
+    # "how many medals did Phelps win": "Phelps" is the paragraph's topic (its title), the
+    # sentence holding "medals" answers, though the other one is longer (TOPIC_WEIGHT)
+    text = (
+        "Phelps\n\nPhelps trained in Baltimore with the same coach for twenty years.\n\n"
+        f"He won 28 medals.\n\n{_filler()}"
+    )
+    body = text.index("Phelps trained")
+    assert _span([Candidate(text, body)], _words("phelp", "medal")) == "He won 28 medals."
+
+
+def test_a_question_asking_when_prefers_the_sentence_holding_a_date() -> None:
+    # both sentences hold the question's words; only the second holds a date, the first a
+    # number (DATE_BONUS over NUMBER_BONUS)
+    text = f"The store opened 2 new floors.\n\nThe store first opened in March.\n\n{_filler()}"
+    words = _words("store", "open")
+    span = choose_span([Candidate(text, 0)], words, (1.0, 1.0), _terms, "When did it open?")
+    assert span is not None
+    assert text[span.start : span.end] == "The store first opened in March."

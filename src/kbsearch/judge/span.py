@@ -15,15 +15,20 @@ scores
     score(s) = local(s) + DENSE_WEIGHT * (cos(p) - cos(p1)) - RANK_WEIGHT * (r - 1)
                + LENGTH_BONUS * len(s) / SPAN_WIDTH
                + NUMBER_BONUS * [the question asks for a number and s holds a digit]
+               + DATE_BONUS * [the question asks when and s holds a date]
                + SENTENCE_WEIGHT * (max cos(sentence of s) - max cos(any sentence))
                + LEAD_WEIGHT * heading(p) * [s opens the body]
 
 ``local(s)``: the share of the question's content words the span holds, each weighted by its
 IDF and by how few of the passage's sentences hold it (:func:`local_weights`; words matched on
 their stems, as the abstention evidence matches them; a table row holds its header row's
-words too, :func:`table_headers`); ``cos(p)``: the passage's cosine to the question (the dense
+words too, :func:`table_headers`; a word of the passage's title or headings, the topic the
+question is asked about rather than what it asks, weighs :data:`TOPIC_WEIGHT` of its
+weight, :func:`topic_weights`); ``cos(p)``: the passage's cosine to the question (the dense
 route's), ``cos(p1)`` the first passage's; "asks for a number": "how much/many/long", "when",
-"combien", "quand", "quelle année"... (:data:`NUMBER_QUESTION`); the last term only when the
+"combien", "quand", "quelle année"... (:data:`NUMBER_QUESTION`); "asks when": "when",
+"what year", "quand", "en quelle année"... (:data:`DATE_QUESTION`), "a date": a year of
+four digits, a month's name (not "may") or a century (:data:`DATE`); the last term only when the
 sentences' own vectors are at hand (``Candidate.sentence_cosines``, e.g. computed once at
 index time): cosines of the sentence vectors (passage role) to the question's; ``heading(p)``:
 the IDF-weighted share of the question's words in the passage's headings that may ask it
@@ -66,6 +71,8 @@ RUN = 3  # sentences of one paragraph a span may run over
 SENTENCE_WEIGHT = 3.0  # weight of a span's best sentence cosine minus the best sentence's
 
 NUMBER_BONUS = 0.1  # score gained by a span holding a digit when the question asks for a number
+DATE_BONUS = 0.2  # score gained by a span holding a date when the question asks when
+TOPIC_WEIGHT = 0.5  # share of its weight a question word keeps when the passage's heading holds it
 RESTATE_WORDS = 2  # a sentence of at least this many content words, all the question's, restates
 SPAN_WIDTH = 250  # characters of a run of sentences at most
 BODY_WIDTH = 550  # characters of a passage body (from its first sentence kept) that answers whole
@@ -85,6 +92,20 @@ NUMBER_QUESTION = re.compile(
     r"|\b(what|which) (year|date|time|age|percentage|price|amount|number|size)\b"
     r"|\bcombien\b|\bquand\b|\bquel(le)?s? (année|date|âge|prix|montant|durée|somme|taille"
     r"|distance|heure|pourcentage|nombre|siècle|époque|délai)\b",
+    re.IGNORECASE,
+)
+DATE_QUESTION = re.compile(
+    r"\bwhen\b|\b(what|which) (year|date|day|month|century)\b|\bquand\b"
+    r"|\bquel(le)?s? (année|date|jour|mois|siècle|époque)\b",
+    re.IGNORECASE,
+)
+MONTHS = (
+    "january|february|march|april|june|july|august|september|october|november|december"
+    "|janvier|février|mars|avril|mai|juin|juillet|août|septembre|octobre|novembre|décembre"
+)
+DATE = re.compile(
+    rf"\b(1\d{{3}}|20\d{{2}})\b|\b({MONTHS})\b"
+    r"|\b[IVXL]+(e|er|ème)? (siècle|century)\b|\b\d+(st|nd|rd|th) century\b",
     re.IGNORECASE,
 )
 
@@ -189,6 +210,18 @@ def local_weights(
     )
 
 
+def topic_weights(
+    heading_terms: frozenset[str], words: Sequence[Sequence[str]], weights: Sequence[float]
+) -> tuple[float, ...]:
+    """``weights`` of the question's ``words`` with those the passage's heading holds (its
+    title and heading lines' ``heading_terms``: the topic, not what is asked about it) times
+    :data:`TOPIC_WEIGHT`."""
+    return tuple(
+        w * (TOPIC_WEIGHT if any(t in heading_terms for t in group) else 1.0)
+        for group, w in zip(words, weights, strict=True)
+    )
+
+
 def _passed_over(
     sentence: str, sentence_terms: frozenset[str], words: Sequence[Sequence[str]], index: int
 ) -> bool:
@@ -257,6 +290,11 @@ def asks_number(question: str) -> bool:
     return NUMBER_QUESTION.search(question) is not None
 
 
+def asks_date(question: str) -> bool:
+    """True when ``question`` asks when (:data:`DATE_QUESTION`)."""
+    return DATE_QUESTION.search(question) is not None
+
+
 def choose_span(
     candidates: Sequence[Candidate],
     words: Sequence[Sequence[str]],
@@ -267,12 +305,13 @@ def choose_span(
     """The span that answers (module docstring) among the first :data:`PASSAGES`
     ``candidates`` (best first), for the question's content ``words`` (groups of alternative
     terms, as :class:`kbsearch.judge.evidence.TermStatistics` gives them), their ``idf`` and
-    the ``question``'s text (read for what it asks: :func:`asks_number`); ``None`` when no
-    passage has a body sentence."""
+    the ``question``'s text (read for what it asks: :func:`asks_number`, :func:`asks_date`);
+    ``None`` when no passage has a body sentence."""
     listed = [c.cosine for c in candidates[:PASSAGES] if c.cosine is not None]
     top = listed[0] if listed else 0.0
     floor = min(listed, default=0.0)
     number = asks_number(question)
+    when = asks_date(question)
     dense = [c for c in candidates[:PASSAGES] if c.sentence_cosines]
     best_sentence = max(
         (max(c.sentence_cosines.values()) for c in dense if c.sentence_cosines), default=0.0
@@ -291,7 +330,8 @@ def choose_span(
         own = [terms(text[s:e]) for s, e in spans]
         headers = table_headers(text, spans)
         scored = [t if h is None else t | own[h] for t, h in zip(own, headers, strict=True)]
-        local = local_weights(scored, words, idf)
+        heading_terms = terms(text[: candidate.body])
+        local = topic_weights(heading_terms, words, local_weights(scored, words, idf))
         skipped = [_passed_over(text[s:e], own[i], words, i) for i, (s, e) in enumerate(spans)]
         kept = [i for i in range(len(spans)) if not skipped[i]]
         whole = (spans[kept[0]][0], spans[-1][1]) if kept else (0, 0)
@@ -311,6 +351,8 @@ def choose_span(
                     score += lead
                 if number and DIGIT.search(text, start, end):
                     score += NUMBER_BONUS
+                if when and DATE.search(text[start:end]):
+                    score += DATE_BONUS
                 if candidate.sentence_cosines:
                     score += SENTENCE_WEIGHT * (
                         _window_cosine(candidate.sentence_cosines, spans, start, end)
