@@ -369,3 +369,26 @@ def test_a_failed_index_build_is_a_partial_write_and_keeps_the_points(
     with pytest.raises(PartialWriteError, match="could not build its indexes .*kbsearch sync"):
         backend.sync()
     assert backend.verify().ok
+
+
+def test_repairing_and_deleting_read_only_the_passages_they_name(
+    qdrant: QdrantBackend, store: Store, corpus, tmp_path: Path
+) -> None:
+    """``points_of`` (what sync re-writes) and ``delete_document`` read the passages,
+    documents and vectors they name by key, and give the points the corpus was written with."""
+    want = {p.passage_id: p for p in corpus.points()}
+    ids = sorted(want)[::3]
+    statements: list[str] = []
+    with store.database.tracing(statements.append):
+        points = qdrant.points_of([*ids, "no-such@v1#x"])
+        gone = corpus.documents[0]
+        qdrant.delete_document(gone.doc_id, gone.version)
+    assert sorted(p.passage_id for p in points) == ids
+    for p in points:
+        assert p.payload == want[p.passage_id].payload
+        assert p.sparse == want[p.passage_id].sparse
+        np.testing.assert_array_equal(p.dense, want[p.passage_id].dense)
+    own = [s for s in statements if not s.startswith("--")]
+    assert whole_table_reads(tmp_path / "kb.db", own) == []
+    left = {p.passage_id for p in qdrant.collection.points()}
+    assert left == set(want) - {p.passage_id for p in corpus.passages[corpus.key(gone)]}

@@ -147,17 +147,18 @@ class QdrantBackend:
         )
 
     def delete_document(self, doc_id: str, version: str) -> None:
-        """SQLite first, then the version's points.
+        """SQLite first, then the version's points (their passage ids read by the document's
+        key: no whole table).
 
         Raises:
             PartialWriteError: Qdrant failed after SQLite committed (``sync`` repairs).
         """
-        ids = [
-            p.passage_id
-            for d in self.store.documents.all()
-            if (d.document.doc_id, d.document.version) == (doc_id, version)
-            for p in self.store.passages.in_document(d.row_id)
-        ]
+        stored = self.store.documents.about([doc_id], []).get((doc_id, version))
+        ids = (
+            []
+            if stored is None
+            else [p.passage_id for p in self.store.passages.in_document(stored.row_id)]
+        )
         self.sqlite.delete_document(doc_id, version)
         delete_points(self._collection(), ids)
 
