@@ -6,7 +6,6 @@ repaired by sync."""
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import date, timedelta
 from pathlib import Path
@@ -47,20 +46,6 @@ class Encoder:
 def pipeline(backend: Backend) -> Pipeline:
     context = RouteContext(backend, lambda: Analyzer("stem"), Encoder(FakeEmbedder(dim=32)))
     return Pipeline(backend, make_routes(context))
-
-
-@pytest.fixture
-def store(tmp_path: Path, corpus) -> Iterator[Store]:
-    s = Store(tmp_path / "kb.db", create=True)
-    with s.database.transaction():
-        s.database.set_settings(
-            {"analyzer": "stem", "dim": 32, "embedder": "fake:bow", "embedder_spec": "fake:bow"}
-        )
-    for d in corpus.documents:
-        k = corpus.key(d)
-        s.documents.write(d, corpus.passages[k], corpus.bodies[k], corpus.vectors[k])
-    yield s
-    s.close()
 
 
 @pytest.fixture
@@ -356,8 +341,11 @@ def test_dense_search_is_exact_up_to_a_size_then_hnsw(
     qdrant.exact = False
     qdrant.dense_candidates(vector, staff, 5)
     assert modes == [(True, None), (False, HNSW_EF), (True, None), (False, 64)]
-    # below Qdrant's full-scan threshold HNSW search is exhaustive: the same top k
-    assert approximate == exact
+    # below Qdrant's full-scan threshold HNSW search is exhaustive: the same top k, rescored
+    # with SQLite's float32 cosines (Qdrant's own differ in the last bits)
+    assert [pid for pid, _ in approximate] == [pid for pid, _ in exact]
+    assert dict(approximate) == qdrant.dense_scores(vector, [pid for pid, _ in approximate])
+    assert [s for _, s in approximate] == pytest.approx([s for _, s in exact], abs=1e-6)
 
 
 def test_sync_ends_by_letting_the_collection_build_its_indexes(
@@ -381,3 +369,26 @@ def test_a_failed_index_build_is_a_partial_write_and_keeps_the_points(
     with pytest.raises(PartialWriteError, match="could not build its indexes .*kbsearch sync"):
         backend.sync()
     assert backend.verify().ok
+
+
+def test_repairing_and_deleting_read_only_the_passages_they_name(
+    qdrant: QdrantBackend, store: Store, corpus, tmp_path: Path
+) -> None:
+    """``points_of`` (what sync re-writes) and ``delete_document`` read the passages,
+    documents and vectors they name by key, and give the points the corpus was written with."""
+    want = {p.passage_id: p for p in corpus.points()}
+    ids = sorted(want)[::3]
+    statements: list[str] = []
+    with store.database.tracing(statements.append):
+        points = qdrant.points_of([*ids, "no-such@v1#x"])
+        gone = corpus.documents[0]
+        qdrant.delete_document(gone.doc_id, gone.version)
+    assert sorted(p.passage_id for p in points) == ids
+    for p in points:
+        assert p.payload == want[p.passage_id].payload
+        assert p.sparse == want[p.passage_id].sparse
+        np.testing.assert_array_equal(p.dense, want[p.passage_id].dense)
+    own = [s for s in statements if not s.startswith("--")]
+    assert whole_table_reads(tmp_path / "kb.db", own) == []
+    left = {p.passage_id for p in qdrant.collection.points()}
+    assert left == set(want) - {p.passage_id for p in corpus.passages[corpus.key(gone)]}

@@ -226,6 +226,7 @@ class QdrantBackend:
         exact = self.exact_search()
         return dense_candidates(
             self._collection(len(vector)),
+            self.store,
             vector,
             to_qdrant(filters),
             depth,

@@ -136,7 +136,8 @@ def stale_filter(doc_id: str, version: str, keep: Sequence[str]) -> models.Filte
 class Search:
     """One query as a client runs it: the named vector ``using``, the query vector (sparse
     ``(indices, values)`` or dense floats), the filter, how many points to ``fetch`` and the
-    search parameters."""
+    search parameters; ``quantized``: the scores of a quantized copy are enough (the caller
+    rescores), so the engine reads no original vector to rescore them."""
 
     using: str
     vector: tuple[list[int], list[float]] | list[float]
@@ -144,6 +145,7 @@ class Search:
     fetch: int
     exact: bool
     hnsw_ef: int | None
+    quantized: bool = False
 
 
 class Collection:
@@ -184,13 +186,15 @@ class Collection:
         limit: int,
         exact: bool = True,
         hnsw_ef: int | None = None,
+        quantized: bool = False,
     ) -> Ranking:
         """Top ``limit`` passages by the named vector ``using`` (dense: shape ``(dim,)``;
-        sparse: ``(indices, values)``) among the points passing ``where``."""
+        sparse: ``(indices, values)``) among the points passing ``where``; ``quantized``
+        (:class:`Search`): scores of the quantized copy where the collection keeps one."""
         if limit <= 0 or (isinstance(vector, tuple) and not vector[0]):
             return []
         query = vector if isinstance(vector, tuple) else [float(x) for x in vector]
-        search = Search(using, query, where, limit + TIE_MARGIN, exact, hnsw_ef)
+        search = Search(using, query, where, limit + TIE_MARGIN, exact, hnsw_ef, quantized)
         return ranked(self._search(search), limit)
 
     def points(self, where: models.Filter | None = None) -> list[StoredPoint]:
@@ -330,7 +334,10 @@ class ClientCollection(Collection):
         query: Any = search.vector
         if isinstance(query, tuple):
             query = models.SparseVector(indices=query[0], values=query[1])
-        parameters = models.SearchParams(exact=search.exact, hnsw_ef=search.hnsw_ef)
+        quantization = models.QuantizationSearchParams(rescore=False) if search.quantized else None
+        parameters = models.SearchParams(
+            exact=search.exact, hnsw_ef=search.hnsw_ef, quantization=quantization
+        )
         response = self.client.query_points(
             self.name,
             query=query,

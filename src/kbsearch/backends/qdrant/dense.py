@@ -1,8 +1,13 @@
 """The dense route on a Qdrant collection: its candidates and the cosines of given passages.
 
-Candidates come from the collection by cosine on ``dense`` (exact, or HNSW with ``hnsw_ef``);
-the cosines of given passages (fusion's features, the judge's evidence) are the embedded
-backend's, computed from those passages' vectors in SQLite.
+Candidates come from the collection by cosine on ``dense``: an exact scan, or HNSW with
+``hnsw_ef`` over the collection's quantized copy of the vectors (Qdrant Edge keeps one in RAM,
+:func:`.edge.dense_quantization`). An HNSW search asks for :data:`RESCORE_FACTOR` times the
+candidates needed, with the quantized scores only (the engine reads no original vector), and
+rescores them exactly from SQLite's float32 vectors, read by id (a few hundred rows through
+``read()``, so outside the process's mapped memory), before the cut. The cosines of given
+passages (fusion's features, the judge's evidence) are the embedded backend's, computed from
+those passages' vectors in SQLite.
 """
 
 from __future__ import annotations
@@ -13,8 +18,12 @@ import numpy as np
 from qdrant_client import models
 
 from ...store import Store
-from .collection import Collection, Ranking
+from .collection import Collection, Ranking, ranked
 from .points import DENSE
+
+# quantized candidates rescored per result: TurboQuant 2 bits on E5 vectors keeps 0.942 of
+# the exact top 10 at 4, 0.678 at 1 (docs/benchmarks.md, "A Qdrant search node's memory")
+RESCORE_FACTOR = 4
 
 
 def dense_scores(store: Store, vector: np.ndarray, passage_ids: Sequence[str]) -> dict[str, float]:
@@ -31,6 +40,7 @@ def dense_scores(store: Store, vector: np.ndarray, passage_ids: Sequence[str]) -
 
 def dense_candidates(
     collection: Collection,
+    store: Store,
     vector: np.ndarray,
     where: models.Filter,
     depth: int,
@@ -39,5 +49,14 @@ def dense_candidates(
     hnsw_ef: int | None,
 ) -> Ranking:
     """The top ``depth`` passages passing ``where`` by cosine with ``vector`` (shape
-    ``(dim,)``): an exact scan when ``exact``, else HNSW with ``hnsw_ef``."""
-    return collection.query(DENSE, vector, where, depth, exact=exact, hnsw_ef=hnsw_ef)
+    ``(dim,)``), best first, ties by passage id: an exact scan when ``exact``; else the
+    :data:`RESCORE_FACTOR` ``* depth`` best by HNSW (``hnsw_ef``, raised to that count) over
+    the quantized copy, rescored with their exact cosines from ``store`` (module
+    docstring)."""
+    if exact:
+        return collection.query(DENSE, vector, where, depth, exact=True, hnsw_ef=hnsw_ef)
+    fetch = RESCORE_FACTOR * depth
+    ef = max(hnsw_ef or 0, fetch)
+    found = collection.query(DENSE, vector, where, fetch, exact=False, hnsw_ef=ef, quantized=True)
+    cosines = dense_scores(store, vector, [pid for pid, _ in found])
+    return ranked(list(cosines.items()), depth)
