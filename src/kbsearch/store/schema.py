@@ -10,6 +10,7 @@ COUNTS_SQL = (
     " key TEXT NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (audience, kind, key)) WITHOUT ROWID"
 )
 
+NEXT_ROW_META = "next_row"  # meta key: the lowest passage row id never used in this file
 SCHEMA_VERSION = 2  # 2: public_fts, the public passages' own FTS5 index
 FTS_TOKENIZE = "unicode61 remove_diacritics 2"
 
