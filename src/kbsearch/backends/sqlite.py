@@ -26,6 +26,7 @@ from ..records import Document, Passage
 from ..retrieve.backend import Background, TitleCounts
 from ..retrieve.dense import DenseIndex
 from ..retrieve.lexical.bm25 import BM25Explanation, explain_bm25
+from ..retrieve.lexical.doclists import Doclists
 from ..retrieve.lexical.impact import ImpactIndex
 from ..retrieve.lexical.postings import RowTable, TermIndex
 from ..retrieve.lexical.query_terms import QueryTerms
@@ -65,6 +66,7 @@ class SqliteBackend:
         self._lock = threading.Lock()
         self._local = threading.local()
         self._rows = RowTable()  # the passage rows lexical searches touched, every generation
+        self._doclists = Doclists()  # the term doclists lexical searches read, every generation
         self._dense: dict[int, DenseIndex] = {}  # dim -> the newest dense index built
 
     # -- writes ---------------------------------------------------------------------------
@@ -168,7 +170,9 @@ class SqliteBackend:
             generation = self.store.database.generation()
             read = self._reader(generation)
             languages = self.store.documents.languages(audience)
-            return TermIndex(self.store, audience, generation, read, self._rows, languages)
+            return TermIndex(
+                self.store, audience, generation, read, self._rows, languages, self._doclists
+            )
 
         return self._part(("terms", table), load)
 

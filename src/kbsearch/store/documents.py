@@ -21,10 +21,8 @@ from .counts import CountedDocument, Counts, SqlCounts
 from .database import IN_CHUNK, Database, in_chunks
 from .fts import FTS_TABLES
 from .moments import MomentChanges, SqlMoments, removed_vectors
-from .schema import COUNTS_TABLE, MOMENTS_TABLE
+from .schema import COUNTS_TABLE, MOMENTS_TABLE, NEXT_ROW_META
 from .settings import IndexSettings
-
-NEXT_ROW_META = "next_row"  # meta key: the lowest passage row id never used in this file
 
 
 @dataclass(frozen=True)

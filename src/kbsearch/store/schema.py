@@ -17,6 +17,7 @@ MOMENTS_SQL = (
     " dim INTEGER NOT NULL, n INTEGER NOT NULL, total BLOB NOT NULL, second BLOB NOT NULL)"
 )
 
+NEXT_ROW_META = "next_row"  # meta key: the lowest passage row id never used in this file
 SCHEMA_VERSION = 2  # 2: public_fts, the public passages' own FTS5 index
 FTS_TOKENIZE = "unicode61 remove_diacritics 2"
 

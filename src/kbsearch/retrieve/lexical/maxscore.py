@@ -1,0 +1,144 @@
+"""A safe top k over term postings: MaxScore (Turtle & Flood, "Query evaluation: strategies
+and optimizations", IP&M 1995), term at a time and vectorised, with a per-term score bound.
+
+A passage's BM25 is the sum of its query terms' impacts (:mod:`kbsearch.retrieve.lexical.
+postings`), each at most its term's ``upper`` (the largest impact in its postings). With
+``theta``, the k-th best score among some passages that pass the filters (a lower bound of the
+true k-th best), a passage can reach ``theta`` only if
+
+1. it holds an *essential* term: ordering the terms by ``upper`` ascending, the non-essential
+   ones are the longest prefix whose bounds add up to less than ``theta`` (MaxScore's split:
+   a passage holding only those scores less than ``theta``), and
+2. its impact ``x`` in one of the essential terms it holds is at least
+   ``theta - (U - upper(t))``, ``U`` the sum of every term's bound (the other terms add at
+   most ``U - upper(t)``).
+
+``theta`` comes from the passages with the largest impacts of each term (:meth:`Postings.
+head`), scored exactly and filtered. The essential postings passing rule 2 are the candidates;
+those that pass the filters are scored exactly, every term's impact added in query-term order
+starting from 0.0, as the exhaustive sum adds them, so the scores are the exhaustive ones bit
+for bit. Every passing passage scoring at least the true k-th best (ties included) is among
+them, so the top k, ties by passage id, is the exhaustive one. Both rules compare with a
+relative margin of 1e-12 (far above the rounding of a sum of a query's terms), so rounding can
+only keep a passage, never drop one. A hidden passage never sets ``theta``.
+
+Work per query: O(postings of the essential terms) comparisons plus O(candidates x terms x log
+postings) binary searches; no array of the collection's size.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import numpy as np
+
+MARGIN = 1e-12  # relative slack of the bound comparisons (module docstring)
+HEAD = 16  # fewest top impacts per term scored to set theta
+WIDEN = 64  # how much wider the heads are on a second try when too few passed the filters
+
+
+@dataclass(frozen=True)
+class Postings:
+    """One term's postings at one generation: ``rows`` (int64 row ids, ascending) and
+    ``impacts`` (float64 BM25 contributions, aligned)."""
+
+    rows: np.ndarray
+    impacts: np.ndarray
+    _heads: dict[int, np.ndarray] = field(default_factory=dict, compare=False, repr=False)
+
+    @cached_property
+    def upper(self) -> float:
+        """The largest impact (0.0 when empty): the term's share of any score is at most it."""
+        return float(self.impacts.max()) if len(self.impacts) else 0.0
+
+    def head(self, n: int) -> np.ndarray:
+        """Indices of ``n`` of the largest impacts (every index when ``n`` >= the postings;
+        ties at the cut chosen arbitrarily), cached per ``n``. O(postings) the first time."""
+        if n >= len(self.rows):
+            return np.arange(len(self.rows))
+        found = self._heads.get(n)
+        if found is None:
+            found = np.argpartition(self.impacts, len(self.impacts) - n)[-n:]
+            self._heads[n] = found
+        return found
+
+
+def exact_scores(terms: Sequence[Postings], rows: np.ndarray) -> np.ndarray:
+    """BM25 of ``rows`` (int64 row ids, ascending; shape ``(n,)``): each term's impact added
+    in the order of ``terms``, from 0.0 (a term a row lacks adds nothing), as the exhaustive
+    sum adds them. O(n x terms x log postings)."""
+    out = np.zeros(len(rows), dtype=np.float64)
+    for term in terms:
+        if len(term.rows) == 0 or len(rows) == 0:
+            continue
+        at = np.minimum(np.searchsorted(term.rows, rows), len(term.rows) - 1)
+        hit = term.rows[at] == rows
+        out[hit] += term.impacts[at[hit]]
+    return out
+
+
+def _kth(scores: np.ndarray, k: int) -> float:
+    return float(np.partition(scores, len(scores) - k)[len(scores) - k])
+
+
+def _threshold(
+    terms: Sequence[Postings], passes: Callable[[np.ndarray], np.ndarray], k: int
+) -> tuple[float | None, np.ndarray | None, np.ndarray | None]:
+    """``(theta, rows, scores)``: theta from the terms' heads (module docstring), ``None``
+    when fewer than ``k`` of them pass; ``rows``/``scores``: the passing head rows, when the
+    heads held every posting (then they are the whole answer), else ``None``."""
+    n = max(HEAD, k)
+    for _ in range(2):
+        whole = all(n >= len(t.rows) for t in terms)
+        rows = np.unique(np.concatenate([t.rows[t.head(n)] for t in terms]))
+        rows = rows[passes(rows)]
+        scores = exact_scores(terms, rows)
+        if whole:
+            return None, rows, scores
+        if len(rows) >= k:
+            return _kth(scores, k), None, None
+        n *= WIDEN
+    return None, None, None
+
+
+def top_candidates(
+    terms: Sequence[Postings], passes: Callable[[np.ndarray], np.ndarray], k: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(rows, scores)``: passages holding any of ``terms`` (query order; a repeated term
+    counts again) that pass the filters, with their exact BM25, among which are all those
+    scoring at least the k-th best of every passing passage (module docstring). ``passes``
+    maps int64 row ids (ascending) to a bool mask of those that pass the filters.
+
+    A caller takes the top k of them (:func:`kbsearch.retrieve.topk.top_k`): it equals the top
+    k of the exhaustive scores of every passing passage, scores bit for bit, ties by id.
+    """
+    terms = [t for t in terms if len(t.rows)]
+    if not terms or k <= 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
+    theta, rows, scores = _threshold(terms, passes, k)
+    if rows is not None and scores is not None:
+        return rows, scores
+    if theta is None:  # too few passed: every posting is a candidate
+        rows = np.unique(np.concatenate([t.rows for t in terms]))
+        rows = rows[passes(rows)]
+        return rows, exact_scores(terms, rows)
+    bounds = [t.upper for t in terms]
+    total = sum(bounds) * (1 + MARGIN)
+    # MaxScore's split: the smallest bounds adding up to less than theta are not essential
+    essential = np.ones(len(terms), dtype=bool)
+    low = 0.0
+    for i in np.argsort(bounds, kind="stable"):
+        low += bounds[i]
+        if low * (1 + MARGIN) >= theta:
+            break
+        essential[i] = False
+    parts = []
+    for i in np.flatnonzero(essential):
+        term = terms[i]
+        need = (theta - (total - bounds[i])) * (1 - MARGIN)
+        parts.append(term.rows if need <= 0 else term.rows[term.impacts >= need])
+    rows = np.unique(np.concatenate(parts))
+    rows = rows[passes(rows)]
+    return rows, exact_scores(terms, rows)
