@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from kbsearch.judge.answer import content_terms
-from kbsearch.judge.span import Candidate, asked_heading, choose_span
+from kbsearch.judge.span import Candidate, asked_heading, choose_span, joined
+from kbsearch.text.sentences import sentences
 
 
 def _terms(text: str) -> frozenset[str]:
@@ -239,3 +240,22 @@ def test_a_question_asking_when_prefers_the_sentence_holding_a_date() -> None:
     span = choose_span([Candidate(text, 0)], words, (1.0, 1.0), _terms, "When did it open?")
     assert span is not None
     assert text[span.start : span.end] == "The store first opened in March."
+
+
+def test_a_span_is_never_cut_inside_an_abbreviation() -> None:
+    # sentencex breaks "av. J.-C. au maximum" after "J." and "-C.": those are no sentences
+    text = (
+        "Les invasions marquent le début de la période. Le submycénien commence en 1200 av."
+        f" J.-C. au maximum et s'étend jusque vers 1015.\n\n{_filler()}"
+    )
+    pieces = [(s.start, s.end) for s in sentences(text, "fr")]
+    assert [text[s:e] for s, e in pieces[1:4]] == [
+        "Le submycénien commence en 1200 av. J.", "-C.", "au maximum et s'étend jusque vers 1015."
+    ]  # fmt: skip
+    assert [text[s:e] for s, e in joined(text, pieces)][:2] == [
+        "Les invasions marquent le début de la période.",
+        "Le submycénien commence en 1200 av. J.-C. au maximum et s'étend jusque vers 1015.",
+    ]
+    words = _words("invas", "period", "submycénien")
+    span = choose_span([Candidate(text, 0, language="fr")], words, (1.0,) * 3, _terms)
+    assert span is not None and text[span.start : span.end].endswith("vers 1015.")
