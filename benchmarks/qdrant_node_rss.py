@@ -5,9 +5,9 @@ given: documents of ``--per-document`` passages (1,000) whose texts draw words f
 synthetic vocabulary and whose vectors are random unit vectors (the index records the default
 embedder, so a query is encoded as usual; its vector is compared with random ones, which is
 what costs memory, not what finds answers). Then for each index starts ``kbsearch serve`` in a
-fresh process, sends ``--queries`` searches and asks, and reads the server's resident set
-(``VmRSS``) and peak (``VmHWM``) from ``/proc``. Prints one JSON line per size and the growth
-from the smallest to the largest.
+fresh process, sends ``--queries`` searches and asks (their median latency, ms, as the client
+sees it), and reads the server's resident set (``VmRSS``) and peak (``VmHWM``) from
+``/proc``. Prints one JSON line per size and the growth from the smallest to the largest.
 
     OPENBLAS_NUM_THREADS=1 python benchmarks/qdrant_node_rss.py --work /tmp/rss 10000 200000
 """
@@ -179,9 +179,12 @@ def serve(db: Path, queries: int) -> dict[str, object]:
                     raise RuntimeError(stderr) from exc
                 time.sleep(0.5)
         first = memory(process.pid)
+        took: dict[str, list[float]] = {"/search": [], "/ask": []}
         for i in range(queries):
-            get(port, "/search", q=QUERIES[i % len(QUERIES)], k=10)
-            get(port, "/ask", q=QUERIES[i % len(QUERIES)])
+            for path, params in (("/search", {"k": 10}), ("/ask", {})):
+                started = time.perf_counter()
+                get(port, path, q=QUERIES[i % len(QUERIES)], **params)
+                took[path].append(time.perf_counter() - started)
         after = memory(process.pid)
         return {
             "rss_first_kb": first["VmRSS"],
@@ -190,6 +193,8 @@ def serve(db: Path, queries: int) -> dict[str, object]:
             "anon_kb": after["RssAnon"],
             "file_kb": after["RssFile"],
             "shard_kb": shard_pages(process.pid, db.parent / "edge"),
+            "search_ms_median": round(1000 * float(np.median(took["/search"])), 1),
+            "ask_ms_median": round(1000 * float(np.median(took["/ask"])), 1),
         }
     finally:
         process.terminate()

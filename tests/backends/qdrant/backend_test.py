@@ -284,10 +284,14 @@ def whole_table_reads(db: Path, statements: list[str]) -> list[str]:
     return whole
 
 
+@pytest.mark.parametrize("exact", [None, False])
 @pytest.mark.parametrize("kind", ["local", "edge"])
-def test_a_fresh_search_node_reads_no_whole_table(tmp_path: Path, kind: str) -> None:
+def test_a_fresh_search_node_reads_no_whole_table(
+    tmp_path: Path, kind: str, exact: bool | None
+) -> None:
     """A process that opens a Qdrant-backed index and searches, assesses and asks reads the
-    rows it names and O(vocabulary) statistics, never every passage, vector or posting."""
+    rows it names and O(vocabulary) statistics, never every passage, vector or posting; with
+    HNSW (``exact=False``) too, whose candidates are rescored from their SQLite vectors."""
     from support import FILES, write_files
 
     import kbsearch
@@ -295,7 +299,8 @@ def test_a_fresh_search_node_reads_no_whole_table(tmp_path: Path, kind: str) -> 
 
     docs = write_files(tmp_path / "docs", FILES)
     where = str(tmp_path / kind)
-    target = QdrantTarget(url=where) if kind == "local" else QdrantTarget(path=where)
+    place = {"url": where} if kind == "local" else {"path": where}
+    target = QdrantTarget(**place, exact=exact)  # type: ignore[arg-type]
     db = tmp_path / "kb.db"
     with kbsearch.open_kb(db, create=True, embedder=FakeEmbedder(), qdrant=target) as kb:
         assert kb.index([docs], inventory=docs / "inventory.csv").ok

@@ -30,12 +30,12 @@ def dense_scores(store: Store, vector: np.ndarray, passage_ids: Sequence[str]) -
     """``{passage_id: cosine}`` of the given passages that have a vector: their float32
     vectors read from SQLite by id (unit length, so the dot product is the cosine) times
     ``vector`` (shape ``(dim,)``)."""
-    found = store.vectors.passage_vectors(passage_ids)
-    known = [pid for pid in dict.fromkeys(passage_ids) if pid in found]
-    if not known:
+    found, vectors = store.vectors.passage_matrix(passage_ids)
+    if not found:
         return {}
-    cosines = np.stack([found[pid] for pid in known]) @ np.asarray(vector, dtype=np.float32)
-    return dict(zip(known, cosines.tolist(), strict=True))
+    scores = (vectors @ np.asarray(vector, dtype=np.float32)).tolist()
+    cosines = dict(zip(found, scores, strict=True))
+    return {pid: cosines[pid] for pid in dict.fromkeys(passage_ids) if pid in cosines}
 
 
 def dense_candidates(
