@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -135,6 +136,27 @@ class Vectors:
             )
             out.update({r[0]: bytes(r[1]) for r in rows})
         return out
+
+    def adopt_cache(self, other: Path) -> int:
+        """Copy into this file's embedding cache the entries of the index file ``other``
+        that it lacks (a re-embed's copy that is not kept: its vectors are not computed
+        again); returns how many.
+
+        Raises:
+            StorageError: this file cannot be written (its cache is then unchanged).
+            sqlite3.Error: ``other`` cannot be read.
+        """
+        connection = self.database.connection
+        connection.execute("ATTACH DATABASE ? AS adopted", (str(other),))
+        try:
+            with self.database.transaction() as con:
+                cursor = con.execute(
+                    "INSERT OR IGNORE INTO main.embedding_cache(embedder, role, text_hash, vector)"
+                    " SELECT embedder, role, text_hash, vector FROM adopted.embedding_cache"
+                )
+                return max(cursor.rowcount, 0)
+        finally:
+            connection.execute("DETACH DATABASE adopted")
 
     def cache(self, embedder: str, role: str, items: Mapping[str, np.ndarray]) -> None:
         """Store vectors by text hash; committed at once so finished work survives a crash.

@@ -83,7 +83,9 @@ def test_a_failed_qdrant_delete_is_a_partial_write_that_sync_repairs(
         raise ConnectionError("injected: Qdrant went away")
 
     monkeypatch.setattr(collection, "_delete_where", down)
-    with pytest.raises(PartialWriteError, match=r"still holds the points of 'delivery' v'1'"):
+    with pytest.raises(
+        PartialWriteError, match=r"still holds the points of 'delivery' version '1'"
+    ):
         kb.delete("delivery")
     assert kb.documents("delivery") == []  # SQLite, the system of record, is written
     monkeypatch.undo()

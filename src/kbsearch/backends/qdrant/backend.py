@@ -41,7 +41,7 @@ from ...retrieve.lexical.impact import ImpactIndex
 from ...retrieve.lexical.query_terms import QueryTerms
 from ...store import Store
 from ..sqlite import SqliteBackend
-from .collection import Collection
+from .collection import Collection, engine_errors, engine_message
 from .dense import dense_candidates, dense_scores
 from .expected import expected_passages, points_of
 from .filters import to_qdrant
@@ -95,9 +95,14 @@ class QdrantBackend:
         return settings.dim if settings is not None and settings.has_vectors else None
 
     def _collection(self, dim: int | None = None) -> Collection:
-        """The collection, created (or checked) with the index's dimension on first use."""
+        """The collection, created (or checked) with the index's dimension on first use.
+
+        Raises:
+            BackendUnavailableError: Qdrant cannot be reached, or holds another dimension.
+        """
         if not self._ensured:
-            self.collection.ensure(dim if dim is not None else self.dimension())
+            with engine_errors("be reached"):
+                self.collection.ensure(dim if dim is not None else self.dimension())
             self._ensured = True
         return self.collection
 
@@ -132,14 +137,16 @@ class QdrantBackend:
         """SQLite first, then Qdrant in batches; the version's stale points are deleted.
 
         Raises:
+            BackendUnavailableError: Qdrant cannot be reached (nothing is written).
             PartialWriteError: Qdrant failed after SQLite committed (``sync`` repairs).
         """
+        dim = None if vectors is None else int(vectors.shape[1])
+        collection = self._collection(dim or self.dimension())  # reached before SQLite is written
         self.sqlite.write_document(document, passages, bodies, vectors)
         sparse = [SparseWeights.from_body(b) for b in bodies]
         points = passage_points(document, list(passages), sparse, vectors)
-        dim = None if vectors is None else int(vectors.shape[1])
         write_points(
-            self._collection(dim or self.dimension()),
+            collection,
             points,
             self.lengths(),
             self.batch_size,
@@ -152,10 +159,12 @@ class QdrantBackend:
         through :func:`kbsearch.backends.factory.mirrored`).
 
         Raises:
+            BackendUnavailableError: Qdrant cannot be reached (nothing is deleted).
             PartialWriteError: Qdrant failed after SQLite committed (``sync`` repairs).
         """
+        collection = self._collection()  # reached before SQLite is written
         self.sqlite.delete_document(doc_id, version)
-        delete_version(self._collection(), doc_id, version)
+        delete_version(collection, doc_id, version)
 
     # -- reads ------------------------------------------------------------------------------
 
@@ -355,7 +364,8 @@ class QdrantBackend:
             self._collection().optimize()
         except Exception as exc:  # any engine failure: the points are written, not indexed
             raise PartialWriteError(
-                f"Qdrant could not build its indexes ({exc}); the points are written: "
+                f"Qdrant could not build its indexes ({engine_message(exc)}); the points are"
+                " written: "
                 "run `kbsearch sync` to try again"
             ) from exc
 

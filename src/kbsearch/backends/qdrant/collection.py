@@ -21,21 +21,48 @@ from __future__ import annotations
 
 import os
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from qdrant_client import QdrantClient, models
 
-from ...errors import BackendUnavailableError
+from ...errors import BackendUnavailableError, KbsearchError
 from .points import DENSE, PAYLOAD_INDEXES, SPARSE_ALL, SPARSE_PUBLIC, PassagePoint, point_id
 from .sparse import LengthStatistics
 
 TIE_MARGIN = 8
+ENGINE_MESSAGE_CHARS = 200  # of an engine's own error, quoted in ours
 TIE_TOLERANCE = 1e-6  # cosine / BM25 differences below this are arithmetic noise, not order
 DEFAULT_COLLECTION = "kbsearch"
 Ranking = list[tuple[str, float]]
+
+
+def engine_message(exc: BaseException) -> str:
+    """An engine's error on one line, cut to :data:`ENGINE_MESSAGE_CHARS` (a server's answer
+    can quote a whole response body)."""
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    cut = text[:ENGINE_MESSAGE_CHARS]
+    return cut if len(cut) == len(text) else f"{cut}…"
+
+
+@contextmanager
+def engine_errors(what: str) -> Iterator[None]:
+    """Within: any failure of the client or engine (a server down, a refused request, an
+    Edge shard's error) becomes :class:`~kbsearch.errors.BackendUnavailableError` saying
+    ``Qdrant cannot <what>``; kbsearch's own errors pass as they are.
+
+    Raises:
+        BackendUnavailableError: as above.
+    """
+    try:
+        yield
+    except KbsearchError:
+        raise
+    except Exception as exc:  # qdrant-client and Edge raise many kinds (connection, API, value)
+        raise BackendUnavailableError(f"Qdrant cannot {what} ({engine_message(exc)})") from exc
 
 
 @dataclass(frozen=True)
@@ -190,12 +217,18 @@ class Collection:
     ) -> Ranking:
         """Top ``limit`` passages by the named vector ``using`` (dense: shape ``(dim,)``;
         sparse: ``(indices, values)``) among the points passing ``where``; ``quantized``
-        (:class:`Search`): scores of the quantized copy where the collection keeps one."""
+        (:class:`Search`): scores of the quantized copy where the collection keeps one.
+
+        Raises:
+            BackendUnavailableError: the engine failed (:func:`engine_errors`).
+        """
         if limit <= 0 or (isinstance(vector, tuple) and not vector[0]):
             return []
         query = vector if isinstance(vector, tuple) else [float(x) for x in vector]
         search = Search(using, query, where, limit + TIE_MARGIN, exact, hnsw_ef, quantized)
-        return ranked(self._search(search), limit)
+        with engine_errors("answer a search"):
+            found = self._search(search)
+        return ranked(found, limit)
 
     def points(self, where: models.Filter | None = None) -> list[StoredPoint]:
         """Every point (passing ``where`` when given), read back (verification)."""
