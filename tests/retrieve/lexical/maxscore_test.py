@@ -7,7 +7,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kbsearch.retrieve.lexical.maxscore import Postings, exact_scores, top_candidates
+from kbsearch.retrieve.lexical.maxscore import Postings, Scratch, exact_scores, top_candidates
 from kbsearch.retrieve.topk import top_k
 
 ROWS = 300
@@ -16,8 +16,9 @@ IMPACTS = st.sampled_from([0.25, 0.5, 1.0, 1.5, 2.0, 3.0, 0.1 + 0.2, 7.0])
 
 
 def _postings(pairs: dict[int, float]) -> Postings:
+    # row positions are the row ids here (a row table holding rows 0 .. ROWS - 1 in order)
     rows = np.array(sorted(pairs), dtype=np.int64)
-    return Postings(rows, np.array([pairs[r] for r in rows.tolist()], dtype=np.float64))
+    return Postings(rows, np.array([pairs[r] for r in rows.tolist()], dtype=np.float64), rows)
 
 
 def _brute(terms: list[dict[int, float]], hidden: set[int], ids: list[str], k: int) -> list:
@@ -39,10 +40,12 @@ def _search(terms: list[dict[int, float]], hidden: set[int], ids: list[str], k: 
     def passes(rows: np.ndarray) -> np.ndarray:
         return ~np.isin(rows, blocked)
 
-    rows, scores = top_candidates(postings, passes, k)
+    rows, scores = top_candidates(postings, passes, ALL, k, SCRATCH)
     return top_k(rows, scores, np.array(ids, dtype=object), k)
 
 
+ALL = np.arange(ROWS, dtype=np.int64)
+SCRATCH = Scratch()  # reused by every search: each must leave it clean
 TERM = st.dictionaries(st.integers(0, ROWS - 1), IMPACTS, max_size=ROWS)
 
 
@@ -90,7 +93,8 @@ def test_candidates_are_pruned_when_the_bounds_allow() -> None:
     rare = {r: 5.0 + r / 100 for r in range(0, ROWS, 10)}  # 30 rows
     common = {r: 0.2 for r in range(ROWS)}
     terms = [_postings(rare), _postings(common)]
-    rows, scores = top_candidates(terms, lambda rows: np.ones(len(rows), dtype=bool), 10)
+    everyone = lambda rows: np.ones(len(rows), dtype=bool)  # noqa: E731
+    rows, scores = top_candidates(terms, everyone, ALL, 10, SCRATCH)
     assert len(rows) <= 30
     assert np.array_equal(scores, exact_scores(terms, rows))
     ids = [f"p{r:04d}" for r in range(ROWS)]
@@ -105,8 +109,8 @@ def test_exact_scores_add_in_query_order() -> None:
 
 
 def test_no_terms_or_no_k() -> None:
-    empty = Postings(np.zeros(0, dtype=np.int64), np.zeros(0))
-    rows, _ = top_candidates([empty], lambda r: np.ones(len(r), dtype=bool), 5)
-    assert len(rows) == 0
-    rows, _ = top_candidates([_postings({1: 1.0})], lambda r: np.ones(len(r), dtype=bool), 0)
-    assert len(rows) == 0
+    none = np.zeros(0, dtype=np.int64)
+    empty = Postings(none, np.zeros(0), none)
+    everyone = lambda rows: np.ones(len(rows), dtype=bool)  # noqa: E731
+    assert len(top_candidates([empty], everyone, ALL, 5, SCRATCH)[0]) == 0
+    assert len(top_candidates([_postings({1: 1.0})], everyone, ALL, 0, SCRATCH)[0]) == 0

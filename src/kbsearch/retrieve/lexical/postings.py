@@ -47,7 +47,7 @@ from ...text.analysis import Analyzer
 from ..topk import top_k
 from .bm25 import K1, B, fts5_idf
 from .doclists import CHANGE_ROWS, Change, Doclists
-from .maxscore import Postings, top_candidates
+from .maxscore import Postings, Scratch, top_candidates
 from .query_terms import QueryTerms
 from .sql import search_sql
 from .terms import searched_terms, statistics_terms
@@ -114,6 +114,7 @@ class RowTable:
         self._rows = Rows.of([])
         self._slot = np.full(0, -1, dtype=np.int64)  # row id -> position in _rows
         self._lock = threading.Lock()
+        self.scratch = Scratch()  # the MaxScore accumulators, by row position
         # filters -> the mask of the first rows (extended as rows are added: they are kept)
         self._masks: dict[tuple[object, ...], np.ndarray] = {}
 
@@ -306,7 +307,7 @@ class TermIndex:
         # read, as the vocabulary counts them
         norm = (1 - B) + B * length / self.avgdl if self.avgdl else np.ones(len(rows))
         idf = fts5_idf(self.passages, len(rows)) if len(rows) else 0.0
-        found = Postings(rows, idf * ((tf * (K1 + 1.0)) / (tf + K1 * norm)))
+        found = Postings(rows, idf * ((tf * (K1 + 1.0)) / (tf + K1 * norm)), at)
         with self._lock:
             if term not in self._postings:
                 self._postings[term] = found
@@ -339,14 +340,15 @@ class TermIndex:
     def _best(self, terms: Sequence[str], filters: Filters, k: int) -> list[tuple[str, float]]:
         """Top ``k`` of the rows holding any of ``terms`` that pass ``filters``
         (:func:`kbsearch.retrieve.lexical.maxscore.top_candidates`: the exhaustive top k)."""
-        rows_table = self._rows
+        postings = [self.postings(t) for t in terms]
+        _, table = self.positions(np.zeros(0, dtype=np.int64))  # holds every row of those
+        mask = self._rows.mask(filters, table)
 
-        def passes(rows: np.ndarray) -> np.ndarray:
-            at, table = self.positions(rows)
-            return rows_table.mask(filters, table)[at]
+        def passes(at: np.ndarray) -> np.ndarray:
+            return mask[at]
 
-        rows, scores = top_candidates([self.postings(t) for t in terms], passes, k)
-        at, table = self.positions(rows)
+        scratch = self._rows.scratch
+        at, scores = top_candidates(postings, passes, table.row_ids, k, scratch)
         return top_k(at, scores, table.passage_ids, k)
 
     def search_terms(
