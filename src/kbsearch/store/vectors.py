@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..filters import Filters, to_sql
 from . import row_log
 from .columns import COLUMNS, column_arrays
 from .database import Database, in_chunks
@@ -92,18 +93,21 @@ class Vectors:
         transaction."""
         return row_log.deleted_between(self.database.connection, old, new)
 
-    def passage_matrix(self, passage_ids: Sequence[str]) -> tuple[list[str], np.ndarray]:
-        """``(found, vectors)``: the given passages that have a vector, in no set order, and
-        their float32 vectors, shape ``(len(found), dim)`` (row ``i`` is ``found[i]``'s).
-        Point reads by the passage id index, O(m log N)."""
+    def passage_matrix(
+        self, passage_ids: Sequence[str], filters: Filters | None = None
+    ) -> tuple[list[str], np.ndarray]:
+        """``(found, vectors)``: the given passages that have a vector (and pass ``filters``
+        when given), in no set order, and their float32 vectors, shape ``(len(found), dim)``
+        (row ``i`` is ``found[i]``'s). Point reads by the passage id index, O(m log N)."""
+        where, params = ("1", []) if filters is None else to_sql(filters)
         cursor = self.database.connection.cursor()
         cursor.row_factory = None
         rows: list[tuple[str, bytes]] = []
         for chunk, marks in in_chunks(passage_ids):
             rows += cursor.execute(
                 "SELECT p.passage_id, v.vector FROM passages p JOIN vectors v ON v.id = p.id"
-                f" WHERE p.passage_id IN ({marks})",
-                chunk,
+                f" WHERE p.passage_id IN ({marks}) AND {where}",
+                [*chunk, *params],
             ).fetchall()
         if not rows:
             return [], np.zeros((0, 0), dtype=np.float32)

@@ -237,7 +237,7 @@ class QdrantBackend:
             self._collection(len(vector)),
             self.store,
             vector,
-            to_qdrant(filters),
+            filters,
             depth,
             exact=exact,
             hnsw_ef=None if exact else self.hnsw_ef or HNSW_EF,
