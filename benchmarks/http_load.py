@@ -11,8 +11,9 @@ clients search with a public read key, the writer uses a staff write key. Querie
 demo question set's, in order, each client starting at its own place; with ``--unique``
 every query gets a counter word appended, so no query vector is ever served from the cache;
 with ``--warm-pass`` every query is searched once before the measure (what a warm server has
-seen). The server's resident memory is sampled every 0.2 s (``server_rss_mb_by_tenth``: at the
-end of each tenth of the run). Only loopback; bounded by ``--seconds``.
+seen). The server's resident memory is sampled every 0.2 s (``server_rss_*_by_tenth``: at the
+end of each tenth of the run; anon: its own heap, file: mapped files such as the model). Only
+loopback; bounded by ``--seconds``.
 """
 
 from __future__ import annotations
@@ -194,12 +195,15 @@ async def sample_memory(
         await asyncio.sleep(0.2)
 
 
-def series(samples: list[tuple[float, float, float]], parts: int = 10) -> list[float]:
-    """The server's VmRSS at the end of each tenth of the run (MB): flat once warm, or not."""
+def series(
+    samples: list[tuple[float, float, float]], field: int = 0, parts: int = 10
+) -> list[float]:
+    """The server's memory at the end of each tenth of the run (MB; ``field`` 0: VmRSS, 1:
+    RssAnon, its own heap; 2: RssFile, file pages such as the model's weights)."""
     if not samples:
         return []
     ends = [max(0, round(len(samples) * (i + 1) / parts) - 1) for i in range(parts)]
-    return [round(samples[i][0], 1) for i in ends]
+    return [round(samples[i][field], 1) for i in ends]
 
 
 async def load(url: str, pid: int, args: argparse.Namespace) -> dict[str, object]:
@@ -257,6 +261,8 @@ async def load(url: str, pid: int, args: argparse.Namespace) -> dict[str, object
         "server_rss_mb_peak_anon_file": [round(x, 1) for x in max(memory, default=(0, 0, 0))[1:]],
         "server_rss_mb_end": round(rss_mb(pid), 1),
         "server_rss_mb_by_tenth": series(memory),
+        "server_rss_anon_mb_by_tenth": series(memory, 1),
+        "server_rss_file_mb_by_tenth": series(memory, 2),
     }
 
 
