@@ -10,6 +10,7 @@ from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException
 
+from ..errors import shown_names, shown_value
 from . import operations as ops
 from .body import BODY_SCHEMA, ROUTE_HELP, SearchBody, search_body
 from .context import CallerDep, Service, ServiceDep, answer_head, known_parameters
@@ -195,12 +196,12 @@ async def known_fields(request: Request, caller: WriterDep) -> None:
     if unknown:
         takes = ", ".join(sorted(known))
         raise HTTPException(
-            422, f"unknown field(s) {', '.join(unknown)}; this endpoint takes: {takes}"
+            422, f"unknown field(s) {shown_names(unknown)}; this endpoint takes: {takes}"
         )
     for name in sorted(sent):  # FastAPI would keep the last of a repeated part
         if len(form.getlist(name)) > 1:
             count = len(form.getlist(name))
-            raise HTTPException(422, f"field {name!r} sent {count} times; send it once")
+            raise HTTPException(422, f"field {shown_value(name)} sent {count} times; send it once")
     for param in dependant.body_params:
         # FastAPI reads an empty form value as the field left out: "version=" would be
         # stored as the default version 1

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
-from ..errors import DocumentNotFoundError, InvalidArgumentError, QueryError
+from ..errors import DocumentNotFoundError, InvalidArgumentError, QueryError, shown_value
 from ..filters import parse_day
 from ..ingest.metadata import known_language
 from ..judge.verdict import decision_fields
@@ -245,7 +245,7 @@ def document(kb: KnowledgeBase, audience: str, doc_id: str) -> dict[str, Any]:
     versions = visible_documents(kb, audience, doc_id)
     catalogue.load((d.document.doc_id, d.document.version) for d in versions)
     if not versions:
-        raise DocumentNotFoundError(f"no document {doc_id!r} for this audience")
+        raise DocumentNotFoundError(f"no document {shown_value(doc_id)} for this audience")
     return {
         "doc_id": doc_id,
         "versions": [

@@ -21,6 +21,7 @@ from ..errors import (
     InvalidArgumentError,
     UnsupportedFormatError,
     UploadTooLargeError,
+    shown_value,
 )
 from ..filters import parse_day
 from ..index.indexer import IndexReport
@@ -67,7 +68,7 @@ class Upload:
         suffix = Path(self.filename).suffix.lower()
         if suffix not in SINGLE_DOCUMENT_SUFFIXES:
             raise UnsupportedFormatError(
-                f"unsupported format {suffix or '(no suffix)'!r}; upload one of "
+                f"unsupported format {shown_value(suffix or '(no suffix)')}; upload one of "
                 f"{', '.join(SINGLE_DOCUMENT_SUFFIXES)}"
             )
         if len(self.content) > MAX_UPLOAD_BYTES:
@@ -80,14 +81,17 @@ class Upload:
         if not DOC_ID.fullmatch(self.doc_id):
             raise InvalidArgumentError(
                 "doc_id must be 1 to 128 letters, digits, '.', '_' or '-' (and '/' between"
-                f" parts that start with a letter or digit), got {self.doc_id!r}"
+                f" parts that start with a letter or digit), got {shown_value(self.doc_id)}"
             )
         if not ID.fullmatch(self.version):
             raise InvalidArgumentError(
-                f"version must be 1 to 128 letters, digits, '.', '_' or '-', got {self.version!r}"
+                "version must be 1 to 128 letters, digits, '.', '_' or '-', got"
+                f" {shown_value(self.version)}"
             )
         if self.access not in ("public", "staff"):
-            raise InvalidArgumentError(f"access must be public or staff, got {self.access!r}")
+            raise InvalidArgumentError(
+                f"access must be public or staff, got {shown_value(self.access)}"
+            )
         if self.language:
             known_language(self.language)
         start = parse_day(self.effective_from or None)
