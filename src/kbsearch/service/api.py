@@ -155,8 +155,18 @@ async def passage(service: ServiceDep, caller: CallerDep, passage_id: str) -> di
     summary="The document versions this key may see",
     responses=errors(*READ_ERRORS),
 )
-async def documents(service: ServiceDep, caller: CallerDep) -> dict[str, Any]:
-    return await service.engine.run_read(lambda kb: ops.documents(kb, caller.audience))
+async def documents(
+    service: ServiceDep,
+    caller: CallerDep,
+    limit: Annotated[int | None, Query(description="Versions per page (default 100).")] = None,
+    offset: Annotated[int, Query(description="The first version's position (0-based).")] = 0,
+) -> dict[str, Any]:
+    """By doc id then version, a page at a time: `total` counts every version this key may
+    see, `next_offset` is the next page's `offset` (`null` on the last)."""
+    limits = service.limits
+    return await service.engine.run_read(
+        lambda kb: ops.documents(kb, caller.audience, offset, limit, limits)
+    )
 
 
 @router.get(
