@@ -107,7 +107,7 @@ class Indexing:
         """Index ``paths`` with the options ``o``: :meth:`kbsearch.knowledge_base.KnowledgeBase.
         index`."""
         if o.default_access is not None and o.default_access not in AUDIENCES:
-            raise InvalidArgumentError(f"unknown access label {o.default_access!r}")
+            raise InvalidArgumentError(f"unknown access label {shown_value(o.default_access)}")
         self._writable()
         # an upload a crash cut short is finished or undone before anything else is written
         UploadFiles(uploads_folder(self.store.path)).recover(self.store.documents)

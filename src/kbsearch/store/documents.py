@@ -62,6 +62,18 @@ class Documents:
         ).fetchone()
         return (row["content_hash"], row["source"]) if row else None
 
+    def page(self, audience: str, offset: int, limit: int) -> list[StoredDocument]:
+        """The document versions ``audience`` may see (every one for ``staff``, else the
+        public ones), by doc id then version, from the ``offset``-th (0-based), at most
+        ``limit`` of them; O(offset + limit) rows read."""
+        rows = self.database.connection.execute(
+            "SELECT d.*, (SELECT count(*) FROM passages p WHERE p.document = d.id) AS n "
+            "FROM documents d WHERE ? = 'staff' OR d.access = 'public'"
+            " ORDER BY d.doc_id, d.version LIMIT ? OFFSET ?",
+            (audience, limit, offset),
+        )
+        return [StoredDocument(r["id"], _document(r), r["n"]) for r in rows]
+
     def all(self) -> list[StoredDocument]:
         rows = self.database.connection.execute(
             "SELECT d.*, (SELECT count(*) FROM passages p WHERE p.document = d.id) AS n "

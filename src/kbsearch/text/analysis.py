@@ -39,7 +39,7 @@ from functools import lru_cache
 
 import Stemmer  # PyStemmer
 
-from ..errors import QueryError
+from ..errors import QueryError, shown_value
 from .stopwords import content_words, strip_elisions
 
 MAX_QUERY_CHARS = 2048
@@ -185,7 +185,9 @@ class Analyzer:
 
     def __init__(self, name: str, heading_weight: int = 1) -> None:
         if name not in ANALYZERS:
-            raise ValueError(f"unknown analyzer {name!r}; choose one of {', '.join(ANALYZERS)}")
+            raise ValueError(
+                f"unknown analyzer {shown_value(name)}; choose one of {', '.join(ANALYZERS)}"
+            )
         if heading_weight < 1:
             raise ValueError(f"the heading weight must be 1 or more, got {heading_weight}")
         self.name = name
