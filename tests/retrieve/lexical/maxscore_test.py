@@ -33,14 +33,16 @@ def _brute(terms: list[dict[int, float]], hidden: set[int], ids: list[str], k: i
     return [(ids[r], scores[r]) for r in order]
 
 
-def _search(terms: list[dict[int, float]], hidden: set[int], ids: list[str], k: int) -> list:
+def _search(
+    terms: list[dict[int, float]], hidden: set[int], ids: list[str], k: int, exhaustive: int = 0
+) -> list:
     postings = [_postings(t) for t in terms]
     blocked = np.array(sorted(hidden), dtype=np.int64)
 
     def passes(rows: np.ndarray) -> np.ndarray:
         return ~np.isin(rows, blocked)
 
-    rows, scores = top_candidates(postings, passes, ALL, k, SCRATCH)
+    rows, scores = top_candidates(postings, passes, ALL, k, SCRATCH, exhaustive)
     return top_k(rows, scores, np.array(ids, dtype=object), k)
 
 
@@ -49,21 +51,27 @@ SCRATCH = Scratch()  # reused by every search: each must leave it clean
 TERM = st.dictionaries(st.integers(0, ROWS - 1), IMPACTS, max_size=ROWS)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=400, deadline=None)
 @given(
     terms=st.lists(TERM, min_size=1, max_size=5),
     repeat=st.booleans(),
     hidden=st.sets(st.integers(0, ROWS - 1), max_size=250),
     k=st.integers(1, 40),
     seed=st.integers(0, 2**16),
+    exhaustive=st.sampled_from([0, 10**9]),  # pruned, or every posting added
 )
 def test_equals_the_exhaustive_top_k(
-    terms: list[dict[int, float]], repeat: bool, hidden: set[int], k: int, seed: int
+    terms: list[dict[int, float]],
+    repeat: bool,
+    hidden: set[int],
+    k: int,
+    seed: int,
+    exhaustive: int,
 ) -> None:
     if repeat:  # a repeated query term counts again
         terms = [*terms, terms[0]]
     ids = [f"p{i:04d}" for i in np.random.default_rng(seed).permutation(ROWS)]
-    got = _search(terms, hidden, ids, k)
+    got = _search(terms, hidden, ids, k, exhaustive)
     expected = _brute(terms, hidden, ids, k)
     assert got == expected  # ids, order and scores, bit for bit
 
@@ -94,7 +102,7 @@ def test_candidates_are_pruned_when_the_bounds_allow() -> None:
     common = {r: 0.2 for r in range(ROWS)}
     terms = [_postings(rare), _postings(common)]
     everyone = lambda rows: np.ones(len(rows), dtype=bool)  # noqa: E731
-    rows, scores = top_candidates(terms, everyone, ALL, 10, SCRATCH)
+    rows, scores = top_candidates(terms, everyone, ALL, 10, SCRATCH, exhaustive=0)
     assert len(rows) <= 30
     assert np.array_equal(scores, exact_scores(terms, rows))
     ids = [f"p{r:04d}" for r in range(ROWS)]

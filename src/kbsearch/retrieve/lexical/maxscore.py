@@ -25,6 +25,10 @@ k, ties by passage id, is the exhaustive one. The rules compare with a relative 
 1e-12 (far above the rounding of a sum of a query's terms), so rounding can only keep a
 passage, never drop one. A hidden passage never sets ``theta``.
 
+A query whose terms hold at most ``EXHAUSTIVE`` postings in all (chosen on the scale
+benchmark) skips the pruning and adds them all in the accumulator, in query-term order (exact
+as well; cheaper at that size).
+
 Work per query: O(postings of the essential terms) plus O(candidates x terms x log postings)
 binary searches; no array of the collection's size is made or scanned (the accumulator, as
 large as the rows touched so far, is made once per thread and only its touched cells reset).
@@ -41,6 +45,7 @@ import numpy as np
 
 MARGIN = 1e-12  # relative slack of the bound comparisons (module docstring)
 HEAD = 16  # fewest top impacts per term scored to set theta
+EXHAUSTIVE = 1 << 17  # postings up to which a query adds them all (cheaper than pruning)
 WIDEN = 64  # how much wider the heads are on a second try when too few passed the filters
 
 Passes = Callable[[np.ndarray], np.ndarray]  # row positions -> bool mask of those that pass
@@ -154,12 +159,14 @@ def top_candidates(
     row_ids: np.ndarray,
     k: int,
     scratch: Scratch,
+    exhaustive: int = EXHAUSTIVE,
 ) -> tuple[np.ndarray, np.ndarray]:
     """``(at, scores)``: row positions of passages holding any of ``terms`` (query order; a
     repeated term counts again) that pass the filters, with their exact BM25, among which are
     all those scoring at least the k-th best of every passing passage (module docstring).
     ``passes`` maps positions to a bool mask of those passing the filters; ``row_ids`` gives
-    the row id at each position (shape ``(positions,)``).
+    the row id at each position (shape ``(positions,)``); up to ``exhaustive`` postings in
+    all, every posting is added (no pruning).
 
     A caller takes the top k of them (:func:`kbsearch.retrieve.topk.top_k`): it equals the top
     k of the exhaustive scores of every passing passage, scores bit for bit, ties by id.
@@ -168,10 +175,12 @@ def top_candidates(
     if not terms or k <= 0:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
     size = len(row_ids)
-    theta, at, scores = _threshold(terms, passes, row_ids, k)
-    if at is not None and scores is not None:
-        return at, scores
-    if theta is None:  # too few passed: every posting is a candidate, added in query order
+    theta, at, scores = None, None, None
+    if sum(len(t.rows) for t in terms) > exhaustive:
+        theta, at, scores = _threshold(terms, passes, row_ids, k)
+        if at is not None and scores is not None:
+            return at, scores
+    if theta is None:  # few postings, or too few passed: every posting, added in query order
         at, scores = _union([(t.at, t.impacts) for t in terms], scratch, size)
         keep = passes(at)
         return at[keep], scores[keep]
