@@ -259,3 +259,17 @@ def test_a_span_is_never_cut_inside_an_abbreviation() -> None:
     words = _words("invas", "period", "submycénien")
     span = choose_span([Candidate(text, 0, language="fr")], words, (1.0,) * 3, _terms)
     assert span is not None and text[span.start : span.end].endswith("vers 1015.")
+
+
+def test_a_joined_sentence_keeps_the_vectors_of_its_pieces() -> None:
+    # sentence vectors are looked up by the segmenter's offsets: the pieces of a sentence cut
+    # after "av. J." count for the sentence they are joined into
+    first_sentence = "Rome was founded in 753 av. J.-C. by the twins."
+    text = f"{first_sentence}\n\nThe town was founded anew.\n\n{_filler()}"
+    pieces = [(s.start, s.end) for s in sentences(text, "fr")]
+    first = (0, len(first_sentence))
+    assert len(joined(text, pieces)) == len(pieces) - 2 and joined(text, pieces)[0] == first
+    cosines = {p: 0.70 for p in pieces} | {pieces[0]: 0.90, pieces[3]: 0.80}
+    candidate = Candidate(text, 0, language="fr", sentence_cosines=cosines)
+    span = choose_span([candidate], _words("found"), (1.0,), _terms)
+    assert span is not None and (span.start, span.end) == first

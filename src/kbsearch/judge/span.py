@@ -284,12 +284,11 @@ def windows(
     return out
 
 
-def _window_cosine(
-    cosines: Mapping[tuple[int, int], float], spans: Sequence[tuple[int, int]], start: int, end: int
-) -> float:
-    """The best cosine of the sentences inside ``[start, end)`` (the lowest of the passage's
-    when none of them has one)."""
-    inside = [cosines[s] for s in spans if start <= s[0] and s[1] <= end and s in cosines]
+def _window_cosine(cosines: Mapping[tuple[int, int], float], start: int, end: int) -> float:
+    """The best cosine of the sentences inside ``[start, end)`` (by the segmenter's offsets,
+    so the pieces :func:`joined` joins count too; the lowest of the passage's when none of
+    them has one)."""
+    inside = [c for (s, e), c in cosines.items() if start <= s and e <= end]
     return max(inside, default=min(cosines.values()))
 
 
@@ -375,8 +374,7 @@ def choose_span(
                     score += DATE_BONUS
                 if candidate.sentence_cosines:
                     score += SENTENCE_WEIGHT * (
-                        _window_cosine(candidate.sentence_cosines, spans, start, end)
-                        - best_sentence
+                        _window_cosine(candidate.sentence_cosines, start, end) - best_sentence
                     )
                 if found is None or score > found[0]:
                     found = (score, cover, rank, start, end)
