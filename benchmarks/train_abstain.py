@@ -44,6 +44,7 @@ import json
 import pickle
 import shutil
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -54,7 +55,14 @@ from kbsearch.evaluation.formats import load_questions
 from kbsearch.filters import Filters
 from kbsearch.fuse.rrf import DEFAULT_RRF_K, reciprocal_rank_fusion
 from kbsearch.judge.confidence import ConfidenceModel
-from kbsearch.judge.confidence_features import DENSE_FEATURES, FEATURES, features
+from kbsearch.judge.confidence_features import (
+    ALL_FEATURES,
+    DENSE_FEATURES,
+    FEATURES,
+    HUB_DEPTH,
+    RELATIVE_FEATURES,
+    features,
+)
 from kbsearch.judge.confidence_fit import TrainingRow, cross_validated, dumps, fit
 from kbsearch.judge.evidence import Background, gather, term_statistics
 from kbsearch.knowledge_base import open_kb
@@ -140,6 +148,8 @@ def search_rows(kb, dataset, own, other, out, vectors, kept_evidence):
     impact = kb.impact_index("staff")
     dense = kb.dense_index()
     background = Background.of(dense.table.vectors, dense.generation)
+    centrality = np.asarray(dense.table.vectors, dtype=np.float64) @ background.mean
+    row = {pid: i for i, pid in enumerate(dense.table.passage_ids)}
     languages = impact.languages
     for s in searched(kb, own, other, vectors):
         q, meta = s.question, row_meta(dataset, s)
@@ -155,6 +165,7 @@ def search_rows(kb, dataset, own, other, out, vectors, kept_evidence):
             lambda ids: {p: r.passage.text for p, r in kb.store.passages.rows(ids).items()},
             kb.analyzer,
             languages,
+            centrality=[float(centrality[row[p]]) for p, _ in s.dense[:HUB_DEPTH]],
         )
         kept_evidence.append((meta, evidence))
         out.writerow(table_row(meta, evidence))
@@ -169,9 +180,9 @@ def row_meta(dataset: str, s: Searched) -> list:
 
 
 def table_row(meta, evidence):
-    """A feature table row: the row's description, then :data:`FEATURES` (6 digits)."""
+    """A feature table row: the row's description, then :data:`ALL_FEATURES` (6 digits)."""
     values = features(evidence)
-    return [*meta, *(f"{values[n]:.6g}" for n in FEATURES)]
+    return [*meta, *(f"{values[n]:.6g}" for n in ALL_FEATURES)]
 
 
 def query_vectors(kb, found: list) -> dict:  # noqa: ANN001
@@ -191,7 +202,7 @@ def features_command(args) -> None:
     kept_evidence: list = []
     with open(args.out, "w", newline="", encoding="utf-8") as handle:
         out = csv.writer(handle, delimiter="\t", lineterminator="\n")
-        out.writerow(COLUMNS + FEATURES)
+        out.writerow(COLUMNS + ALL_FEATURES)
         for dataset in args.datasets.split(","):
             copy = work / f"{dataset}.db"
             if not copy.exists():
@@ -216,7 +227,7 @@ def table_command(args) -> None:
         kept_evidence = pickle.load(handle)
     with open(args.out, "w", newline="", encoding="utf-8") as handle:
         out = csv.writer(handle, delimiter="\t", lineterminator="\n")
-        out.writerow(COLUMNS + FEATURES)
+        out.writerow(COLUMNS + ALL_FEATURES)
         for meta, evidence in kept_evidence:
             out.writerow(table_row(meta, evidence))
 
@@ -226,37 +237,75 @@ def read_table(path: str) -> list[dict]:
         return list(csv.DictReader(handle, delimiter="\t"))
 
 
-def training_rows(table: list[dict]) -> list[TrainingRow]:
+def training_rows(table: list[dict], names: tuple[str, ...] = ALL_FEATURES) -> list[TrainingRow]:
+    """The table's rows as :class:`TrainingRow` with the features ``names`` (a table made
+    before a feature existed lacks its column: read it with the names it has)."""
     return [
         TrainingRow(
             stratum=r["dataset"],
             group=f"{r['dataset']}|{r['qid']}",
             covered=r["covered"] == "1",
             label=int(r["label"]) if LABEL == "hit" else int(r["covered"]),
-            values={n: float(r[n]) for n in FEATURES},
+            values={n: float(r[n]) for n in names},
         )
         for r in table
     ]
 
 
+# the shipped retrieval model's features
+MODEL_FEATURES = FEATURES
+# the absolute cosine and BM25 levels, which differ between collections and wordings
+ABSOLUTE_LEVELS = (
+    "dense_top",
+    "dense_margin",
+    "dense_gap",
+    "dense_z",
+    "lexical_top",
+    "lexical_margin",
+    "cross_lexical",
+    "cross_dense",
+)
+RELATIVE = tuple(n for n in ALL_FEATURES if n not in ABSOLUTE_LEVELS)
+# what ``lodo --features`` compares: the shipped model's, every measured one, those read within
+# the query's own lists or as shares of its words (no absolute level), the same without hubness
+FEATURE_SETS = {
+    "model": MODEL_FEATURES,
+    "all": ALL_FEATURES,
+    "relative": RELATIVE,
+    "relative-no-hubness": tuple(n for n in RELATIVE if n not in RELATIVE_FEATURES[3:]),
+}
+VERDICT_NOTE = (
+    "the retrieval confidence (a relevant passage in the fused top k); its threshold and"
+    " uncertain_from are decide()'s own cuts: the verdict every search shows is banded by the"
+    " answer sub-model's"
+)
+
+
 def build_model(
     table: list[dict], path: str, precision: float = 0.9, answer_precision: float = 0.8
 ) -> ConfidenceModel:
-    """The shipped model from the dev table at ``path``: every feature, the dense-only
-    sub-model for searches whose lexical evidence is missing, and the three verdicts' bands
-    (answered from ``answer_precision``, uncertain from ``precision``'s cut)."""
+    """The shipped retrieval model from the dev table at ``path``: :data:`MODEL_FEATURES`,
+    the dense-only sub-model over those of them that read the dense route alone (for
+    searches whose lexical evidence is missing), and its own cuts (answered from
+    ``answer_precision``, uncertain from ``precision``'s cut; the verdict's bands are the
+    ``answer`` sub-model's, fitted apart)."""
     return fit(
-        training_rows(table),
+        training_rows(table, MODEL_FEATURES),
+        MODEL_FEATURES,
         precision=precision,
         answer_precision=answer_precision,
-        info={"trained_on": Path(path).name, "k": K},
-        dense_only=DENSE_FEATURES,
+        info={"trained_on": Path(path).name, "k": K, "note": VERDICT_NOTE},
+        dense_only=tuple(n for n in MODEL_FEATURES if n in DENSE_FEATURES),
     )
 
 
 def fit_command(args) -> None:
+    """Fit the retrieval model; the ``answer`` sub-model of the file at ``--out`` (when there
+    is one) is kept as it is: it is fitted apart (``benchmarks/answer_tune.py fit``)."""
     table = read_table(args.table)
     model = build_model(table, args.table, args.precision)
+    if Path(args.out).exists():
+        model = replace(model, answer=ConfidenceModel.load(args.out).answer)
     Path(args.out).write_text(dumps(model), encoding="utf-8")
     print(json.dumps({n: c for n, c in zip(model.names, model.coef, strict=True)}, indent=1))
     print(f"threshold {model.threshold}")
@@ -276,8 +325,9 @@ def lodo_command(args) -> None:
     for dataset in sorted({r["dataset"] for r in table}):
         train = [r for r in table if r["dataset"] != dataset]
         test = [r for r in table if r["dataset"] == dataset]
-        model = fit(training_rows(train), precision=args.precision)
-        conf = {id(r): model.confidence({n: float(r[n]) for n in FEATURES}) for r in test}
+        names = FEATURE_SETS[args.features]
+        model = fit(training_rows(train, names), names, precision=args.precision)
+        conf = {id(r): model.confidence({n: float(r[n]) for n in names}) for r in test}
         entry = {}
         for other in ("removed", "other"):
             pair = [r for r in test if r["condition"] in ("present", other)]
@@ -299,7 +349,7 @@ def tradeoff_command(args) -> None:
     one not (a help centre whose documents cover most questions). Also the highest cut that
     answers ``--answered`` of the covered questions."""
     table = read_table(args.table)
-    confidence = cross_validated(training_rows(table))
+    confidence = cross_validated(training_rows(table, MODEL_FEATURES), MODEL_FEATURES)
     condition = np.array([r["condition"] for r in table])
     dataset = np.array([r["dataset"] for r in table])
     hit = np.array([r["label"] == "1" for r in table])
@@ -424,6 +474,7 @@ def main() -> None:
     lo = sub.add_parser("lodo", help="leave one collection out (dev table)")
     lo.add_argument("table")
     lo.add_argument("--precision", type=float, default=0.9)
+    lo.add_argument("--features", choices=sorted(FEATURE_SETS), default="model")
     tr = sub.add_parser("tradeoff", help="risk-coverage trade-off on the dev table (CV)")
     tr.add_argument("table")
     tr.add_argument("--model", default=None)

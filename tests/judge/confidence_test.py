@@ -17,6 +17,7 @@ from kbsearch.errors import InvalidArgumentError
 from kbsearch.filters import Filters
 from kbsearch.judge.confidence import ConfidenceModel, check_threshold
 from kbsearch.judge.confidence_features import (
+    ALL_FEATURES,
     DENSE_FEATURES,
     FEATURES,
     LEXICAL_FEATURES,
@@ -51,7 +52,7 @@ def test_missing_lexical_evidence_is_read_by_the_dense_only_model() -> None:
     values = features(found)
     assert all(math.isnan(values[n]) for n in LEXICAL_FEATURES)
     assert values["dense_top"] == 0.9 and set(DENSE_FEATURES) | set(LEXICAL_FEATURES) == set(
-        FEATURES
+        ALL_FEATURES
     )
     # the lexical side no longer matters; the dense side still does
     assert model.decide(found).confidence == model.decide(nothing).confidence

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from support import SEED, seed_store
 
 from kbsearch.judge.evidence import Background, row_of, term_statistics, terms_in_row
@@ -67,3 +68,22 @@ def test_a_word_counts_once_in_a_bilingual_index(tmp_path) -> None:
     assert both.idf == english.idf
     unknown = term_statistics(index, analyzer, "zebra", ["en", "fr"])
     assert unknown.known == (False,)
+
+
+def test_centralities_are_each_passage_mean_cosine_over_the_collection(tmp_path) -> None:
+    from support import indexed_kb
+
+    from kbsearch.filters import Filters
+    from kbsearch.judge.evidence import centralities
+
+    with indexed_kb(tmp_path) as kb:
+        dense = kb.dense_index()
+        vectors = np.asarray(dense.table.vectors, dtype=np.float64)
+        background = Background.of(vectors)
+        ranked = kb.routes["dense"].candidates("lost parcel", Filters(audience="staff"), 5)
+        found = centralities(kb.backend, background, ranked)
+        row = {pid: i for i, pid in enumerate(dense.table.passage_ids)}
+        # p . m over every passage is the mean of p's cosines with each of them
+        expected = [float((vectors @ vectors[row[p]]).mean()) for p, _ in ranked]
+        assert found == pytest.approx(expected, abs=1e-6)
+        assert centralities(kb.backend, background, []) == ()

@@ -10,11 +10,16 @@ fitted and calibrated offline (:mod:`kbsearch.judge.confidence_fit`, script
 It estimates P(a relevant passage is among the top 5 hits | features) (the fused top 5 of
 ``benchmarks/train_abstain.py``; the same whatever ``k`` a search asks for) for a mix of half
 covered and half uncovered questions (the training mix); ``answerable`` is ``confidence >=
-threshold``. Abstention reads the ranked lists and never reorders them.
+threshold`` (:meth:`ConfidenceModel.decide`: the retrieval stage's own cut; with an ``answer``
+sub-model, below, the verdict is banded by that sub-model's). Abstention reads the ranked lists
+and never reorders them.
 
 The features are :mod:`kbsearch.judge.confidence_features`'s: the retrieval features
-(``FEATURES``, ``features``), the dense-only and lexical ones (``DENSE_FEATURES``,
-``LEXICAL_FEATURES``) and the span's (``SPAN_FEATURES``, ``span_features``).
+(``ALL_FEATURES``, ``features``: the absolute ones of ``FEATURES`` and those read within the
+query's own candidate lists, hubness included, of ``RELATIVE_FEATURES``), the dense-only and
+lexical ones (``DENSE_FEATURES``, ``LEXICAL_FEATURES``) and the span's (``SPAN_FEATURES``,
+``span_features``). A model reads the features its file names (the shipped one: no absolute
+cosine or BM25 level, ``benchmarks/train_abstain.py``'s ``MODEL_FEATURES``).
 
 When the lexical evidence is structurally uninformative (``Evidence.lexical_missing``: a search
 of several languages whose dense top passage is in another language than the query,

@@ -28,6 +28,26 @@ Features (all from what the routes return, plus the collection's cosine backgrou
   z-score (beyond the dense list, its last cosine stands in).
 - ``log_terms``: ``ln(1 + query words)``.
 
+Features read within the query's own candidate lists (:data:`RELATIVE_FEATURES`: no absolute
+cosine or BM25 level, which differs between collections and between the wordings of their
+questions):
+
+- ``dense_local_margin``: ``(c1 - c2) / std`` of the dense route's deep list;
+  ``lexical_local_z``: ``(b1 - mean) / std`` of the lexical route's list; ``lexical_ratio``:
+  ``(b1 - b2) / b1``.
+- Hubness (Radovanovic, Nanopoulos and Ivanovic 2010, "Hubs in space", JMLR 11: in high
+  dimensions a few points, those near the data's mean, are near every query). A passage's
+  centrality is its mean cosine over the collection's passages, ``p . m`` (``m`` the mean
+  passage vector; :attr:`Evidence.dense_centrality`), and its hub-corrected score is
+  ``h = c - p . m``: CSLS (Conneau et al. 2018, "Word translation without parallel data",
+  ``2 cos(q, p) - r_q - r_p``) with the whole collection as every point's neighbourhood,
+  halved, the query's own ``r_q = q . m`` being the same for all its candidates. Over the
+  first :data:`HUB_DEPTH` dense candidates: ``hub_local_z``, ``(max h - mean h) / std h``;
+  ``hub_margin``, the first two ``h``'s difference over ``std h``; ``hub_kept``, 1 when the
+  dense top passage is also first by ``h``; ``top_centrality``, the dense top passage's
+  ``(p . m - mean) / std`` among those candidates (a hub answers every question a little).
+  Without centralities (an evidence made without them) these are 0.
+
 "Terms" above are the query's content words (:class:`kbsearch.judge.evidence.TermStatistics`):
 a word stemmed in two languages counts once, so a bilingual collection does not look as if it
 lacked the other language's stem of every word. The query's language is not a feature: in the
@@ -61,10 +81,33 @@ FEATURES: tuple[str, ...] = (
     "cross_dense",
     "log_terms",
 )
+RELATIVE_FEATURES: tuple[str, ...] = (
+    "dense_local_margin",
+    "lexical_local_z",
+    "lexical_ratio",
+    "hub_local_z",
+    "hub_margin",
+    "hub_kept",
+    "top_centrality",
+)
+# every feature :func:`features` measures (what the training tables hold)
+ALL_FEATURES: tuple[str, ...] = FEATURES + RELATIVE_FEATURES
 # the features that read the dense route alone; the others (LEXICAL_FEATURES) read the query's
 # words or the lexical route and are not measured (NaN) when the evidence's lexical side is missing
-DENSE_FEATURES = ("dense_top", "dense_margin", "dense_gap", "dense_z", "dense_local_z", "log_terms")
-LEXICAL_FEATURES: tuple[str, ...] = tuple(n for n in FEATURES if n not in DENSE_FEATURES)
+DENSE_FEATURES = (
+    "dense_top",
+    "dense_margin",
+    "dense_gap",
+    "dense_z",
+    "dense_local_z",
+    "log_terms",
+    "dense_local_margin",
+    "hub_local_z",
+    "hub_margin",
+    "hub_kept",
+    "top_centrality",
+)
+LEXICAL_FEATURES: tuple[str, ...] = tuple(n for n in ALL_FEATURES if n not in DENSE_FEATURES)
 # what the chosen span adds (span_features): the second stage that gives the verdict
 SPAN_FEATURES: tuple[str, ...] = (
     "retrieval_logit",
@@ -82,6 +125,7 @@ ANSWER_FEATURES: tuple[str, ...] = tuple(n for n in SPAN_FEATURES if n != "span_
 LOGIT_CLIP = 1e-6  # a retrieval confidence is read within [LOGIT_CLIP, 1 - LOGIT_CLIP]
 SENTENCE_DEPTH = 3  # passages of each route whose sentences sentence_coverage reads
 OVERLAP_DEPTH = 10  # the top lists compared by ``overlap``
+HUB_DEPTH = 20  # the dense candidates whose centrality the hubness features read
 GAP_RANK = 10  # dense_gap compares the first cosine with this rank's
 BM25_K1 = 1.2  # FTS5's k1 (kbsearch.lexical)
 
@@ -101,6 +145,8 @@ class Evidence:
     ``background_mean``/``background_std``: the query's mean and standard deviation of cosine
     over the whole collection. ``query_language``: ISO 639-1 code of the query.
     ``lexical_missing``: the lexical side says nothing about this search (module docstring).
+    ``dense_centrality``: the first :data:`HUB_DEPTH` dense candidates' mean cosine over the
+    collection's passages (``p . m``), in the dense list's order (empty: not measured).
     """
 
     lexical: tuple[tuple[str, float], ...]
@@ -115,10 +161,51 @@ class Evidence:
     background_std: float
     query_language: str = "en"
     lexical_missing: bool = False
+    dense_centrality: tuple[float, ...] = ()
+
+
+def _spread(values: list[float]) -> tuple[float, float]:
+    """``(mean, population std)`` of ``values`` (``(0, 0)`` when empty)."""
+    if not values:
+        return 0.0, 0.0
+    mean = math.fsum(values) / len(values)
+    return mean, math.sqrt(math.fsum((v - mean) ** 2 for v in values) / len(values))
+
+
+def relative_features(evidence: Evidence) -> dict[str, float]:
+    """The features of :data:`RELATIVE_FEATURES` (module docstring) as ``{name: value}``; a
+    spread of 0 (one candidate, or all alike) gives 0."""
+    cos = [s for _, s in evidence.dense]
+    bm = [s for _, s in evidence.lexical]
+    _, cos_std = _spread(cos)
+    bm_mean, bm_std = _spread(bm)
+    central = list(evidence.dense_centrality[:HUB_DEPTH])
+    hub = [c - p for c, p in zip(cos, central, strict=False)]
+    hub_mean, hub_std = _spread(hub)
+    centre_mean, centre_std = _spread(central)
+    ordered = sorted(hub, reverse=True)
+    values = {
+        "dense_local_margin": (cos[0] - cos[1]) / cos_std if len(cos) > 1 and cos_std > 0 else 0.0,
+        "lexical_local_z": (bm[0] - bm_mean) / bm_std if bm_std > 0 else 0.0,
+        "lexical_ratio": (bm[0] - bm[1]) / bm[0] if len(bm) > 1 and bm[0] > 0 else 0.0,
+        "hub_local_z": 0.0,
+        "hub_margin": 0.0,
+        "hub_kept": 0.0,
+        "top_centrality": 0.0,
+    }
+    if hub_std > 0:
+        values |= {
+            "hub_local_z": (ordered[0] - hub_mean) / hub_std,
+            "hub_margin": (ordered[0] - ordered[1]) / hub_std,
+            "hub_kept": float(hub[0] == ordered[0]),
+        }
+    if centre_std > 0:
+        values["top_centrality"] = (central[0] - centre_mean) / centre_std
+    return values
 
 
 def features(evidence: Evidence) -> dict[str, float]:
-    """The features of :data:`FEATURES` (module docstring) as ``{name: value}``.
+    """The features of :data:`ALL_FEATURES` (module docstring) as ``{name: value}``.
 
     An empty route list gives that route's features their "nothing found" values (cosine 0,
     BM25 share 0, z-scores 0). With ``evidence.lexical_missing`` the features of
@@ -174,6 +261,7 @@ def features(evidence: Evidence) -> dict[str, float]:
         "cross_dense": (cross_cos - e.background_mean) / std if e.lexical and cos else 0.0,
         "log_terms": math.log1p(terms),
     }
+    values |= relative_features(e)
     if e.lexical_missing:
         values |= dict.fromkeys(LEXICAL_FEATURES, math.nan)
     return values

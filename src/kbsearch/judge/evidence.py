@@ -27,9 +27,9 @@ from ..retrieve.lexical.bm25 import fts5_idf
 from ..retrieve.lexical.impact import ImpactIndex
 from ..text.analysis import Analyzer, fold_diacritics, stem_words, words
 from ..text.matching import sentence_spans
-from .confidence_features import SENTENCE_DEPTH, Evidence
+from .confidence_features import HUB_DEPTH, SENTENCE_DEPTH, Evidence
 
-__all__ = ["Background", "TermStatistics", "collect", "gather", "term_statistics"]
+__all__ = ["Background", "TermStatistics", "centralities", "collect", "gather", "term_statistics"]
 
 
 @dataclass(frozen=True)
@@ -161,12 +161,14 @@ def gather(
     languages: Sequence[str],
     lexical_missing: bool = False,
     presence: Callable[[str], tuple[bool, ...] | None] | None = None,
+    centrality: Sequence[float] = (),
 ) -> Evidence:
     """The evidence of one search from its two route lists (best first); ``texts`` gives the
     text of passages by id (those of :func:`first_passages` are read); ``presence`` whether a
     passage holds each word of ``statistics`` (``None``: the passage is not in the audience's
     index; default, for an :class:`ImpactIndex` ``index``: its postings); ``lexical_missing``:
-    whether the search's lexical side says nothing (``Evidence.lexical_missing``)."""
+    whether the search's lexical side says nothing (``Evidence.lexical_missing``);
+    ``centrality``: the first dense candidates' ``p . m`` (:func:`centralities`)."""
     firsts = first_passages(lexical, dense)
     found = texts(firsts)
     coverage = sentence_coverage(
@@ -198,7 +200,25 @@ def gather(
         background_std=background[1],
         query_language=query_language,
         lexical_missing=lexical_missing,
+        dense_centrality=tuple(float(c) for c in centrality[:HUB_DEPTH]),
     )
+
+
+def centralities(
+    backend: Backend, background: Background, dense: Sequence[tuple[str, float]]
+) -> tuple[float, ...]:
+    """The first :data:`HUB_DEPTH` dense candidates' mean cosine over the collection, ``p . m``
+    (``m``: ``background.mean``), in the list's order: the backend's cosine of each with
+    ``m / |m|``, times ``|m|`` (one read of those passages' vectors). Empty when ``m`` is 0 or
+    a candidate has no vector."""
+    ids = [p for p, _ in dense[:HUB_DEPTH]]
+    norm = float(np.linalg.norm(background.mean))
+    if not ids or norm == 0.0:
+        return ()
+    found = backend.dense_scores((background.mean / norm).astype(np.float32), ids)
+    if len(found) < len(ids):
+        return ()
+    return tuple(found[p] * norm for p in ids)
 
 
 def collect(
@@ -226,7 +246,8 @@ def collect(
     index = backend.lexical_statistics(audience)
     languages = [filters.language] if filters.language else index.languages
     statistics = term_statistics(index, analyzer, query, languages)
-    spread = backend.background(audience).of_query(vector)
+    background = backend.background(audience)
+    spread = background.of_query(vector)
     found = rows(first_passages(lexical, dense))
     top = found.get(dense[0][0]) if dense else None
     cross = top is not None and is_cross_language(
@@ -249,4 +270,5 @@ def collect(
         languages,
         cross,
         presence,
+        centralities(backend, background, dense),
     )
