@@ -76,8 +76,9 @@ def build(db: Path, edge: Path, passages: int, per_document: int) -> None:
     in bulk: every document into SQLite first (the store's one-transaction document write;
     the synthetic words are their own stems, so the lowercased text is the analysed body),
     then every point into the shard in batches of 5,000 with the final average lengths (what
-    ``kbsearch sync`` writes), then the collection statistics and the shard's optimization
-    (``QdrantBackend.save_statistics``, ``optimize``: what the end of an index run does)."""
+    ``kbsearch sync`` writes), then the point ids' passage rows, the collection statistics and
+    the shard's optimization (``QdrantBackend.record_point_ids``, ``save_statistics``,
+    ``optimize``: what the end of an index run does)."""
     from kbsearch import open_kb
     from kbsearch.backends.qdrant.backend import QdrantBackend
     from kbsearch.backends.qdrant.points import passage_points
@@ -114,6 +115,7 @@ def build(db: Path, edge: Path, passages: int, per_document: int) -> None:
                 collection.upsert(points, lengths)
                 points = []
         print(f"  points: {time.monotonic() - started:.0f} s", file=sys.stderr, flush=True)
+        backend.record_point_ids()
         backend.save_statistics()
         backend.optimize()
         segments, stored, indexed = collection.info()  # type: ignore[attr-defined]

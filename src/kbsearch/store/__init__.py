@@ -15,6 +15,7 @@ settings the index was built with. The package is split by job:
 - :mod:`.moments`: the per-audience vector moments kept by every write (``store.moments``);
 - :mod:`.fts`: FTS5 search, statistics and postings (``store.fts``);
 - :mod:`.vectors`: passage vectors and the embedding cache (``store.vectors``);
+- :mod:`.point_ids`: the passage row of each Qdrant point id (``store.point_ids``);
 - :mod:`.pinning`: pinned readers, which keep seeing one state while others write
   (``store.pins``);
 - :mod:`.staging`: re-embedding into a copy that replaces the index only when complete;
@@ -34,6 +35,7 @@ from .fts import FTS_TABLES, Fts, FtsPostings, fts_table
 from .moments import Moments, VectorMoments
 from .passages import PassageRow, Passages
 from .pinning import PinnedReads
+from .point_ids import PointIds
 from .schema import FTS_TOKENIZE, SCHEMA_VERSION
 from .settings import NO_EMBEDDER, IndexSettings
 from .vectors import Vectors, VectorTable
@@ -42,7 +44,8 @@ from .vectors import Vectors, VectorTable
 class Store:
     """One knowledge base file: its :class:`Database` (the SQLite connections, one per
     thread; transactions, meta, settings) and the table groups that each hold it:
-    ``documents``, ``passages``, ``counts``, ``moments``, ``fts``, ``vectors`` and ``pins``.
+    ``documents``, ``passages``, ``counts``, ``moments``, ``fts``, ``vectors``, ``point_ids``
+    and ``pins``.
 
     ``tracer``: see :class:`Database`.
 
@@ -62,6 +65,7 @@ class Store:
         self.passages = Passages(self.database, self.counts)
         self.fts = Fts(self.database)
         self.vectors = Vectors(self.database)
+        self.point_ids = PointIds(self.database)
         self.pins = PinnedReads(self.database)
 
     @property

@@ -251,7 +251,7 @@ def test_given_passages_score_as_in_qdrants_own_lexical_list(
             assert result.trace.fusion.startswith(fusion) and result.trace.candidates
 
 
-WHOLE_TABLES = ("passages", "vectors", "documents", "embedding_cache")
+WHOLE_TABLES = ("passages", "vectors", "documents", "embedding_cache", "point_ids")
 
 
 def whole_table_reads(db: Path, statements: list[str]) -> list[str]:
@@ -262,7 +262,7 @@ def whole_table_reads(db: Path, statements: list[str]) -> list[str]:
     import sqlite3
 
     connection = sqlite3.connect(db)
-    aliases = {"p": "passages", "v": "vectors", "d": "documents"}
+    aliases = {"p": "passages", "v": "vectors", "d": "documents", "m": "point_ids"}
     whole = []
     for sql in statements:
         if not sql.lstrip().upper().startswith("SELECT"):
@@ -328,13 +328,14 @@ def test_dense_search_is_exact_up_to_a_size_then_hnsw(
     from kbsearch.backends.qdrant.target import HNSW_EF
 
     modes: list[tuple[bool, int | None]] = []
-    real = qdrant.collection.query
+    real = qdrant.collection._search
 
-    def spy(*args, **kwargs):  # type: ignore[no-untyped-def]
-        modes.append((kwargs["exact"], kwargs["hnsw_ef"]))
-        return real(*args, **kwargs)
+    def spy(search):  # type: ignore[no-untyped-def]
+        if search.using == "dense":
+            modes.append((search.exact, search.hnsw_ef))
+        return real(search)
 
-    monkeypatch.setattr(qdrant.collection, "query", spy)
+    monkeypatch.setattr(qdrant.collection, "_search", spy)
     vector = FakeEmbedder(dim=32).encode_queries(["refund parcel"])[0]
     staff = Filters(audience="staff")
     passages = qdrant.statistics().audiences["staff"].titles.passages
@@ -403,3 +404,31 @@ def test_repairing_and_deleting_read_only_the_passages_they_name(
     assert whole_table_reads(tmp_path / "kb.db", own) == []
     left = {p.passage_id for p in qdrant.collection.points()}
     assert left == set(want) - {p.passage_id for p in corpus.passages[corpus.key(gone)]}
+
+
+def test_hnsw_search_names_its_passages_from_sqlite_not_the_payload(
+    qdrant: QdrantBackend, store: Store, corpus, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Sync records every point's passage row; writes and deletes keep it; an HNSW search then
+    reads no passage id from Qdrant's payload."""
+    assert store.point_ids.count() == store.passages.count() > 0
+    asked: list[list[str]] = []
+    monkeypatch.setattr(
+        qdrant.collection, "passage_ids_of", lambda ids: asked.append(list(ids)) or {}
+    )
+    qdrant.exact = False
+    vector = FakeEmbedder(dim=32).encode_queries(["refund parcel"])[0]
+    staff = Filters(audience="staff", as_of=date(2025, 7, 1))
+    assert qdrant.dense_candidates(vector, staff, 5) and asked == []
+    gone = corpus.documents[0]
+    qdrant.delete_document(gone.doc_id, gone.version)
+    assert store.point_ids.count() == store.passages.count()
+    texts = ["refund parcel week", "gift card price"]
+    new = Document(doc_id="new", version="1", title="New", language="en", access="public")
+    passages = [
+        Passage(f"new@v1#s{i}", "new", "1", f"s{i}", "text", t, i) for i, t in enumerate(texts)
+    ]
+    bodies = [Analyzer("stem").body(t, "en") for t in texts]
+    qdrant.write_document(new, passages, bodies, FakeEmbedder(dim=32).encode_passages(texts))
+    assert store.point_ids.count() == store.passages.count()
+    assert qdrant.dense_candidates(vector, staff, 5) and asked == []

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import threading
+import uuid
 from collections.abc import Iterable, Sequence
 
 import numpy as np
@@ -54,7 +55,7 @@ from .mirror import (
     verify,
     write_points,
 )
-from .points import SPARSE_ALL, SPARSE_PUBLIC, PassagePoint, passage_points
+from .points import SPARSE_ALL, SPARSE_PUBLIC, PassagePoint, passage_points, point_id
 from .sparse import LengthStatistics, SparseWeights, query_vector
 from .statistics import CollectionStatistics, FtsStatistics
 from .target import EXACT_UP_TO, HNSW_EF, SETTINGS_KEY, QdrantTarget
@@ -143,6 +144,7 @@ class QdrantBackend:
         dim = None if vectors is None else int(vectors.shape[1])
         collection = self._collection(dim or self.dimension())  # reached before SQLite is written
         self.sqlite.write_document(document, passages, bodies, vectors)
+        self.record_point_ids([p.passage_id for p in passages])
         sparse = [SparseWeights.from_body(b) for b in bodies]
         points = passage_points(document, list(passages), sparse, vectors)
         write_points(
@@ -163,8 +165,25 @@ class QdrantBackend:
             PartialWriteError: Qdrant failed after SQLite committed (``sync`` repairs).
         """
         collection = self._collection()  # reached before SQLite is written
+        stored = self.store.documents.about([doc_id], []).get((doc_id, version))
+        ids = (
+            []
+            if stored is None
+            else [p.passage_id for p in self.store.passages.in_document(stored.row_id)]
+        )
         self.sqlite.delete_document(doc_id, version)
+        self.store.point_ids.forget([uuid.UUID(point_id(p)).bytes for p in ids])
         delete_version(collection, doc_id, version)
+
+    def record_point_ids(self, passage_ids: Sequence[str] | None = None) -> None:
+        """Record the point id -> passage row of ``passage_ids`` (``None``: every passage) in
+        SQLite (:mod:`kbsearch.store.point_ids`), so searches read no payload from Qdrant."""
+        wanted = [e.passage_id for e in self.expected()] if passage_ids is None else passage_ids
+        for start in range(0, len(wanted), 5000):
+            rows = self.store.passages.rows(wanted[start : start + 5000])
+            self.store.point_ids.record(
+                (uuid.UUID(point_id(pid)).bytes, row.row_id) for pid, row in rows.items()
+            )
 
     # -- reads ------------------------------------------------------------------------------
 
@@ -347,6 +366,7 @@ class QdrantBackend:
         """
         report = self.verify()
         changed = sync(self.collection, report, self.points_of, self.lengths(), self.batch_size)
+        self.record_point_ids()
         self.save_statistics()
         self.optimize()
         return report, changed

@@ -164,7 +164,8 @@ class Search:
     """One query as a client runs it: the named vector ``using``, the query vector (sparse
     ``(indices, values)`` or dense floats), the filter, how many points to ``fetch`` and the
     search parameters; ``quantized``: the scores of a quantized copy are enough (the caller
-    rescores), so the engine reads no original vector to rescore them."""
+    rescores), so the engine reads no original vector to rescore them; ``payload``: return
+    passage ids from each point's payload, else the point ids alone (no payload read)."""
 
     using: str
     vector: tuple[list[int], list[float]] | list[float]
@@ -173,6 +174,7 @@ class Search:
     exact: bool
     hnsw_ef: int | None
     quantized: bool = False
+    payload: bool = True
 
 
 class Collection:
@@ -229,6 +231,20 @@ class Collection:
         with engine_errors("answer a search"):
             found = self._search(search)
         return ranked(found, limit)
+
+    def point_candidates(
+        self, using: str, vector: np.ndarray, where: models.Filter, limit: int, hnsw_ef: int
+    ) -> list[str]:
+        """Point ids (UUID text) of the top ``limit`` points passing ``where``, best first, by
+        HNSW (``hnsw_ef``) on the dense vector ``using`` (shape ``(dim,)``), quantized scores
+        where there is a quantized copy; no payload read (:mod:`kbsearch.store.point_ids`)."""
+        query = [float(x) for x in vector]
+        search = Search(using, query, where, limit, False, hnsw_ef, quantized=True, payload=False)
+        return [pid for pid, _ in sorted(self._search(search), key=lambda item: -item[1])]
+
+    def passage_ids_of(self, point_ids: Sequence[str]) -> dict[str, str]:
+        """``{point id: passage id}`` of the given points that exist, from their payload."""
+        raise NotImplementedError
 
     def points(self, where: models.Filter | None = None) -> list[StoredPoint]:
         """Every point (passing ``where`` when given), read back (verification)."""
@@ -378,9 +394,17 @@ class ClientCollection(Collection):
             query_filter=search.where,
             limit=search.fetch,
             search_params=None if self.local else parameters,
-            with_payload=["passage_id"],
+            with_payload=["passage_id"] if search.payload else False,
         )
+        if not search.payload:
+            return [(str(p.id), float(p.score)) for p in response.points]
         return [(str((p.payload or {})["passage_id"]), float(p.score)) for p in response.points]
+
+    def passage_ids_of(self, point_ids: Sequence[str]) -> dict[str, str]:
+        records = self.client.retrieve(
+            self.name, list(point_ids), with_payload=["passage_id"], with_vectors=False
+        )
+        return {str(r.id): str((r.payload or {})["passage_id"]) for r in records}
 
     def points(self, where: models.Filter | None = None) -> list[StoredPoint]:
         out: list[StoredPoint] = []

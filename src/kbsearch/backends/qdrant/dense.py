@@ -4,8 +4,10 @@ Candidates come from the collection by cosine on ``dense``: an exact scan, or HN
 ``hnsw_ef`` over the collection's quantized copy of the vectors (Qdrant Edge keeps one in RAM,
 :func:`.edge.dense_quantization`). An HNSW search asks for :data:`RESCORE_FACTOR` times the
 candidates needed, with the quantized scores only (the engine reads no original vector), and
-rescores them exactly from SQLite's float32 vectors, read by id (a few hundred rows through
-``read()``, so outside the process's mapped memory), before the cut.
+rescores them exactly from SQLite's float32 vectors before the cut. Qdrant returns point ids
+only, so no payload page is read into the search process; SQLite names their passages
+(:mod:`kbsearch.store.point_ids`) and holds their vectors, read by key (a few hundred rows
+through ``read()``, so outside the process's mapped memory).
 
 That search runs first without the filters, which SQLite applies to the candidates while
 reading their vectors (:func:`kbsearch.filters.to_sql`, the conditions
@@ -21,6 +23,7 @@ backend's, computed from those passages' vectors in SQLite.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Sequence
 
 import numpy as np
@@ -71,19 +74,39 @@ def dense_candidates(
     the quantized copy, unfiltered, filtered and rescored with their exact cosines from
     ``store``, or filtered inside Qdrant when too few pass (module docstring)."""
     where = to_qdrant(filters)
-    if exact:
+    if exact or depth <= 0:
         return collection.query(DENSE, vector, where, depth, exact=True, hnsw_ef=hnsw_ef)
     fetch = RESCORE_FACTOR * depth
     ef = max(hnsw_ef or 0, fetch)
 
     def candidates(condition: models.Filter) -> list[str]:
-        found = collection.query(
-            DENSE, vector, condition, fetch, exact=False, hnsw_ef=ef, quantized=True
-        )
-        return [pid for pid, _ in found]
+        return collection.point_candidates(DENSE, vector, condition, fetch, ef)
 
     found = candidates(EVERY_POINT)
-    cosines = dense_scores(store, vector, found, filters)
+    cosines = rescored(collection, store, vector, found, filters)
     if len(cosines) < MIN_SURVIVORS * depth and len(found) >= fetch:
-        cosines = dense_scores(store, vector, candidates(where))
+        cosines = rescored(collection, store, vector, candidates(where), None)
     return ranked(list(cosines.items()), depth)
+
+
+def rescored(
+    collection: Collection,
+    store: Store,
+    vector: np.ndarray,
+    point_ids: Sequence[str],
+    filters: Filters | None,
+) -> dict[str, float]:
+    """``{passage_id: cosine}`` of the points ``point_ids`` whose passages pass ``filters``
+    (all when ``None``): passages and vectors read from SQLite by point id
+    (:mod:`kbsearch.store.point_ids`); the points it does not name (a file indexed before
+    it) by the passage id of their payload."""
+    by_bytes = {uuid.UUID(p).bytes: p for p in point_ids}
+    found, vectors, unknown = store.point_ids.vectors(list(by_bytes), filters)
+    out: dict[str, float] = {}
+    if found:
+        scores = (vectors @ np.asarray(vector, dtype=np.float32)).tolist()
+        out.update(zip(found, scores, strict=True))
+    if unknown:
+        named = collection.passage_ids_of([by_bytes[b] for b in unknown])
+        out.update(dense_scores(store, vector, list(named.values()), filters))
+    return out

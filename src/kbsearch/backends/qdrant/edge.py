@@ -260,10 +260,16 @@ class EdgeCollection(Collection):
                         qe.QuantizationSearchParams(rescore=False) if search.quantized else None
                     ),
                 ),
-                with_payload=["passage_id"],
+                with_payload=["passage_id"] if search.payload else False,
             )
         )
+        if not search.payload:
+            return [(str(p.id), float(p.score)) for p in found]
         return [(str(p.payload["passage_id"]), float(p.score)) for p in found]
+
+    def passage_ids_of(self, point_ids: Sequence[str]) -> dict[str, str]:
+        records = self._open().retrieve(list(point_ids), ["passage_id"], False)
+        return {str(r.id): str(r.payload["passage_id"]) for r in records}
 
     def points(self, where: models.Filter | None = None) -> list[StoredPoint]:
         shard, out, offset = self._open(), [], None
