@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from functools import lru_cache
 
 from .analysis import (
+    QUERY_CACHE,
     STEMMER_LANGUAGES,
     content_query_words,
     fold_diacritics,
@@ -59,7 +60,7 @@ def query_keys(query: str, languages: Sequence[str]) -> dict[str, str]:
     return dict(_query_keys(query, langs))
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=QUERY_CACHE)
 def _query_keys(query: str, langs: tuple[str, ...]) -> dict[str, str]:
     # cached: a served search asks it for every hit of the page, with the same query
     out: dict[str, str] = {}
