@@ -250,3 +250,17 @@ def test_head_checks_the_key_as_get_does(client: httpx.Client) -> None:
 def test_head_is_not_a_second_operation_in_the_openapi(client: httpx.Client) -> None:
     spec = client.get("/openapi.json").json()
     assert all("head" not in operations for operations in spec["paths"].values())
+
+
+@pytest.mark.parametrize(
+    ("body", "reason"),
+    [(b'{"q": "\\ud800 parcel"}', "hex escape"), (b'{"q": "a\x00b"}', "control character"),
+     (b'{"q": "\xff"}', "unicode code point"), (b'{"q": "kit", "k": NaN}', "expected value")],
+)  # fmt: skip
+def test_a_body_that_is_not_json_says_why(client: httpx.Client, body: bytes, reason: str) -> None:
+    headers = auth(PUBLIC_READ) | {"Content-Type": "application/json"}
+    response = client.post("/search", content=body, headers=headers)
+    assert response.status_code == 422
+    message = response.json()["error"]
+    assert message.startswith("the body is not JSON (") and reason in message, message
+    assert "the body must be a JSON object" in message

@@ -58,6 +58,9 @@ def _body_problem(error: dict[str, Any]) -> str:
     return f"{name}: {error.get('msg', 'invalid')}"
 
 
+OBJECT_WANTED = 'the body must be a JSON object (Content-Type: application/json), e.g. {"q": "..."}'
+
+
 async def search_body(request: Request, caller: CallerDep) -> SearchBody:
     """The body of ``POST /search``, read here rather than by FastAPI so that the key is
     checked first (no key is 401, whatever the body) and each problem is named (422)."""
@@ -72,14 +75,12 @@ async def search_body(request: Request, caller: CallerDep) -> SearchBody:
     except ValueError as error:
         if "recursion limit" in str(error):
             raise HTTPException(422, "the body's JSON is nested too deeply") from None
-        data = None
+        # the parser's reason (a raw control character, a lone surrogate, bad UTF-8, NaN)
+        raise HTTPException(422, f"the body is not JSON ({error}); {OBJECT_WANTED}") from None
     if isinstance(data, dict):
         _refuse_repeated_keys(raw)
     else:
-        raise HTTPException(
-            422,
-            'the body must be a JSON object (Content-Type: application/json), e.g. {"q": "..."}',
-        )
+        raise HTTPException(422, OBJECT_WANTED)
     if "audience" in data:
         raise HTTPException(422, "audience comes from the API key, not the request")
     try:

@@ -229,7 +229,8 @@ class QdrantBackend:
 
     def lexical_candidates(self, terms: QueryTerms, filters: Filters, depth: int) -> Ranking:
         """As the embedded backend: the kept terms' matches by BM25 (Qdrant's IDF), then,
-        while fewer than ``depth``, the passages matched by the clamped terms only."""
+        while fewer than ``depth``, the passages matched by the clamped terms only; only
+        passages SQLite holds (:meth:`_held`)."""
         using = SPARSE_ALL if filters.staff else SPARSE_PUBLIC
         where = to_qdrant(filters)
         found = self._collection().query(using, query_vector(terms.kept), where, depth)
@@ -239,7 +240,7 @@ class QdrantBackend:
                 using, query_vector(terms.clamped), where, depth + len(seen)
             )
             found += [(pid, score) for pid, score in more if pid not in seen][: depth - len(found)]
-        return found
+        return self._held(found)
 
     def exact_search(self) -> bool:
         """Whether dense search is exact: :attr:`exact` when given, else whether the
@@ -250,9 +251,10 @@ class QdrantBackend:
         return self.statistics().audiences[Audience.STAFF.value].titles.passages <= EXACT_UP_TO
 
     def dense_candidates(self, vector: np.ndarray, filters: Filters, depth: int) -> Ranking:
-        """:func:`.dense.dense_candidates`: exact or HNSW by :meth:`exact_search`."""
+        """:func:`.dense.dense_candidates`: exact or HNSW by :meth:`exact_search`; only
+        passages SQLite holds (:meth:`_held`)."""
         exact = self.exact_search()
-        return dense_candidates(
+        found = dense_candidates(
             self._collection(len(vector)),
             self.store,
             vector,
@@ -261,6 +263,17 @@ class QdrantBackend:
             exact=exact,
             hnsw_ef=None if exact else self.hnsw_ef or HNSW_EF,
         )
+        return self._held(found)
+
+    def _held(self, ranking: Ranking) -> Ranking:
+        """``ranking`` without the passages SQLite, as this thread reads it, does not hold:
+        a point a failed delete left (``kbsearch verify`` reports it, ``sync`` removes it),
+        or one a write added after this reader's transaction began (the system of record
+        decides what a search may return; such a passage made every search of it fail)."""
+        if not ranking:
+            return ranking
+        held = self.store.passages.languages_of([pid for pid, _ in ranking], Audience.STAFF)
+        return [(pid, score) for pid, score in ranking if pid in held]
 
     def dense_index(self, dim: int) -> DenseIndex:
         """The embedded in-memory matrix (for tools that read it; searches use Qdrant)."""
