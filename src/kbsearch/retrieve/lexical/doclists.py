@@ -166,6 +166,7 @@ class Doclists:
         if start < generation:
             change = follow(start, start_next)
             if change is None or change.new != generation:
+                chain.clear()  # not followed: the doclists behind it are read again
                 return []
             chain.append(change)
             del chain[: max(0, len(chain) - CHANGES)]
