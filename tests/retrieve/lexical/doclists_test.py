@@ -57,7 +57,7 @@ def _check(store: Store, backend: SqliteBackend) -> list[str]:
 
 
 def _doclist_reads(statements: list[str]) -> list[str]:
-    return [s for s in statements if "_instance" in s]
+    return [s for s in statements if "_instance" in s or "_vocab" in s]
 
 
 def test_a_write_rereads_no_doclist(tmp_path: Path) -> None:
@@ -75,12 +75,18 @@ def test_a_write_rereads_no_doclist(tmp_path: Path) -> None:
 
 
 def test_a_large_write_is_read_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A change past the limit is not followed: its doclists are read again, and the next
+    small write is followed from them (not from the last change followed)."""
     store = _store(tmp_path / "kb.db")
     backend = SqliteBackend(store)
+    monkeypatch.setattr(postings, "CHANGE_ROWS", 2)
     _check(store, backend)
-    monkeypatch.setattr(postings, "CHANGE_ROWS", 1)
-    _write(store, "d", ["wombat kettle refund", "days of kettle"])  # two rows: past the limit
+    _write(store, "c", ["kettle once more"])  # one row: followed
+    assert _doclist_reads(_check(store, backend)) == []
+    _write(store, "d", ["wombat kettle refund", "days of kettle", "refund"])  # three rows
     assert _doclist_reads(_check(store, backend))
+    _write(store, "e", ["kettle days"])  # one row since the doclists read again
+    assert _doclist_reads(_check(store, backend)) == []
 
 
 def test_a_cleared_index_drops_every_row(tmp_path: Path) -> None:

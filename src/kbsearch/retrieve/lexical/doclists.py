@@ -114,12 +114,8 @@ class Doclists:
         generation to ``generation``), else ``read()`` (then kept, unless a newer one is)."""
         key = (table, term)
         with self._lock:
-            held = self._entries.get(key)
-            if held is not None and held.generation < generation:
-                held = self._forward(key, held, generation, follow)
-                self._put(key, held)
-            if held is not None and held.generation == generation:
-                self._entries.move_to_end(key)
+            held = self._current(key, generation, follow)
+            if held is not None:
                 return held.arrays()
         rows, tf, next_row = read()
         found = Doclist.of(rows, tf, generation, next_row)
@@ -128,6 +124,23 @@ class Doclists:
             if newest is None or newest.generation < generation:
                 self._put(key, found)
         return rows, tf
+
+    def size(self, table: str, term: str, generation: int, follow: Follow) -> int | None:
+        """Rows holding ``term`` at ``generation`` when its doclist is held (brought forward
+        as by :meth:`get`), else ``None`` (nothing is read but the changes)."""
+        with self._lock:
+            held = self._current((table, term), generation, follow)
+            return None if held is None else len(held.rows)
+
+    def _current(self, key: tuple[str, str], generation: int, follow: Follow) -> Doclist | None:
+        held = self._entries.get(key)
+        if held is not None and held.generation < generation:
+            held = self._forward(key, held, generation, follow)
+            self._put(key, held)
+        if held is None or held.generation != generation:
+            return None
+        self._entries.move_to_end(key)
+        return held
 
     def _put(self, key: tuple[str, str], doclist: Doclist | None) -> None:
         old = self._entries.pop(key, None)
@@ -153,6 +166,7 @@ class Doclists:
         if start < generation:
             change = follow(start, start_next)
             if change is None or change.new != generation:
+                chain.clear()  # not followed: the doclists behind it are read again
                 return []
             chain.append(change)
             del chain[: max(0, len(chain) - CHANGES)]

@@ -97,9 +97,24 @@ class Rows:
         """The rows from position ``start`` on."""
         return Rows(*(getattr(self, f)[start:] for f in self.__dataclass_fields__))
 
-    def join(self, other: Rows) -> Rows:
-        fields = self.__dataclass_fields__
-        return Rows(*(np.concatenate([getattr(self, f), getattr(other, f)]) for f in fields))
+    def first(self, n: int) -> Rows:
+        """The first ``n`` rows (views, no copy)."""
+        return Rows(*(getattr(self, f)[:n] for f in self.__dataclass_fields__))
+
+    def grown(self, n: int, capacity: int) -> Rows:
+        """A new table of ``capacity`` rows whose first ``n`` are this one's (the rest unset)."""
+        out = []
+        for f in self.__dataclass_fields__:
+            old = getattr(self, f)
+            new = np.empty(capacity, dtype=old.dtype)
+            new[:n] = old[:n]
+            out.append(new)
+        return Rows(*out)
+
+    def put(self, start: int, other: Rows) -> None:
+        """Write ``other``'s rows from position ``start`` on (past every row a reader sees)."""
+        for f in self.__dataclass_fields__:
+            getattr(self, f)[start : start + len(other.row_ids)] = getattr(other, f)
 
 
 class RowTable:
@@ -111,7 +126,8 @@ class RowTable:
     """
 
     def __init__(self) -> None:
-        self._rows = Rows.of([])
+        self._held = Rows.of([])  # capacity: rows past len(self._rows) are unset
+        self._rows = self._held  # what readers see: the first rows of _held (views)
         self._slot = np.full(0, -1, dtype=np.int64)  # row id -> position in _rows
         self._lock = threading.Lock()
         self.scratch = Scratch()  # the MaxScore accumulators, by row position
@@ -138,27 +154,37 @@ class RowTable:
             StorageError: a row id is not a passage (the FTS5 table and the passages
                 disagree).
         """
-        rows = self._rows
         at = self._lookup(row_ids)
+        rows = self._rows  # read after the slots: a position found is in it (see _add)
         if (at < 0).any():
             with self._lock:
                 at = self._lookup(row_ids)
                 missing = np.unique(row_ids[at < 0])
                 if len(missing):
-                    new = read(missing.tolist())
-                    rows = self._rows.join(new)
-                    size = max(len(self._slot), int(new.row_ids.max(initial=-1)) + 1)
-                    slot = np.full(size, -1, dtype=np.int64)
-                    slot[: len(self._slot)] = self._slot
-                    slot[new.row_ids] = np.arange(len(self._rows.row_ids), len(rows.row_ids))
-                    # rows first: a reader holding the old slots finds its positions in it
-                    self._rows = rows
-                    self._slot = slot
+                    self._add(read(missing.tolist()))
                     at = self._lookup(row_ids)
                 rows = self._rows
             if (at < 0).any():
                 raise StorageError("an FTS5 table names rows that are not passages; rebuild")
         return at, rows
+
+    def _add(self, new: Rows) -> None:
+        """Append ``new`` (under the lock): written past what readers see, capacity doubled
+        when full (amortised O(rows added), not O(table) per addition), then published,
+        rows before slots."""
+        n, m = len(self._rows.row_ids), len(new.row_ids)
+        if n + m > len(self._held.row_ids):
+            self._held = self._held.grown(n, max(2 * len(self._held.row_ids), n + m, 1024))
+        self._held.put(n, new)
+        self._rows = self._held.first(n + m)
+        top = int(new.row_ids.max(initial=-1)) + 1
+        if top > len(self._slot):
+            slot = np.full(max(2 * len(self._slot), top), -1, dtype=np.int64)
+            slot[: len(self._slot)] = self._slot
+            slot[new.row_ids] = np.arange(n, n + m)
+            self._slot = slot
+        else:  # cells of rows no reader has found yet (-1 until now)
+            self._slot[new.row_ids] = np.arange(n, n + m)
 
     def mask(self, filters: Filters, rows: Rows) -> np.ndarray:
         """:func:`kbsearch.filters.to_mask` of ``rows`` (this table's, as
@@ -208,14 +234,18 @@ class TermIndex:
     # -- statistics ---------------------------------------------------------------------
 
     def frequency(self, term: str) -> int:
-        """Rows holding ``term`` (0 when absent): FTS5's vocabulary, one lookup per term. Once
-        the file has moved on (a write since), the newest count, not cached: what the query's
-        terms are prepared with, before the backend searches the newer generation."""
+        """Rows holding ``term`` (0 when absent): the length of its held doclist
+        (:meth:`Doclists.size`), else FTS5's vocabulary, one lookup per term (which walks
+        the term's doclist). Once the file has moved on (a write since), the newest count,
+        not cached: what the query's terms are prepared with, before the backend searches the
+        newer generation."""
         found = self._frequency.get(term)
         if found is None:
             store, audience = self.store, self.audience
             try:
-                found = int(self.read(lambda: store.fts.document_frequency(term, audience)))
+                found = self._doclists.size(self.table, term, self.generation, self._follow)
+                if found is None:
+                    found = int(self.read(lambda: store.fts.document_frequency(term, audience)))
             except StaleSnapshot:
                 return store.fts.document_frequency(term, audience)
             self._frequency[term] = found
