@@ -49,8 +49,8 @@ The spans built on a sentence (:func:`windows`):
   :data:`BODY_WIDTH` characters: a short section answers whole.
 
 Spans are whole sentences, so an answer is never cut inside brackets or quotes (the segmenter
-does not end a sentence there), nor inside an abbreviation: a "sentence" opening on a lowercase
-letter or a hyphen goes on the one before it (:func:`joined`: "av. J.-C.").
+does not end a sentence there), nor inside an abbreviation (the segmenter joins "av. J.-C." and
+"Le Dr. Martin" back: :func:`kbsearch.text.sentences.sentences`).
 """
 
 from __future__ import annotations
@@ -86,7 +86,6 @@ INTRODUCTION = re.compile(
     r"|\bci-dessous\b",
     re.IGNORECASE,
 )
-CLOSING = frozenset("-–,;:)]}»”")  # a sentence that opens on one of these goes on the one before
 BLANK_LINE = re.compile(r"\n[ \t]*\n")
 DIGIT = re.compile(r"\d")
 NUMBER_QUESTION = re.compile(
@@ -232,21 +231,6 @@ def _passed_over(
     )
 
 
-def joined(text: str, spans: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
-    """``spans`` (sentence offsets in ``text``) with each one that goes on the line of the one
-    before it and opens on a lowercase letter, a hyphen or closing punctuation joined to it:
-    no sentence opens so, the segmenter broke inside an abbreviation (sentencex cuts
-    "av. J.-C. au maximum" into "av. J.", "-C." and "au maximum")."""
-    out: list[tuple[int, int]] = []
-    for start, end in spans:
-        first = text[start : start + 1]
-        if out and "\n" not in text[out[-1][1] : start] and (first.islower() or first in CLOSING):
-            out[-1] = (out[-1][0], end)
-        else:
-            out.append((start, end))
-    return out
-
-
 def table_headers(text: str, spans: Sequence[tuple[int, int]]) -> list[int | None]:
     """Per sentence, the index of the header row of the table it is a row of (the first of a
     run of lines holding "|" with no blank line between them); ``None`` for a sentence that
@@ -286,8 +270,8 @@ def windows(
 
 def _window_cosine(cosines: Mapping[tuple[int, int], float], start: int, end: int) -> float:
     """The best cosine of the sentences inside ``[start, end)`` (by the segmenter's offsets,
-    so the pieces :func:`joined` joins count too; the lowest of the passage's when none of
-    them has one)."""
+    so the vectors of pieces the segmenter has since joined count too; the lowest of the
+    passage's when none of them has one)."""
     inside = [c for (s, e), c in cosines.items() if start <= s and e <= end]
     return max(inside, default=min(cosines.values()))
 
@@ -335,14 +319,8 @@ def choose_span(
     best: list[tuple[float, float, int, int, int]] = []  # per passage: score, cover, i, s, e
     for rank, candidate in enumerate(candidates[:PASSAGES]):
         text = candidate.text
-        spans = joined(
-            text,
-            [
-                (s.start, s.end)
-                for s in sentences(text, candidate.language)
-                if s.start >= candidate.body
-            ],
-        )
+        segmented = sentences(text, candidate.language)
+        spans = [(s.start, s.end) for s in segmented if s.start >= candidate.body]
         prior = DENSE_WEIGHT * ((floor if candidate.cosine is None else candidate.cosine) - top)
         prior -= RANK_WEIGHT * rank
         found: tuple[float, float, int, int, int] | None = None
