@@ -271,3 +271,18 @@ def test_a_joined_sentence_keeps_the_vectors_of_its_pieces() -> None:
     candidate = Candidate(text, 0, language="fr", sentence_cosines=cosines)
     span = choose_span([candidate], _words("found"), (1.0,), _terms)
     assert span is not None and (span.start, span.end) == first
+
+
+def test_a_sentence_carries_on_into_the_next_one_opening_on_an_anaphor() -> None:
+    # the pair is over SPAN_WIDTH (250) and within NEXT_WIDTH (325): only an anaphor opens it
+    matched = (
+        "The old furnace of the northern valley was first used by the monks of the abbey, who"
+        " kept its records for the whole region during the long cold winters of the early"
+        " middle ages of the land."
+    )
+    for opening, carried in (("It", True), ("Farmers", False)):
+        after = f"{opening} stood by the mill on the edge of the town, where water drove bellows."
+        text = f"{matched} {after}\n\n{_filler()}"
+        assert 250 < len(matched) + 1 + len(after) <= 325
+        span = _span([Candidate(text, 0)], _words("furnac", "first", "used"))
+        assert span == (f"{matched} {after}" if carried else matched)

@@ -44,7 +44,8 @@ The spans built on a sentence (:func:`windows`):
   paragraph), up to :data:`CARRY_WIDTH`;
 - the runs of up to :data:`RUN` sentences from it, in one paragraph, none passed over, within
   :data:`SPAN_WIDTH` characters: the answer often stands just before or after the sentence
-  that repeats the question's words;
+  that repeats the question's words; and the sentence with the next one when that one opens
+  on an anaphor ("Il", "Cette", "It"...), within :data:`NEXT_WIDTH`;
 - on the first sentence kept, the rest of the body (across its paragraphs) when it fits in
   :data:`BODY_WIDTH` characters: a short section answers whole.
 
@@ -79,11 +80,17 @@ SPAN_WIDTH = 250  # characters of a run of sentences at most
 BODY_WIDTH = 550  # characters of a passage body (from its first sentence kept) that answers whole
 CARRY_WIDTH = 600  # characters of a ":" sentence and the lines it carries on into at most
 LEAD_WEIGHT = 0.3  # score gained by a span opening the body, times its heading's coverage
+NEXT_WIDTH = 325  # characters of a sentence and the next one, opening on an anaphor, at most
 ITEM_WIDTH = 250  # characters of a one-sentence paragraph a ":" sentence carries on into
 INTRODUCTION = re.compile(
     r"\b(this|the following) (page|article|guide|section|document|chapter|faq)\b"
     r"|\b(cette|la présente) (page|rubrique|section|fiche|foire)\b|\bcet article\b|\bce guide\b"
     r"|\bci-dessous\b",
+    re.IGNORECASE,
+)
+ANAPHOR = re.compile(  # a sentence opening on one of these goes on about the one before
+    r"(il|elle|ils|elles|ce|cet|cette|ces|celui-ci|celle-ci|ceux-ci|celles-ci|cela|ceci|on"
+    r"|it|this|these|they|he|she|such|that|those)\b",
     re.IGNORECASE,
 )
 BLANK_LINE = re.compile(r"\n[ \t]*\n")
@@ -256,13 +263,22 @@ def windows(
 ) -> list[tuple[int, int]]:
     """The spans that start at sentence ``index``: itself as :func:`extended` makes it, and
     the runs of up to :data:`RUN` sentences from it (none passed over, in one paragraph)
-    that fit in :data:`SPAN_WIDTH` characters."""
+    that fit in :data:`SPAN_WIDTH` characters; when the next sentence alone does not fit but
+    opens on an anaphor (:data:`ANAPHOR`: "Il", "Cette", "It", "This"...), the pair within
+    :data:`NEXT_WIDTH` characters (the answer is often in the sentence that goes on about
+    the one that matches the question)."""
     out = [extended(text, spans, index)]
     start = spans[index][0]
     for j in range(index + 1, min(len(spans), index + RUN)):
-        if skipped[j] or spans[j][1] - start > SPAN_WIDTH:
+        if skipped[j] or BLANK_LINE.search(text[spans[j - 1][1] : spans[j][0]]):
             break
-        if BLANK_LINE.search(text[spans[j - 1][1] : spans[j][0]]):
+        if spans[j][1] - start > SPAN_WIDTH:
+            if (
+                j == index + 1
+                and spans[j][1] - start <= NEXT_WIDTH
+                and ANAPHOR.match(text, spans[j][0])
+            ):
+                out.append((start, spans[j][1]))
             break
         out.append((start, spans[j][1]))
     return out
