@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from kbsearch.judge.answer import content_terms
-from kbsearch.judge.span import Candidate, asked_heading, choose_span, joined
+from kbsearch.judge.span import Candidate, asked_heading, choose_span
 from kbsearch.text.sentences import sentences
 
 
@@ -243,16 +243,12 @@ def test_a_question_asking_when_prefers_the_sentence_holding_a_date() -> None:
 
 
 def test_a_span_is_never_cut_inside_an_abbreviation() -> None:
-    # sentencex breaks "av. J.-C. au maximum" after "J." and "-C.": those are no sentences
+    # sentencex breaks "av. J.-C. au maximum" after "J." and "-C.": the segmenter joins them
     text = (
         "Les invasions marquent le début de la période. Le submycénien commence en 1200 av."
         f" J.-C. au maximum et s'étend jusque vers 1015.\n\n{_filler()}"
     )
-    pieces = [(s.start, s.end) for s in sentences(text, "fr")]
-    assert [text[s:e] for s, e in pieces[1:4]] == [
-        "Le submycénien commence en 1200 av. J.", "-C.", "au maximum et s'étend jusque vers 1015."
-    ]  # fmt: skip
-    assert [text[s:e] for s, e in joined(text, pieces)][:2] == [
+    assert [s.text for s in sentences(text, "fr")][:2] == [
         "Les invasions marquent le début de la période.",
         "Le submycénien commence en 1200 av. J.-C. au maximum et s'étend jusque vers 1015.",
     ]
@@ -262,14 +258,31 @@ def test_a_span_is_never_cut_inside_an_abbreviation() -> None:
 
 
 def test_a_joined_sentence_keeps_the_vectors_of_its_pieces() -> None:
-    # sentence vectors are looked up by the segmenter's offsets: the pieces of a sentence cut
-    # after "av. J." count for the sentence they are joined into
+    # sentence vectors are looked up by offsets: vectors stored for the pieces an older
+    # segmentation cut after "av. J." count for the sentence they are now part of
     first_sentence = "Rome was founded in 753 av. J.-C. by the twins."
     text = f"{first_sentence}\n\nThe town was founded anew.\n\n{_filler()}"
-    pieces = [(s.start, s.end) for s in sentences(text, "fr")]
+    found = [(s.start, s.end) for s in sentences(text, "fr")]
     first = (0, len(first_sentence))
-    assert len(joined(text, pieces)) == len(pieces) - 2 and joined(text, pieces)[0] == first
-    cosines = {p: 0.70 for p in pieces} | {pieces[0]: 0.90, pieces[3]: 0.80}
+    assert found[0] == first
+    cut, by = first_sentence.index("-C."), first_sentence.index("by")
+    old = [(0, cut), (cut, cut + 3), (by, len(first_sentence))]
+    cosines = {p: 0.70 for p in found[1:]} | {old[0]: 0.70, old[1]: 0.70, old[2]: 0.90}
     candidate = Candidate(text, 0, language="fr", sentence_cosines=cosines)
     span = choose_span([candidate], _words("found"), (1.0,), _terms)
     assert span is not None and (span.start, span.end) == first
+
+
+def test_a_sentence_carries_on_into_the_next_one_opening_on_an_anaphor() -> None:
+    # the pair is over SPAN_WIDTH (250) and within NEXT_WIDTH (325): only an anaphor opens it
+    matched = (
+        "The old furnace of the northern valley was first used by the monks of the abbey, who"
+        " kept its records for the whole region during the long cold winters of the early"
+        " middle ages of the land."
+    )
+    for opening, carried in (("It", True), ("Farmers", False)):
+        after = f"{opening} stood by the mill on the edge of the town, where water drove bellows."
+        text = f"{matched} {after}\n\n{_filler()}"
+        assert 250 < len(matched) + 1 + len(after) <= 325
+        span = _span([Candidate(text, 0)], _words("furnac", "first", "used"))
+        assert span == (f"{matched} {after}" if carried else matched)

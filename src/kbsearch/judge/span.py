@@ -44,13 +44,14 @@ The spans built on a sentence (:func:`windows`):
   paragraph), up to :data:`CARRY_WIDTH`;
 - the runs of up to :data:`RUN` sentences from it, in one paragraph, none passed over, within
   :data:`SPAN_WIDTH` characters: the answer often stands just before or after the sentence
-  that repeats the question's words;
+  that repeats the question's words; and the sentence with the next one when that one opens
+  on an anaphor ("Il", "Cette", "It"...), within :data:`NEXT_WIDTH`;
 - on the first sentence kept, the rest of the body (across its paragraphs) when it fits in
   :data:`BODY_WIDTH` characters: a short section answers whole.
 
 Spans are whole sentences, so an answer is never cut inside brackets or quotes (the segmenter
-does not end a sentence there), nor inside an abbreviation: a "sentence" opening on a lowercase
-letter or a hyphen goes on the one before it (:func:`joined`: "av. J.-C.").
+does not end a sentence there), nor inside an abbreviation (the segmenter joins "av. J.-C." and
+"Le Dr. Martin" back: :func:`kbsearch.text.sentences.sentences`).
 """
 
 from __future__ import annotations
@@ -79,6 +80,7 @@ SPAN_WIDTH = 250  # characters of a run of sentences at most
 BODY_WIDTH = 550  # characters of a passage body (from its first sentence kept) that answers whole
 CARRY_WIDTH = 600  # characters of a ":" sentence and the lines it carries on into at most
 LEAD_WEIGHT = 0.3  # score gained by a span opening the body, times its heading's coverage
+NEXT_WIDTH = 325  # characters of a sentence and the next one, opening on an anaphor, at most
 ITEM_WIDTH = 250  # characters of a one-sentence paragraph a ":" sentence carries on into
 INTRODUCTION = re.compile(
     r"\b(this|the following) (page|article|guide|section|document|chapter|faq)\b"
@@ -86,7 +88,11 @@ INTRODUCTION = re.compile(
     r"|\bci-dessous\b",
     re.IGNORECASE,
 )
-CLOSING = frozenset("-–,;:)]}»”")  # a sentence that opens on one of these goes on the one before
+ANAPHOR = re.compile(  # a sentence opening on one of these goes on about the one before
+    r"(il|elle|ils|elles|ce|cet|cette|ces|celui-ci|celle-ci|ceux-ci|celles-ci|cela|ceci|on"
+    r"|it|this|these|they|he|she|such|that|those)\b",
+    re.IGNORECASE,
+)
 BLANK_LINE = re.compile(r"\n[ \t]*\n")
 DIGIT = re.compile(r"\d")
 NUMBER_QUESTION = re.compile(
@@ -232,21 +238,6 @@ def _passed_over(
     )
 
 
-def joined(text: str, spans: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
-    """``spans`` (sentence offsets in ``text``) with each one that goes on the line of the one
-    before it and opens on a lowercase letter, a hyphen or closing punctuation joined to it:
-    no sentence opens so, the segmenter broke inside an abbreviation (sentencex cuts
-    "av. J.-C. au maximum" into "av. J.", "-C." and "au maximum")."""
-    out: list[tuple[int, int]] = []
-    for start, end in spans:
-        first = text[start : start + 1]
-        if out and "\n" not in text[out[-1][1] : start] and (first.islower() or first in CLOSING):
-            out[-1] = (out[-1][0], end)
-        else:
-            out.append((start, end))
-    return out
-
-
 def table_headers(text: str, spans: Sequence[tuple[int, int]]) -> list[int | None]:
     """Per sentence, the index of the header row of the table it is a row of (the first of a
     run of lines holding "|" with no blank line between them); ``None`` for a sentence that
@@ -272,13 +263,22 @@ def windows(
 ) -> list[tuple[int, int]]:
     """The spans that start at sentence ``index``: itself as :func:`extended` makes it, and
     the runs of up to :data:`RUN` sentences from it (none passed over, in one paragraph)
-    that fit in :data:`SPAN_WIDTH` characters."""
+    that fit in :data:`SPAN_WIDTH` characters; when the next sentence alone does not fit but
+    opens on an anaphor (:data:`ANAPHOR`: "Il", "Cette", "It", "This"...), the pair within
+    :data:`NEXT_WIDTH` characters (the answer is often in the sentence that goes on about
+    the one that matches the question)."""
     out = [extended(text, spans, index)]
     start = spans[index][0]
     for j in range(index + 1, min(len(spans), index + RUN)):
-        if skipped[j] or spans[j][1] - start > SPAN_WIDTH:
+        if skipped[j] or BLANK_LINE.search(text[spans[j - 1][1] : spans[j][0]]):
             break
-        if BLANK_LINE.search(text[spans[j - 1][1] : spans[j][0]]):
+        if spans[j][1] - start > SPAN_WIDTH:
+            if (
+                j == index + 1
+                and spans[j][1] - start <= NEXT_WIDTH
+                and ANAPHOR.match(text, spans[j][0])
+            ):
+                out.append((start, spans[j][1]))
             break
         out.append((start, spans[j][1]))
     return out
@@ -286,8 +286,8 @@ def windows(
 
 def _window_cosine(cosines: Mapping[tuple[int, int], float], start: int, end: int) -> float:
     """The best cosine of the sentences inside ``[start, end)`` (by the segmenter's offsets,
-    so the pieces :func:`joined` joins count too; the lowest of the passage's when none of
-    them has one)."""
+    so the vectors of pieces the segmenter has since joined count too; the lowest of the
+    passage's when none of them has one)."""
     inside = [c for (s, e), c in cosines.items() if start <= s and e <= end]
     return max(inside, default=min(cosines.values()))
 
@@ -335,14 +335,8 @@ def choose_span(
     best: list[tuple[float, float, int, int, int]] = []  # per passage: score, cover, i, s, e
     for rank, candidate in enumerate(candidates[:PASSAGES]):
         text = candidate.text
-        spans = joined(
-            text,
-            [
-                (s.start, s.end)
-                for s in sentences(text, candidate.language)
-                if s.start >= candidate.body
-            ],
-        )
+        segmented = sentences(text, candidate.language)
+        spans = [(s.start, s.end) for s in segmented if s.start >= candidate.body]
         prior = DENSE_WEIGHT * ((floor if candidate.cosine is None else candidate.cosine) - top)
         prior -= RANK_WEIGHT * rank
         found: tuple[float, float, int, int, int] | None = None
