@@ -158,8 +158,8 @@ def score(rows: list[dict], gold: dict, cosines: list[dict | None]) -> tuple[flo
 
 
 def grid(args: argparse.Namespace) -> None:
-    with open(args.rows, "rb") as f:
-        rows = pickle.load(f)
+    with open(args.rows, "rb") as f:  # the questions as asked (a "removed" row cites no relevant)
+        rows = [r for r in pickle.load(f) if r.get("condition", "present") == "present"]
     gold = read_gold_answers(Path(args.gold)) if args.gold else {}
     cosines = sentence_cosines(rows, args.vectors)
     settings = {}

@@ -9,8 +9,11 @@ The index is copied first (the writer changes it). The server is ``kbsearch serv
 process on 127.0.0.1 (so its memory is its own), with a keys file made for the run: the
 clients search with a public read key, the writer uses a staff write key. Queries are the
 demo question set's, in order, each client starting at its own place; with ``--unique``
-every query gets a counter word appended, so no query vector is ever served from the cache.
-Only loopback; bounded by ``--seconds``.
+every query gets a counter word appended, so no query vector is ever served from the cache;
+with ``--warm-pass`` every query is searched once before the measure (what a warm server has
+seen). The server's resident memory is sampled every 0.2 s (``server_rss_*_by_tenth``: at the
+end of each tenth of the run; anon: its own heap, file: mapped files such as the model). Only
+loopback; bounded by ``--seconds``.
 """
 
 from __future__ import annotations
@@ -148,6 +151,22 @@ async def searches(
         latencies.append(time.perf_counter() - t0)
 
 
+async def warm_pass(url: str, queries: list[str], args: argparse.Namespace) -> None:
+    """Search every query of ``queries`` once, ``args.clients`` at a time, with the run's
+    route and k (with ``--unique`` too: the text before its counter word is what repeats)."""
+    lean = [LeanClient(url, {"Authorization": f"Bearer {READ_KEY}"}) for _ in range(args.clients)]
+
+    async def one(c: LeanClient, mine: list[str]) -> None:
+        for q in mine:
+            await c.get("/search", {"q": q, "k": args.k, "route": args.route})
+
+    try:
+        await asyncio.gather(*(one(c, queries[i :: len(lean)]) for i, c in enumerate(lean)))
+    finally:
+        for c in lean:
+            await c.close()
+
+
 async def writer(
     url: str, deadline: float, interval: float, times: list[float], errors: list[str]
 ) -> None:
@@ -176,6 +195,17 @@ async def sample_memory(
         await asyncio.sleep(0.2)
 
 
+def series(
+    samples: list[tuple[float, float, float]], field: int = 0, parts: int = 10
+) -> list[float]:
+    """The server's memory at the end of each tenth of the run (MB; ``field`` 0: VmRSS, 1:
+    RssAnon, its own heap; 2: RssFile, file pages such as the model's weights)."""
+    if not samples:
+        return []
+    ends = [max(0, round(len(samples) * (i + 1) / parts) - 1) for i in range(parts)]
+    return [round(samples[i][field], 1) for i in ends]
+
+
 async def load(url: str, pid: int, args: argparse.Namespace) -> dict[str, object]:
     queries = [json.loads(line)["question"] for line in QUESTIONS.read_text().splitlines()]
     latencies: list[float] = []
@@ -183,6 +213,8 @@ async def load(url: str, pid: int, args: argparse.Namespace) -> dict[str, object
     writes: list[float] = []
     memory: list[tuple[float, float, float]] = []
     counter = [0]
+    if args.warm_pass:  # every query once (its postings, sentences, vector), not counted
+        await warm_pass(url, queries, args)
     # warm-up: one pass of a few queries (model threads, caches), not counted
     warm_deadline = time.perf_counter() + args.warmup
     await client(url, queries, 0, args, warm_deadline, [], [], counter)
@@ -228,6 +260,9 @@ async def load(url: str, pid: int, args: argparse.Namespace) -> dict[str, object
         "server_rss_mb_peak": round(max(memory, default=(0.0,))[0], 1),
         "server_rss_mb_peak_anon_file": [round(x, 1) for x in max(memory, default=(0, 0, 0))[1:]],
         "server_rss_mb_end": round(rss_mb(pid), 1),
+        "server_rss_mb_by_tenth": series(memory),
+        "server_rss_anon_mb_by_tenth": series(memory, 1),
+        "server_rss_file_mb_by_tenth": series(memory, 2),
     }
 
 
@@ -243,6 +278,10 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=4, help="Server search threads.")
     parser.add_argument("--port", type=int, default=8731)
     parser.add_argument("--unique", action="store_true", help="Never repeat a query text.")
+    parser.add_argument(
+        "--warm-pass", action="store_true",
+        help="Search every query once before measuring (not counted; then --warmup).",
+    )  # fmt: skip
     parser.add_argument("--json", action="store_true", help="Print the figures as JSON.")
     parser.add_argument(
         "--client", default="lean", choices=["lean", "httpx"],

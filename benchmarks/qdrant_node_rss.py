@@ -5,9 +5,10 @@ given: documents of ``--per-document`` passages (1,000) whose texts draw words f
 synthetic vocabulary and whose vectors are random unit vectors (the index records the default
 embedder, so a query is encoded as usual; its vector is compared with random ones, which is
 what costs memory, not what finds answers). Then for each index starts ``kbsearch serve`` in a
-fresh process, sends ``--queries`` searches and asks, and reads the server's resident set
-(``VmRSS``) and peak (``VmHWM``) from ``/proc``. Prints one JSON line per size and the growth
-from the smallest to the largest.
+fresh process, sends ``--queries`` searches and asks (five questions in turn, or
+``--distinct`` ones; their median latency, ms, as the client sees it), and reads the server's
+resident set (``VmRSS``) and peak (``VmHWM``) from ``/proc``. Prints one JSON line per size
+and the growth from the smallest to the largest.
 
     OPENBLAS_NUM_THREADS=1 python benchmarks/qdrant_node_rss.py --work /tmp/rss 10000 200000
 """
@@ -75,8 +76,9 @@ def build(db: Path, edge: Path, passages: int, per_document: int) -> None:
     in bulk: every document into SQLite first (the store's one-transaction document write;
     the synthetic words are their own stems, so the lowercased text is the analysed body),
     then every point into the shard in batches of 5,000 with the final average lengths (what
-    ``kbsearch sync`` writes), then the collection statistics and the shard's optimization
-    (``QdrantBackend.save_statistics``, ``optimize``: what the end of an index run does)."""
+    ``kbsearch sync`` writes), then the point ids' passage rows, the collection statistics and
+    the shard's optimization (``QdrantBackend.record_point_ids``, ``save_statistics``,
+    ``optimize``: what the end of an index run does)."""
     from kbsearch import open_kb
     from kbsearch.backends.qdrant.backend import QdrantBackend
     from kbsearch.backends.qdrant.points import passage_points
@@ -113,6 +115,7 @@ def build(db: Path, edge: Path, passages: int, per_document: int) -> None:
                 collection.upsert(points, lengths)
                 points = []
         print(f"  points: {time.monotonic() - started:.0f} s", file=sys.stderr, flush=True)
+        backend.record_point_ids()
         backend.save_statistics()
         backend.optimize()
         segments, stored, indexed = collection.info()  # type: ignore[attr-defined]
@@ -161,8 +164,18 @@ def get(port: int, path: str, **params: object) -> dict:
         return json.loads(response.read())
 
 
-def serve(db: Path, queries: int) -> dict[str, object]:
-    """Start ``kbsearch serve`` on ``db``, search and ask ``queries`` times, read its memory."""
+def questions(queries: int, distinct: bool) -> list[str]:
+    """``queries`` questions: :data:`QUERIES` in turn, or (``distinct``) each one different
+    (one of them with a word of the synthetic vocabulary: other vectors, other candidates)."""
+    if not distinct:
+        return [QUERIES[i % len(QUERIES)] for i in range(queries)]
+    step = VOCABULARY // max(queries, 1)
+    return [f"{QUERIES[i % len(QUERIES)]} w{i * step:05d}" for i in range(queries)]
+
+
+def serve(db: Path, queries: int, distinct: bool = False) -> dict[str, object]:
+    """Start ``kbsearch serve`` on ``db``, search and ask ``queries`` times (:func:`questions`),
+    read its memory."""
     port = free_port()
     command = [sys.executable, "-m", "kbsearch", "serve", "--db", str(db), "--port", str(port),
                "--time-limit", "300"]  # fmt: skip
@@ -179,9 +192,12 @@ def serve(db: Path, queries: int) -> dict[str, object]:
                     raise RuntimeError(stderr) from exc
                 time.sleep(0.5)
         first = memory(process.pid)
-        for i in range(queries):
-            get(port, "/search", q=QUERIES[i % len(QUERIES)], k=10)
-            get(port, "/ask", q=QUERIES[i % len(QUERIES)])
+        took: dict[str, list[float]] = {"/search": [], "/ask": []}
+        for question in questions(queries, distinct):
+            for path, params in (("/search", {"k": 10}), ("/ask", {})):
+                started = time.perf_counter()
+                get(port, path, q=question, **params)
+                took[path].append(time.perf_counter() - started)
         after = memory(process.pid)
         return {
             "rss_first_kb": first["VmRSS"],
@@ -190,6 +206,8 @@ def serve(db: Path, queries: int) -> dict[str, object]:
             "anon_kb": after["RssAnon"],
             "file_kb": after["RssFile"],
             "shard_kb": shard_pages(process.pid, db.parent / "edge"),
+            "search_ms_median": round(1000 * float(np.median(took["/search"])), 1),
+            "ask_ms_median": round(1000 * float(np.median(took["/ask"])), 1),
         }
     finally:
         process.terminate()
@@ -202,6 +220,7 @@ def main() -> None:
     parser.add_argument("--work", type=Path, required=True, help="Folder of the indexes.")
     parser.add_argument("--per-document", type=int, default=1000)
     parser.add_argument("--queries", type=int, default=20, help="Searches and asks each.")
+    parser.add_argument("--distinct", action="store_true", help="Every question different.")
     args = parser.parse_args()
     results = []
     for size in args.sizes:
@@ -212,7 +231,7 @@ def main() -> None:
             started = time.monotonic()
             build(db, folder / "edge", size, args.per_document)
             print(f"built {size} passages in {time.monotonic() - started:.0f} s", file=sys.stderr)
-        result = {"passages": size, **serve(db, args.queries)}
+        result = {"passages": size, **serve(db, args.queries, args.distinct)}
         results.append(result)
         print(json.dumps(result), flush=True)
     if len(results) > 1:

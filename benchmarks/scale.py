@@ -1,7 +1,8 @@
 """What the lexical route costs as the collection grows (issue 23's table), in CPU time.
 
     nice -n 10 python benchmarks/scale.py --data /work/shared/data --sizes 10000 100000 \\
-        [--work /tmp/kbscale] [--src OTHER/src ...] [--queries 200] [--replicate 10]
+        [--work /tmp/kbscale] [--src OTHER/src ...] [--queries 200] [--replicate 10] \\
+        [--only search write serve] [--check-lists]
 
 Builds (once, kept under ``--work``) collections of N passages, lexical only (``--embedder
 none``, the stem analyzer): realistic EN and FR text recombined from the BEIR corpora under
@@ -19,13 +20,19 @@ the same file:
 
 - ``cold first search``: CPU of the first lexical search after opening (public audience);
 - ``one-document write``: CPU of ``KnowledgeBase.index`` of one new Markdown file (ten
-  sections) in a process that has searched and written once before (a server's steady
-  state; the first write is printed apart), then ``first search after that write``;
+  sections) in a process that has searched the ``--queries`` and written once before (a
+  server's steady state; the first write is printed apart), then ``first search after that
+  write``, then ``searches after the writes``: p50/p95 of the queries searched before, each
+  run once at the new generation (what a server's readers pay after a write);
 - ``serve start-up``: CPU of :class:`kbsearch.service.engine.Engine` until its background
   snapshot (everything a search reads) is served, then one search through it;
 - ``peak RSS``: of the search process after the warm queries (``ru_maxrss``);
 - ``warm p50``: CPU per lexical search over ``--queries`` queries of the corpora (each run
   once before, so its postings are read), p50 and p95.
+
+With two ``--src`` and ``--check-lists``, each code base also writes every query's lexical
+hits under four settings (:data:`LISTS`), before and after a one-document write, and the
+lists are compared (ids, order, scores to 1e-9 and bit for bit).
 
 CPU time (``time.process_time``) rather than wall time: the machine is shared. Each process
 prints one JSON line; the table at the end puts the code bases side by side with ratios.
@@ -230,7 +237,8 @@ def measure_write(db: Path, queries: list[str]) -> dict[str, float]:
 
     kb = open_kb(db, embedder="none")
     public = Filters(audience="public")
-    kb.search(queries[0], route="lexical", filters=public)  # the index as a server holds it
+    for q in queries:  # the index as a server holds it: these queries' doclists read
+        kb.search(q, route="lexical", filters=public)
     folder = Path(tempfile.mkdtemp())
     out = {}
     # the first write of a process also imports the parsers and loads language profiles
@@ -252,7 +260,15 @@ def measure_write(db: Path, queries: list[str]) -> dict[str, float]:
         if not any(h.passage_id.startswith(name) for h in hits):
             raise SystemExit("the written document is not found after the write")
     shutil.rmtree(folder)
-    return out | {"first_search_after_write_ms": after}
+    # the queries searched before the writes, each the first of its terms since the writes
+    times = sorted(
+        _cpu(lambda q=q: kb.search(q, route="lexical", filters=public))[0] for q in queries
+    )
+    return out | {
+        "first_search_after_write_ms": after,
+        "after_write_p50_ms": times[len(times) // 2],
+        "after_write_p95_ms": times[int(len(times) * 0.95)],
+    }
 
 
 def measure_serve(db: Path, queries: list[str]) -> dict[str, float]:
@@ -277,7 +293,54 @@ def measure_serve(db: Path, queries: list[str]) -> dict[str, float]:
     return out
 
 
+# (audience, language, k) of each list that ``--measure lists`` writes per query
+LISTS = (("public", None, 10), ("public", None, 100), ("staff", None, 50), ("public", "fr", 20))
+
+
+def measure_lists(db: Path, queries: list[str]) -> dict[str, list]:
+    """Every query's lexical hits ``[passage_id, score]`` under each of :data:`LISTS`, before
+    and after a one-document write (the lists a code change must leave unchanged)."""
+    from kbsearch.filters import Filters
+    from kbsearch.knowledge_base import open_kb
+
+    kb = open_kb(db, embedder="none")
+
+    def lists() -> list:
+        out = []
+        for q in queries:
+            for audience, language, k in LISTS:
+                filters = Filters(audience=audience, language=language)
+                hits = kb.search(q, route="lexical", filters=filters, k=k)
+                out.append([[h.passage_id, h.score] for h in hits])
+        return out
+
+    before = lists()
+    folder = Path(tempfile.mkdtemp())
+    sections = "\n\n".join(
+        f"## Section {i}\n\nVaccine appointments and the quokka leave policy, part {i}."
+        for i in range(PER_DOCUMENT)
+    )
+    (folder / "new-policy.md").write_text(f"# A new policy\n\n{sections}\n")
+    kb.index([folder / "new-policy.md"])
+    shutil.rmtree(folder)
+    return {"before": before, "after": lists()}
+
+
+def compare_lists(a: dict[str, list], b: dict[str, list]) -> str:
+    """One line: how many lists are equal (ids and order; scores to 1e-9 and bit for bit)."""
+    lists = same = exact = 0
+    for phase in ("before", "after"):
+        for x, y in zip(a[phase], b[phase], strict=True):
+            lists += 1
+            ids = [h[0] for h in x] == [h[0] for h in y]
+            close = ids and all(abs(h[1] - g[1]) <= 1e-9 for h, g in zip(x, y, strict=True))
+            same += close
+            exact += close and all(h[1] == g[1] for h, g in zip(x, y, strict=True))
+    return f"{same}/{lists} lists equal (ids, order, scores to 1e-9), {exact} bit for bit"
+
+
 MEASURES = {"search": measure_search, "write": measure_write, "serve": measure_serve}
+EXTRA = {"lists": measure_lists}  # run by --check-lists
 
 
 def run_measure(src: str | None, name: str, collection: Path, queries: int, data: Path) -> dict:
@@ -300,6 +363,8 @@ ROWS = [
     ("first write of the process (imports, language profiles), CPU ms", "first_write_ms"),
     ("one-document write (the next), CPU ms", "write_ms"),
     ("first search after that write, CPU ms", "first_search_after_write_ms"),
+    ("searches after the writes (queries searched before), CPU p50 ms", "after_write_p50_ms"),
+    ("searches after the writes (queries searched before), CPU p95 ms", "after_write_p95_ms"),
     ("cold first search, CPU ms", "cold_first_search_ms"),
     ("serve start-up (snapshot served + 1 search), CPU ms", "serve_startup_ms"),
     ("search process peak RSS, MB", "search_peak_rss_mb"),
@@ -322,13 +387,21 @@ def main() -> None:
         default=0,
         help="build a size as this many copies of the size divided by it (replicate())",
     )
-    parser.add_argument("--measure", choices=sorted(MEASURES), help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--check-lists",
+        action="store_true",
+        help="with two --src: also compare their result lists (measure_lists)",
+    )
+    parser.add_argument(
+        "--only", nargs="*", choices=sorted(MEASURES), help="measure only these (default: all)"
+    )
+    parser.add_argument("--measure", choices=sorted(MEASURES | EXTRA), help=argparse.SUPPRESS)
     parser.add_argument("--db", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     _, all_queries = read_corpora(args.data)
     queries = random.Random(7).sample(all_queries, min(args.queries, len(all_queries)))
     if args.measure:
-        print(json.dumps(MEASURES[args.measure](args.db, queries)))
+        print(json.dumps((MEASURES | EXTRA)[args.measure](args.db, queries)))
         return
     args.work.mkdir(parents=True, exist_ok=True)
     sources = args.src or [None]
@@ -344,13 +417,22 @@ def main() -> None:
         figures = {}
         for src in sources:
             figures[src] = {}
-            for name in MEASURES:
+            for name in args.only or MEASURES:
                 figures[src] |= run_measure(src, name, collection, args.queries, args.data)
             print(json.dumps({"size": size, "src": src} | figures[src]), flush=True)
+        if args.check_lists and len(sources) == 2:
+            got = [run_measure(s, "lists", collection, args.queries, args.data) for s in sources]
+            print(
+                f"{size} passages, {args.queries} queries x {len(LISTS)} lists x before/after"
+                f" a write: {compare_lists(*got)}",
+                flush=True,
+            )
         header = " | ".join(str(s or "here") for s in sources)
         ratio = " | ratio" if len(sources) == 2 else ""
         print(f"\n{size} passages | {header}{ratio}")
         for label, key in ROWS:
+            if any(key not in figures[s] for s in sources):
+                continue
             values = [figures[s][key] for s in sources]
             cells = " | ".join(f"{v:,.1f}" for v in values)
             extra = f" | {values[1] / values[0]:.3g}" if len(values) == 2 and values[0] else ""

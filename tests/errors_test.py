@@ -56,3 +56,12 @@ def test_shown_value_cuts_a_long_value_to_a_prefix_with_its_length() -> None:
     assert shown_value("ab" * 15_000) == f"'{'ab' * 20}…' (30,000 characters)"
     assert shown_value("it's" * 20).startswith("\"it's") and '…" (80' in shown_value("it's" * 20)
     assert shown_value(10**100) == f"1{'0' * 39}… (101 characters)"
+
+
+def test_shown_names_lists_short_names_as_sent_and_cuts_the_rest() -> None:
+    from kbsearch.errors import shown_names
+
+    assert shown_names(["fusion", "rrf_k"]) == "fusion, rrf_k"
+    assert shown_names(["x" * 1_500]) == f"'{'x' * 40}…' (1,500 characters)"
+    assert shown_names(["a b ", "\x1b[2J"]) == "'a b ', '\\x1b[2J'"
+    assert shown_names([f"p{i}" for i in range(8)]) == "p0, p1, p2, p3, p4 and 3 more"

@@ -100,6 +100,17 @@ delivery.md,delivery,Delivery,1,2025-01-01,,ops,public,en,policy,md
 )
 
 
+def made_before(store: Store, table: str, copy: Path) -> None:
+    """Make ``store``'s file one written before ``table`` existed (the table dropped, the store
+    closed) and ``copy`` a copy of that file, made before any store opens it again."""
+    import sqlite3
+
+    store.database.connection.execute(f"DROP TABLE {table}")
+    store.close()
+    with sqlite3.connect(store.path) as source, sqlite3.connect(copy) as target:
+        source.backup(target)
+
+
 def pages_inventory(count: int) -> str:
     """An inventory of ``count`` public English FAQ pages ``p{i}.md`` (doc ``p{i}``, title
     ``Page {i}``, version 1, in force always)."""

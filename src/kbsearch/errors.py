@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 
 def install_hint(extra: str) -> str:
     """How to install the optional ``extra`` (an extra pyproject.toml declares), both ways:
@@ -31,6 +33,21 @@ def shown_value(value: object, limit: int = SHOWN_CHARS) -> str:
     cut = repr(text[:limit])
     head = f"{cut[:-1]}…{cut[-1]}" if isinstance(value, str) else f"{text[:limit]}…"
     return f"{head} ({len(text):,} characters)"
+
+
+SHOWN_NAMES = 5  # of the names a caller sent (unknown parameters), listed in an error message
+
+
+def shown_names(names: Sequence[str], limit: int = SHOWN_NAMES) -> str:
+    """Names a caller sent (query parameters, form fields) for an error message, comma-joined:
+    each as sent when it is printable and at most :data:`SHOWN_CHARS` long, else as
+    :func:`shown_value` shows it; the first ``limit``, then ``and N more``."""
+    shown = [
+        n if len(n) <= SHOWN_CHARS and n.isprintable() and n.strip() == n and n else shown_value(n)
+        for n in names[:limit]
+    ]
+    more = f" and {len(names) - limit} more" if len(names) > limit else ""
+    return ", ".join(shown) + more
 
 
 # the extras of pyproject.toml's [project.optional-dependencies] (tests/errors_test.py checks)

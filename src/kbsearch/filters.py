@@ -24,7 +24,7 @@ from typing import Protocol
 
 import numpy as np
 
-from .errors import InvalidArgumentError, UnknownLanguageError
+from .errors import InvalidArgumentError, UnknownLanguageError, shown_value
 
 ISO_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
 _OPEN_FROM = np.iinfo(np.int32).min
@@ -51,7 +51,9 @@ class Audience(StrEnum):
             except ValueError:
                 pass
         choices = ", ".join(a.value for a in cls)
-        raise InvalidArgumentError(f"unknown audience {value!r}; choose one of {choices}")
+        raise InvalidArgumentError(
+            f"unknown audience {shown_value(value)}; choose one of {choices}"
+        )
 
 
 AUDIENCES: tuple[str, ...] = tuple(a.value for a in Audience)
@@ -74,8 +76,8 @@ def parse_day(value: object) -> date | None:
         try:
             return date.fromisoformat(value.strip())
         except ValueError:
-            raise InvalidArgumentError(f"invalid date {value!r}: no such day") from None
-    raise InvalidArgumentError(f"malformed date {value!r}: expected YYYY-MM-DD")
+            raise InvalidArgumentError(f"invalid date {shown_value(value)}: no such day") from None
+    raise InvalidArgumentError(f"malformed date {shown_value(value)}: expected YYYY-MM-DD")
 
 
 def in_force(effective_from: date | None, effective_to: date | None, as_of: date) -> bool:
@@ -109,7 +111,7 @@ class Filters:
         if self.language is not None:
             if not isinstance(self.language, str) or not self.language.strip():
                 raise InvalidArgumentError(
-                    f"language filter must be a code such as 'en', got {self.language!r}"
+                    f"language filter must be a code such as 'en', got {shown_value(self.language)}"
                 )
             # a region tag names its language, as an indexed document's does (fr-FR is fr)
             code = re.split(r"[-_]", self.language.strip().lower(), maxsplit=1)[0]
@@ -132,10 +134,14 @@ def _doc_ids(value: object) -> tuple[str, ...] | None:
         return None
     items = (value,) if isinstance(value, str) else value
     if not isinstance(items, Iterable):
-        raise InvalidArgumentError(f"document filter must be a list of ids, got {value!r}")
+        raise InvalidArgumentError(
+            f"document filter must be a list of ids, got {shown_value(value)}"
+        )
     ids = tuple(items)
     if not ids or not all(isinstance(d, str) and d.strip() for d in ids):
-        raise InvalidArgumentError(f"document filter is empty or holds an empty id: {value!r}")
+        raise InvalidArgumentError(
+            f"document filter is empty or holds an empty id: {shown_value(value)}"
+        )
     return ids
 
 
@@ -150,7 +156,7 @@ def check_language(filters: Filters, languages: Sequence[str]) -> None:
     if filters.language is None or not languages or filters.language in languages:
         return
     raise UnknownLanguageError(
-        f"unknown language {filters.language!r}; this index holds {', '.join(languages)}"
+        f"unknown language {shown_value(filters.language)}; this index holds {', '.join(languages)}"
     )
 
 

@@ -145,6 +145,21 @@ class KnowledgeBase:
                                ingest_limits or self.ingest_limits)  # fmt: skip
         return self.indexing.index(paths, options)
 
+    def delete(
+        self, doc_id: str, version: str | None = None, *, audience: str = "staff"
+    ) -> list[str]:
+        """Remove document ``doc_id`` (one ``version``, or every version ``audience`` sees)
+        from the index, its Qdrant copy and the upload store
+        (:meth:`kbsearch.facade.indexing.Indexing.delete`); the versions removed.
+
+        Raises:
+            DocumentNotFoundError: none visible to ``audience`` (missing and hidden alike),
+                or no such version.
+            ReadOnlyIndexError, StorageError: the file cannot be written.
+            PartialWriteError: SQLite is written, the Qdrant copy is not (``kbsearch sync``).
+        """
+        return self.indexing.delete(doc_id, version, audience)
+
     # -- contents (kbsearch.facade.contents) ---------------------------------------------------
 
     @property

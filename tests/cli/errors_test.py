@@ -34,6 +34,7 @@ def library_error_cases(tmp: Path) -> dict[str, list[str]]:
         "inventory": ["inventory", "--db", missing],
         "stats": ["stats", "--db", missing],
         "backup": ["backup", str(tmp / "copy.db"), "--db", missing],
+        "delete": ["delete", "returns", "--db", missing],
         "eval": ["eval", BEIR, "--db", missing, "--routes", "lexical"],
         "bench": ["bench", BEIR, "--db", str(tmp / "b.db"), "--embedder", "no-such-embedder"],
         "compare": ["compare", str(qrels), str(bad_run), "--qrels", str(qrels)],
@@ -46,8 +47,8 @@ def library_error_cases(tmp: Path) -> dict[str, list[str]]:
 
 
 COMMANDS = [
-    "index", "search", "ask", "explain", "show", "inventory", "stats", "backup", "eval", "bench",
-    "compare", "demo", "serve", "mcp", "verify", "sync",
+    "index", "search", "ask", "explain", "show", "inventory", "stats", "backup", "delete", "eval",
+    "bench", "compare", "demo", "serve", "mcp", "verify", "sync",
 ]  # fmt: skip
 
 

@@ -18,7 +18,7 @@ from support import FakeEmbedder
 import kbsearch
 from kbsearch.embedders.base import check_token_limit
 from kbsearch.errors import EmbeddingError
-from kbsearch.index.writer import EMBED_BATCH
+from kbsearch.index.writer import CACHE_BATCH, EMBED_BATCH
 from kbsearch.ingest.limits import IngestLimits
 from kbsearch.records import Filters
 
@@ -82,14 +82,15 @@ def test_a_document_over_max_passages_is_refused_before_any_is_embedded(tmp_path
 
 
 def test_the_time_budget_stops_a_document_between_embedding_steps(tmp_path: Path) -> None:
-    """Every embedding step takes 10 s on the injected clock; with ``max_seconds`` 25 the
-    document is refused before its 4th step (of 5), and the old version stays."""
+    """Every embedding step takes 10 s on the injected clock (two embedder calls of
+    ``CACHE_BATCH`` passages, 5 s each); with ``max_seconds`` 25 the document is refused
+    before its 4th step (of 5), and the old version stays."""
     docs = tmp_path / "docs"
     docs.mkdir()
     manual = docs / "manual.md"
     manual.write_text(_sections(3), encoding="utf-8")
     clock = Clock()
-    embedder = SlowEmbedder(clock, seconds=10)
+    embedder = SlowEmbedder(clock, seconds=5)
     limits = IngestLimits(max_seconds=25, clock=clock)
     with kbsearch.open_kb(tmp_path / "kb.db", create=True, embedder=embedder) as kb:
         assert kb.index([docs], ingest_limits=limits).added == 1
@@ -102,7 +103,8 @@ def test_the_time_budget_stops_a_document_between_embedding_steps(tmp_path: Path
             "refused: it took over 25 s to embed this document (max_seconds)"
             in (report.failed[0][1])
         )
-        assert embedder.batches == [EMBED_BATCH] * 3  # stopped where the time went
+        assert EMBED_BATCH == 2 * CACHE_BATCH
+        assert embedder.batches == [CACHE_BATCH] * 6  # stopped where the time went
         assert _state(kb) == before
         assert kb.search("keep the receipt", k=50, filters=STAFF, route="lexical")
 

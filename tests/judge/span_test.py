@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from kbsearch.judge.answer import content_terms
-from kbsearch.judge.span import Candidate, asked_heading, choose_span
+from kbsearch.judge.span import Candidate, asked_heading, choose_span, joined
+from kbsearch.text.sentences import sentences
 
 
 def _terms(text: str) -> frozenset[str]:
@@ -214,3 +215,61 @@ def test_a_paragraph_of_five_hundred_characters_answers_whole() -> None:
     assert 400 < len(text) - body <= 550
     span = _span([Candidate(text, body)], _words("phelp", "medal", "olymp"))
     assert span == text[body:]
+
+
+def _filler() -> str:
+    return " ".join(["The shop sells garden tools and seeds all year round."] * 10)
+
+
+def test_a_word_of_the_heading_weighs_less_than_what_is_asked_about_it() -> None:
+    # "how many medals did Phelps win": "Phelps" is the paragraph's topic (its title), the
+    # sentence holding "medals" answers, though the other one is longer (TOPIC_WEIGHT)
+    text = (
+        "Phelps\n\nPhelps trained in Baltimore with the same coach for twenty years.\n\n"
+        f"He won 28 medals.\n\n{_filler()}"
+    )
+    body = text.index("Phelps trained")
+    assert _span([Candidate(text, body)], _words("phelp", "medal")) == "He won 28 medals."
+
+
+def test_a_question_asking_when_prefers_the_sentence_holding_a_date() -> None:
+    # both sentences hold the question's words; only the second holds a date, the first a
+    # number (DATE_BONUS over NUMBER_BONUS)
+    text = f"The store opened 2 new floors.\n\nThe store first opened in March.\n\n{_filler()}"
+    words = _words("store", "open")
+    span = choose_span([Candidate(text, 0)], words, (1.0, 1.0), _terms, "When did it open?")
+    assert span is not None
+    assert text[span.start : span.end] == "The store first opened in March."
+
+
+def test_a_span_is_never_cut_inside_an_abbreviation() -> None:
+    # sentencex breaks "av. J.-C. au maximum" after "J." and "-C.": those are no sentences
+    text = (
+        "Les invasions marquent le début de la période. Le submycénien commence en 1200 av."
+        f" J.-C. au maximum et s'étend jusque vers 1015.\n\n{_filler()}"
+    )
+    pieces = [(s.start, s.end) for s in sentences(text, "fr")]
+    assert [text[s:e] for s, e in pieces[1:4]] == [
+        "Le submycénien commence en 1200 av. J.", "-C.", "au maximum et s'étend jusque vers 1015."
+    ]  # fmt: skip
+    assert [text[s:e] for s, e in joined(text, pieces)][:2] == [
+        "Les invasions marquent le début de la période.",
+        "Le submycénien commence en 1200 av. J.-C. au maximum et s'étend jusque vers 1015.",
+    ]
+    words = _words("invas", "period", "submycénien")
+    span = choose_span([Candidate(text, 0, language="fr")], words, (1.0,) * 3, _terms)
+    assert span is not None and text[span.start : span.end].endswith("vers 1015.")
+
+
+def test_a_joined_sentence_keeps_the_vectors_of_its_pieces() -> None:
+    # sentence vectors are looked up by the segmenter's offsets: the pieces of a sentence cut
+    # after "av. J." count for the sentence they are joined into
+    first_sentence = "Rome was founded in 753 av. J.-C. by the twins."
+    text = f"{first_sentence}\n\nThe town was founded anew.\n\n{_filler()}"
+    pieces = [(s.start, s.end) for s in sentences(text, "fr")]
+    first = (0, len(first_sentence))
+    assert len(joined(text, pieces)) == len(pieces) - 2 and joined(text, pieces)[0] == first
+    cosines = {p: 0.70 for p in pieces} | {pieces[0]: 0.90, pieces[3]: 0.80}
+    candidate = Candidate(text, 0, language="fr", sentence_cosines=cosines)
+    span = choose_span([candidate], _words("found"), (1.0,), _terms)
+    assert span is not None and (span.start, span.end) == first

@@ -47,16 +47,20 @@ class Gate:
 
         monkeypatch.setattr(TermIndex, "__init__", gated)
         if strict:  # the abstention stage's cosine background: built with the snapshot too
-            background = Background.of
+            for name in ("of", "of_moments"):
+                monkeypatch.setattr(Background, name, staticmethod(self._checked(name)))
 
-            def checked(*args: Any, **kwargs: Any) -> Background:
-                name = threading.current_thread().name
-                if name != "kbsearch-snapshot":
-                    self.inline.append(name)
-                    raise AssertionError(f"a search computed a cosine background on {name}")
-                return background(*args, **kwargs)
+    def _checked(self, method: str) -> Callable[..., Background]:
+        background = getattr(Background, method)
 
-            monkeypatch.setattr(Background, "of", staticmethod(checked))
+        def checked(*args: Any, **kwargs: Any) -> Background:
+            name = threading.current_thread().name
+            if name != "kbsearch-snapshot":
+                self.inline.append(name)
+                raise AssertionError(f"a search computed a cosine background on {name}")
+            return background(*args, **kwargs)  # type: ignore[no-any-return]
+
+        return checked
 
 
 @pytest.fixture

@@ -11,6 +11,8 @@ import sqlite3
 from collections import Counter
 from pathlib import Path
 
+from support import made_before
+
 from kbsearch.records import Document, Passage
 from kbsearch.store import Store
 
@@ -137,11 +139,8 @@ def test_a_file_made_before_the_counts_gets_them_on_open(tmp_path: Path) -> None
     store = Store(path, create=True)
     for _ in range(30):
         write(store, rng)
-    store.database.connection.execute("DROP TABLE collection_counts")
-    store.close()
     old = tmp_path / "old.db"
-    with sqlite3.connect(path) as source, sqlite3.connect(old) as copy:
-        source.backup(copy)  # the file as it was, before a Store opens it
+    made_before(store, "collection_counts", old)
     reopened = Store(path)
     for audience in ("public", "staff"):
         assert kept(reopened, audience) == reference(reopened.database.connection, audience)

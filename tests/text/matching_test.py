@@ -61,3 +61,30 @@ def test_match_spans_equal_the_reference_on_any_text(text: str, query: str) -> N
     for languages in (("en",), ("fr", "en")):
         expected = per_token_matches(text, query, languages)
         assert match_spans(text, query_keys(query, languages), languages) == expected
+
+
+def test_new_query_words_do_not_fill_the_passage_word_cache() -> None:
+    """A server that sees every query text new (a counter word each) keeps no entry per query
+    word in the cache of passage words' keys: it grew ~40 MB over 10 minutes so."""
+    before = _keys.cache_info().currsize
+    for i in range(200):
+        assert query_keys(f"parcel refund zq{i}x", ["en", "fr"])
+    assert _keys.cache_info().currsize == before
+
+
+def test_every_cache_keyed_by_query_holds_as_many_queries_as_the_vector_cache() -> None:
+    """Each cache of a query's analyses holds :data:`QUERY_CACHE` queries, as many as the
+    query vectors: ~7 KB a query in all, so a server that sees only new texts levels off."""
+    from kbsearch.retrieve import crosslang, encoder
+    from kbsearch.text import analysis, matching
+    from kbsearch.text.analysis import QUERY_CACHE
+
+    caches = [
+        analysis._query_terms,
+        analysis._word_terms,
+        matching._query_keys,
+        crosslang.query_language,
+        crosslang._detected,
+    ]
+    assert {c.cache_parameters()["maxsize"] for c in caches} == {QUERY_CACHE}
+    assert encoder.CACHE_SIZE == QUERY_CACHE

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from ..errors import BackendUnavailableError, install_hint
+from ..errors import BackendUnavailableError, PartialWriteError, install_hint
 from ..retrieve.backend import Backend
 from ..retrieve.dense import DenseIndex
 from ..retrieve.lexical.impact import ImpactIndex
@@ -61,13 +61,21 @@ class LocalIndexes(Backend, Protocol):
 @contextmanager
 def mirrored(backend: Backend) -> Iterator[None]:
     """Around an indexing run that writes SQLite: a :class:`Mirrored` backend records its
-    target before and syncs its copy after (a failure there raises
-    :class:`~kbsearch.errors.PartialWriteError`; SQLite is complete)."""
+    target before and syncs its copy after (a failure there, Qdrant unreachable included,
+    raises :class:`~kbsearch.errors.PartialWriteError`; SQLite is complete)."""
     if isinstance(backend, Mirrored):
         backend.record()
     yield
     if isinstance(backend, Mirrored):
-        backend.sync()
+        try:
+            backend.sync()
+        except PartialWriteError:
+            raise
+        except BackendUnavailableError as exc:  # SQLite is written: only the copy lags
+            raise PartialWriteError(
+                f"the index is written, its Qdrant copy is not: {exc}; run `kbsearch sync`"
+                " once Qdrant answers"
+            ) from exc
 
 
 def close_backend(backend: Backend) -> None:

@@ -22,11 +22,11 @@ import numpy as np
 from ..errors import StaleSnapshot, StorageError
 from ..filters import Audience, Filters
 from ..index.headings import HeadingIndex, title_counts
-from ..judge.evidence import BackgroundCache
 from ..records import Document, Passage
 from ..retrieve.backend import Background, TitleCounts
 from ..retrieve.dense import DenseIndex
 from ..retrieve.lexical.bm25 import BM25Explanation, explain_bm25
+from ..retrieve.lexical.doclists import Doclists
 from ..retrieve.lexical.impact import ImpactIndex
 from ..retrieve.lexical.postings import RowTable, TermIndex
 from ..retrieve.lexical.query_terms import QueryTerms
@@ -65,8 +65,8 @@ class SqliteBackend:
         self._snapshot: Snapshot | None = None
         self._lock = threading.Lock()
         self._local = threading.local()
-        self._backgrounds = BackgroundCache()
         self._rows = RowTable()  # the passage rows lexical searches touched, every generation
+        self._doclists = Doclists()  # the term doclists lexical searches read, every generation
         self._dense: dict[int, DenseIndex] = {}  # dim -> the newest dense index built
 
     # -- writes ---------------------------------------------------------------------------
@@ -170,7 +170,9 @@ class SqliteBackend:
             generation = self.store.database.generation()
             read = self._reader(generation)
             languages = self.store.documents.languages(audience)
-            return TermIndex(self.store, audience, generation, read, self._rows, languages)
+            return TermIndex(
+                self.store, audience, generation, read, self._rows, languages, self._doclists
+            )
 
         return self._part(("terms", table), load)
 
@@ -315,13 +317,17 @@ class SqliteBackend:
         return self._lexical(audience, run)
 
     def background(self, audience: str) -> Background:
-        """From the float32 vectors of the dense index's live rows (read from the file once
-        per generation: O(passages x dim^2))."""
+        """From the audience's vector moments, kept by every write
+        (:mod:`kbsearch.store.moments`): O(dim^2) once per generation, no vector read."""
         settings = self.store.database.index_settings()
-        index = self.dense_index(settings.dim if settings is not None else 0)
+        dim = settings.dim if settings is not None else 0
         staff = audience == Audience.STAFF
-        rows = None if staff else np.flatnonzero(index.public)
-        return self._backgrounds.get(index.generation, staff, lambda: index.vectors(rows))
+
+        def load() -> Background:
+            moments = self.store.moments.of(audience, dim)
+            return Background.of_moments(moments, self.store.database.generation())
+
+        return self._part(("background", staff), load)
 
     def documents(self, keys: Iterable[tuple[str, str]]) -> dict[tuple[str, str], Document]:
         """Kept in the snapshot's parts (up to ``_DOCUMENT_CACHE`` documents, then started

@@ -1,6 +1,6 @@
-"""``kbsearch inventory``, ``stats`` and ``backup``: thin wrappers over
-:meth:`KnowledgeBase.documents`, :meth:`KnowledgeBase.stats` and
-:func:`kbsearch.tasks.workflows.backup`."""
+"""``kbsearch inventory``, ``stats``, ``delete`` and ``backup``: thin wrappers over
+:meth:`KnowledgeBase.documents`, :meth:`KnowledgeBase.stats`, :meth:`KnowledgeBase.delete`
+and :func:`kbsearch.tasks.workflows.backup`."""
 
 from __future__ import annotations
 
@@ -62,6 +62,18 @@ def stats_command(db: str, as_json: bool) -> None:
         return
     for key, value in values.items():
         click.echo(f"{key}: {value}")
+
+
+@click.command("delete")
+@click.argument("doc_id")
+@db_option
+@click.option("--version", "version", help="Remove this version only (default: every one).")
+def delete_command(doc_id: str, db: str, version: str | None) -> None:
+    """Remove document DOC_ID (every version, or --version) from the index, its Qdrant copy
+    and the upload store, each version in one transaction."""
+    with open_kb(db) as kb:
+        removed = kb.delete(doc_id, version)
+    click.echo(f"deleted {doc_id} v{', v'.join(removed)}")
 
 
 @click.command("backup")

@@ -11,16 +11,19 @@ filter naming a language the index does not hold
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from typing import IO, Any
 
 import click
 
 from kbsearch.errors import (
+    SHOWN_CHARS,
     KbsearchError,
     NoVectorsError,
     OptionConflictError,
     UnknownLanguageError,
+    shown_value,
 )
 
 LIBRARY_ERROR = 1
@@ -29,8 +32,20 @@ USAGE_ERROR = 2  # what click.UsageError exits with
 _SHOWS_HELP = getattr(click.exceptions, "NoArgsIsHelpError", ())
 
 
+# a value click quotes in its own message ("Invalid value for '--k': 'VALUE' is not ...")
+# (opened after a space, a parenthesis or the start, closed before one or a punctuation mark)
+_LONG_QUOTED = re.compile(f"(?<![^\\s(])'([^']{{{SHOWN_CHARS + 1},}})'(?=[\\s.,;:)]|$)")
+
+
 def one_line(text: str) -> str:
     return " ".join(text.split())
+
+
+def cut_quoted(text: str) -> str:
+    """``text`` with each quoted value over :data:`~kbsearch.errors.SHOWN_CHARS` characters
+    cut as :func:`~kbsearch.errors.shown_value` cuts one (click quotes the value it refuses
+    whole)."""
+    return _LONG_QUOTED.sub(lambda m: shown_value(m.group(1)), text)
 
 
 def report(error: KbsearchError) -> None:
@@ -57,7 +72,7 @@ def usage_error(
         text, where = error.format_message(), (error.ctx or ctx).command_path
     else:  # raised by the library while the subcommand ran
         text, where = str(error), " ".join(filter(None, (ctx.command_path, ctx.invoked_subcommand)))
-    return OneLineUsageError(f"{one_line(text).rstrip('.')} (see '{where} --help')")
+    return OneLineUsageError(f"{cut_quoted(one_line(text)).rstrip('.')} (see '{where} --help')")
 
 
 class Group(click.Group):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import click
 
-from .admin import backup_command, inventory_command, stats_command
+from .admin import backup_command, delete_command, inventory_command, stats_command
 from .ask import ask_command
 from .compare import compare_command
 from .demo import demo_command
@@ -25,6 +25,7 @@ COMMANDS: tuple[click.Command, ...] = (
     show_command,
     inventory_command,
     stats_command,
+    delete_command,
     backup_command,
     eval_command,
     bench_command,

@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 import click
 from click.core import ParameterSource
 
-from kbsearch.errors import InvalidArgumentError
+from kbsearch.errors import InvalidArgumentError, shown_value
 from kbsearch.filters import AUDIENCES, parse_day
 from kbsearch.fuse.methods import DEFAULT_FUSION, SCORE_FUSIONS, fusion_names, parse_fusion
 from kbsearch.fuse.rrf import DEFAULT_RRF_K
@@ -36,11 +36,13 @@ def _routes(text: str) -> tuple[str, ...]:
     if not routes or any(base_route(r)[0] not in ROUTES for r in routes):
         raise InvalidArgumentError(
             f"routes are a comma list of {', '.join(ROUTES)}, each optionally with"
-            f" {RERANKED} (hybrid{RERANKED}), got {text!r}"
+            f" {RERANKED} (hybrid{RERANKED}), got {shown_value(text)}"
         )
     twice = [r for r in dict.fromkeys(routes) if routes.count(r) > 1]
     if twice:
-        raise InvalidArgumentError(f"route {twice[0]!r} is listed twice in {text!r}")
+        raise InvalidArgumentError(
+            f"route {shown_value(twice[0])} is listed twice in {shown_value(text)}"
+        )
     return routes
 
 
@@ -148,7 +150,9 @@ class NumberRange(click.FloatRange):
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         number = super().convert(value, param, ctx)
         if number != number:  # NaN
-            self.fail(f"{value!r} is not a number in {self._describe_range()}.", param, ctx)
+            self.fail(
+                f"{shown_value(value)} is not a number in {self._describe_range()}.", param, ctx
+            )
         return number
 
 

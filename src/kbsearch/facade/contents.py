@@ -9,7 +9,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ..errors import PassageNotFoundError
+from ..errors import PassageNotFoundError, shown_value
 from ..filters import Audience, Filters
 from ..present.sources import public_root_of, shown_source, uploads_folder
 from ..records import DEFAULT_AUDIENCE, Document, Hit, Passage
@@ -40,7 +40,7 @@ class Contents:
         """
         audience = Audience.parse(audience)
         if not isinstance(passage_id, str) or not is_text(passage_id):
-            raise PassageNotFoundError(f"no passage {passage_id!r} for this audience")
+            raise PassageNotFoundError(f"no passage {shown_value(passage_id)} for this audience")
         row = self.store.passages.rows([passage_id]).get(passage_id)
         if row is None or (audience != Audience.STAFF and row.access != "public"):
             raise self.not_found(passage_id, audience)
@@ -62,10 +62,12 @@ class Contents:
         document it can see, the error says so and lists the passage ids (issue 14 item 14)."""
         ids = [p.passage_id for p in self.document_passages(passage_id, audience)]
         if not ids:
-            return PassageNotFoundError(f"no passage {passage_id!r} for this audience{what}")
+            return PassageNotFoundError(
+                f"no passage {shown_value(passage_id)} for this audience{what}"
+            )
         more = f" and {len(ids) - SHOWN_IDS} more" if len(ids) > SHOWN_IDS else ""
         return PassageNotFoundError(
-            f"{passage_id!r} is a document id, not a passage id; its passages: "
+            f"{shown_value(passage_id)} is a document id, not a passage id; its passages: "
             f"{', '.join(ids[:SHOWN_IDS])}{more}"
         )
 
@@ -79,7 +81,7 @@ class Contents:
             row = self.backend.passages([passage_id], unfiltered).get(passage_id)
             if row is not None:
                 return PassageNotFoundError(
-                    f"passage {passage_id!r} is in {row.language}: the language filter"
+                    f"passage {shown_value(passage_id)} is in {row.language}: the language filter"
                     f" ({filters.language}) leaves it out"
                 )
         return self.not_found(passage_id, filters.audience, dated_message(filters))

@@ -1,6 +1,6 @@
 """The facade's indexing part: :meth:`KnowledgeBase.index <kbsearch.knowledge_base.
-KnowledgeBase.index>` (:class:`~kbsearch.knowledge_base.KnowledgeBase` holds one and hands
-the call to it)."""
+KnowledgeBase.index>` and :meth:`~kbsearch.knowledge_base.KnowledgeBase.delete`
+(:class:`~kbsearch.knowledge_base.KnowledgeBase` holds one and hands the calls to it)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from ..backends.factory import LocalIndexes, mirrored
-from ..errors import InvalidArgumentError, ReadOnlyIndexError
-from ..filters import AUDIENCES
+from ..errors import DocumentNotFoundError, InvalidArgumentError, ReadOnlyIndexError, shown_value
+from ..filters import AUDIENCES, Audience
 from ..index.embedder_slot import EmbedderSlot
 from ..index.indexer import IndexReport, expand_paths, load_inventory
 from ..index.run import plan_settings, reembed_into_copy, run_index
@@ -63,16 +63,52 @@ class Indexing:
         self.backend = backend
         self._embedders = embedders
 
-    def index(self, paths: Sequence[str | Path], o: IndexOptions) -> IndexReport:
-        """Index ``paths`` with the options ``o``: :meth:`kbsearch.knowledge_base.KnowledgeBase.
-        index`."""
-        if o.default_access is not None and o.default_access not in AUDIENCES:
-            raise InvalidArgumentError(f"unknown access label {o.default_access!r}")
+    def delete(self, doc_id: str, version: str | None, audience: str) -> list[str]:
+        """Remove ``doc_id`` (``version``, or every version) as ``audience`` sees it, each
+        version in one transaction through the backend (a Qdrant copy loses the version's
+        points, then is synced: the others are re-weighted if the average length moved), then
+        its uploaded file (:mod:`kbsearch.store.upload_files`); the versions removed, sorted.
+
+        Raises:
+            DocumentNotFoundError: no such document, or none visible to ``audience`` (one
+                message for missing and hidden); or no such version of one it sees.
+            ReadOnlyIndexError: the file is read-only.
+            StorageError: the index or the upload store cannot be written.
+            PartialWriteError: SQLite no longer holds a version but Qdrant failed
+                (``kbsearch sync`` repairs).
+        """
+        staff = Audience.parse(audience) == Audience.STAFF
+        found = self.store.documents.about([doc_id], []) if isinstance(doc_id, str) else {}
+        seen = sorted(v for (_, v), d in found.items() if staff or d.document.access == "public")
+        if not seen:
+            raise DocumentNotFoundError(f"no document {shown_value(doc_id)} for this audience")
+        versions = [v for v in seen if version in (None, v)]
+        if not versions:
+            raise DocumentNotFoundError(
+                f"document {shown_value(doc_id)} has no version {shown_value(version)}"
+            )
+        self._writable()
+        files = UploadFiles(uploads_folder(self.store.path))
+        with mirrored(self.backend):  # SQLite first, each version; a Qdrant copy is synced after
+            for v in versions:  # the index first, then the uploaded file (in step through a crash)
+                with files.removing(self.store.documents, doc_id, v):
+                    self.backend.delete_document(doc_id, v)
+        return versions
+
+    def _writable(self) -> None:
+        """Raises ReadOnlyIndexError when the file cannot be written."""
         if self.store.database.read_only:
             raise ReadOnlyIndexError(
                 f"{self.store.path} is read-only; it can be searched, but indexing needs write"
                 f" access (chmod u+w {self.store.path})"
             )
+
+    def index(self, paths: Sequence[str | Path], o: IndexOptions) -> IndexReport:
+        """Index ``paths`` with the options ``o``: :meth:`kbsearch.knowledge_base.KnowledgeBase.
+        index`."""
+        if o.default_access is not None and o.default_access not in AUDIENCES:
+            raise InvalidArgumentError(f"unknown access label {shown_value(o.default_access)}")
+        self._writable()
         # an upload a crash cut short is finished or undone before anything else is written
         UploadFiles(uploads_folder(self.store.path)).recover(self.store.documents)
         current = self.store.database.index_settings()

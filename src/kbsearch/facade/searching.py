@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import cast
 
-from ..errors import NoVectorsError, PassageNotFoundError
+from ..errors import NoVectorsError, PassageNotFoundError, shown_value
 from ..filters import Filters, check_language
 from ..judge.abstention import AbstentionStage, Assessment
 from ..judge.answer import Answer, QuestionTerms, compose
@@ -145,7 +145,9 @@ class Searching:
         filters = request.filters
         if not isinstance(passage_id, str) or not is_text(passage_id):
             dated = dated_message(filters)
-            raise PassageNotFoundError(f"no passage {passage_id!r} for this audience{dated}")
+            raise PassageNotFoundError(
+                f"no passage {shown_value(passage_id)} for this audience{dated}"
+            )
         dense = self.routes["dense"].available()
         with self.store.database.read_transaction():  # the passage and the run from one state
             audience = str(filters.audience)

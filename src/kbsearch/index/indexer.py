@@ -21,7 +21,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import asdict, replace
 from pathlib import Path
 
-from ..errors import IngestError, InvalidArgumentError, InventoryError, KbsearchError
+from ..errors import IngestError, InvalidArgumentError, InventoryError, KbsearchError, shown_value
 from ..ingest import parse_file
 from ..ingest.conflicts import ResolvedDocument, refuse_claims, refuse_overlaps
 from ..ingest.discovery import discover, nothing_indexable
@@ -120,7 +120,7 @@ class Indexer:
         label = requested or remembered or DEFAULT_ACCESS
         if label not in ACCESS_LABELS:
             raise InvalidArgumentError(
-                f"unknown access label {label!r} (expected {' or '.join(ACCESS_LABELS)})"
+                f"unknown access label {shown_value(label)} (expected {' or '.join(ACCESS_LABELS)})"
             )
         if requested and requested != remembered:
             with self.store.database.transaction():

@@ -31,6 +31,9 @@ from .chunking import make_passages
 from .report import IndexReport, Settings
 
 EMBED_BATCH = 64
+# new vectors are cached (committed) this many at a time: what a Ctrl-C or a crash during an
+# embedding step loses, and what a re-run computes again (the ONNX embedder's own batch size)
+CACHE_BATCH = 32
 
 
 def text_hash(text: str) -> str:
@@ -208,22 +211,22 @@ class DocumentWriter:
                 self.report.added += 1
 
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
-        """Passage vectors for ``texts``, from the cache where possible; new vectors are
-        cached (and committed) as soon as they are computed."""
+        """Passage vectors for ``texts`` (shape ``(len(texts), dim)``), from the cache where
+        possible; new vectors are computed and cached (committed) :data:`CACHE_BATCH` at a
+        time, so an interrupted run keeps all but the last batch it was computing."""
         assert self.embedder is not None
         embedder = self.embedder
         hashes = [text_hash(t) for t in texts]
         cached = self.store.vectors.cached(embedder.name, "passage", hashes)
         missing = list(dict.fromkeys(h for h in hashes if h not in cached))
-        if missing:
-            by_hash = dict(zip(hashes, texts, strict=True))
-            fresh = embedder.encode_passages([by_hash[h] for h in missing])
-            self.store.vectors.cache(
-                embedder.name, "passage", dict(zip(missing, fresh, strict=True))
-            )
-            self.report.embedded += len(missing)
+        by_hash = dict(zip(hashes, texts, strict=True))
+        for start in range(0, len(missing), CACHE_BATCH):
+            batch = missing[start : start + CACHE_BATCH]
+            fresh = embedder.encode_passages([by_hash[h] for h in batch])
+            self.store.vectors.cache(embedder.name, "passage", dict(zip(batch, fresh, strict=True)))
+            self.report.embedded += len(batch)
             cached.update(
-                {h: v.astype(np.float32).tobytes() for h, v in zip(missing, fresh, strict=True)}
+                {h: v.astype(np.float32).tobytes() for h, v in zip(batch, fresh, strict=True)}
             )
         out = np.frombuffer(b"".join(cached[h] for h in hashes), dtype=np.float32)
         return out.reshape(len(texts), embedder.dim)

@@ -16,7 +16,7 @@ from pathlib import Path, PurePath
 
 import yaml
 
-from kbsearch.errors import IngestError, InvalidArgumentError
+from kbsearch.errors import IngestError, InvalidArgumentError, shown_value
 from kbsearch.filters import parse_day
 from kbsearch.ingest.inventory import InventoryRow, period_text
 from kbsearch.records import Document, ParsedDocument
@@ -40,7 +40,9 @@ def normalize_language(value: str, where: str = "language") -> str:
     """
     code = re.split(r"[-_]", value.strip().lower(), maxsplit=1)[0]
     if not _LANGUAGE.match(code):
-        raise InvalidArgumentError(f"{where} {value!r} is not an ISO 639-1 code such as en or fr")
+        raise InvalidArgumentError(
+            f"{where} {shown_value(value)} is not an ISO 639-1 code such as en or fr"
+        )
     return code
 
 
@@ -62,7 +64,7 @@ def known_language(
         code = ""
     if code not in KNOWN_LANGUAGES:
         raise InvalidArgumentError(
-            f"unsupported {where} {value!r}; leave it out {absent}, or give"
+            f"unsupported {where} {shown_value(value)}; leave it out {absent}, or give"
             f" one of {', '.join(sorted(KNOWN_LANGUAGES))}"
         )
     return code
@@ -100,9 +102,9 @@ def check_identifier(value: str, what: str) -> str:
     if bad:
         shown = ", ".join(repr(ch) for ch in bad)
         raise IngestError(
-            f"{what} {value!r} contains {shown}, which passage ids (doc_id@vVERSION#section) "
-            "reserve; rename the file or set another doc_id/version in the front matter or "
-            "the inventory"
+            f"{what} {shown_value(value)} contains {shown}, which passage ids"
+            " (doc_id@vVERSION#section) reserve; rename the file or set another doc_id/version"
+            " in the front matter or the inventory"
         )
     return value
 
@@ -152,7 +154,7 @@ def parse_date(value: object, name: str = "date") -> date | None:
         return parse_day(str(value).strip())
     except InvalidArgumentError as exc:
         raise IngestError(
-            f"{name}: malformed date {value!r} (expected an existing day YYYY-MM-DD)"
+            f"{name}: malformed date {shown_value(value)} (expected an existing day YYYY-MM-DD)"
         ) from exc
 
 

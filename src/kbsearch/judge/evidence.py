@@ -6,14 +6,13 @@ terms' IDF and presence in each route's top passage (the audience's lexical stat
 :meth:`~kbsearch.retrieve.backend.Backend.term_presence`, so the statistics are those of the
 audience's FTS5 table) and the query's cosine background over the collection
 (:meth:`~kbsearch.retrieve.backend.Backend.background`: the passage vectors' mean and covariance,
-once per index generation). It asks the backend only, never for a whole table: each backend
-answers in its own way (the embedded one from its in-memory indexes, Qdrant's from collection
-statistics and the rows of the passages named).
+from the moments each write keeps, :mod:`kbsearch.store.moments`). It asks the backend only,
+never for a whole table: each backend answers in its own way (the embedded one from its
+in-memory indexes, Qdrant's from collection statistics and the rows of the passages named).
 """
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -220,36 +219,6 @@ def centralities(
     if len(found) < len(ids):
         return ()
     return tuple(found[p] * norm for p in ids)
-
-
-class BackgroundCache:
-    """The :class:`Background` of an index's vectors per audience, recomputed when the index
-    generation changes (a backend's own cache: the embedded one computes it from its dense
-    matrix). A public search's background is computed over public passages only, as its BM25
-    statistics are, so staff-only text cannot move a public confidence."""
-
-    GENERATIONS = 2  # kept: the one served and the one a server builds in the background
-
-    def __init__(self) -> None:
-        self._backgrounds: dict[tuple[int, bool], Background] = {}
-        self._lock = threading.Lock()
-
-    def get(self, generation: int, staff: bool, vectors: Callable[[], np.ndarray]) -> Background:
-        """The background of generation ``generation`` for a staff (``staff``) or public
-        audience, computed from ``vectors()`` (shape ``(n, dim)``: the passages it may see;
-        O(passages x dim^2) the first time for a generation; a server computes it while
-        building the generation's snapshot)."""
-        key = (generation, staff)
-        found = self._backgrounds.get(key)
-        if found is None:
-            found = Background.of(vectors(), generation)
-            with self._lock:
-                self._backgrounds[key] = found
-                newest = sorted({g for g, _ in self._backgrounds}, reverse=True)
-                for old in newest[self.GENERATIONS :]:
-                    self._backgrounds.pop((old, False), None)
-                    self._backgrounds.pop((old, True), None)
-        return found
 
 
 def collect(

@@ -15,15 +15,20 @@ scores
     score(s) = local(s) + DENSE_WEIGHT * (cos(p) - cos(p1)) - RANK_WEIGHT * (r - 1)
                + LENGTH_BONUS * len(s) / SPAN_WIDTH
                + NUMBER_BONUS * [the question asks for a number and s holds a digit]
+               + DATE_BONUS * [the question asks when and s holds a date]
                + SENTENCE_WEIGHT * (max cos(sentence of s) - max cos(any sentence))
                + LEAD_WEIGHT * heading(p) * [s opens the body]
 
 ``local(s)``: the share of the question's content words the span holds, each weighted by its
 IDF and by how few of the passage's sentences hold it (:func:`local_weights`; words matched on
 their stems, as the abstention evidence matches them; a table row holds its header row's
-words too, :func:`table_headers`); ``cos(p)``: the passage's cosine to the question (the dense
+words too, :func:`table_headers`; a word of the passage's title or headings, the topic the
+question is asked about rather than what it asks, weighs :data:`TOPIC_WEIGHT` of its
+weight, :func:`topic_weights`); ``cos(p)``: the passage's cosine to the question (the dense
 route's), ``cos(p1)`` the first passage's; "asks for a number": "how much/many/long", "when",
-"combien", "quand", "quelle année"... (:data:`NUMBER_QUESTION`); the last term only when the
+"combien", "quand", "quelle année"... (:data:`NUMBER_QUESTION`); "asks when": "when",
+"what year", "quand", "en quelle année"... (:data:`DATE_QUESTION`), "a date": a year of
+four digits, a month's name (not "may") or a century (:data:`DATE`); the last term only when the
 sentences' own vectors are at hand (``Candidate.sentence_cosines``, e.g. computed once at
 index time): cosines of the sentence vectors (passage role) to the question's; ``heading(p)``:
 the IDF-weighted share of the question's words in the passage's headings that may ask it
@@ -44,7 +49,8 @@ The spans built on a sentence (:func:`windows`):
   :data:`BODY_WIDTH` characters: a short section answers whole.
 
 Spans are whole sentences, so an answer is never cut inside brackets or quotes (the segmenter
-does not end a sentence there).
+does not end a sentence there), nor inside an abbreviation: a "sentence" opening on a lowercase
+letter or a hyphen goes on the one before it (:func:`joined`: "av. J.-C.").
 """
 
 from __future__ import annotations
@@ -66,6 +72,8 @@ RUN = 3  # sentences of one paragraph a span may run over
 SENTENCE_WEIGHT = 3.0  # weight of a span's best sentence cosine minus the best sentence's
 
 NUMBER_BONUS = 0.1  # score gained by a span holding a digit when the question asks for a number
+DATE_BONUS = 0.2  # score gained by a span holding a date when the question asks when
+TOPIC_WEIGHT = 0.5  # share of its weight a question word keeps when the passage's heading holds it
 RESTATE_WORDS = 2  # a sentence of at least this many content words, all the question's, restates
 SPAN_WIDTH = 250  # characters of a run of sentences at most
 BODY_WIDTH = 550  # characters of a passage body (from its first sentence kept) that answers whole
@@ -78,6 +86,7 @@ INTRODUCTION = re.compile(
     r"|\bci-dessous\b",
     re.IGNORECASE,
 )
+CLOSING = frozenset("-–,;:)]}»”")  # a sentence that opens on one of these goes on the one before
 BLANK_LINE = re.compile(r"\n[ \t]*\n")
 DIGIT = re.compile(r"\d")
 NUMBER_QUESTION = re.compile(
@@ -85,6 +94,20 @@ NUMBER_QUESTION = re.compile(
     r"|\b(what|which) (year|date|time|age|percentage|price|amount|number|size)\b"
     r"|\bcombien\b|\bquand\b|\bquel(le)?s? (année|date|âge|prix|montant|durée|somme|taille"
     r"|distance|heure|pourcentage|nombre|siècle|époque|délai)\b",
+    re.IGNORECASE,
+)
+DATE_QUESTION = re.compile(
+    r"\bwhen\b|\b(what|which) (year|date|day|month|century)\b|\bquand\b"
+    r"|\bquel(le)?s? (année|date|jour|mois|siècle|époque)\b",
+    re.IGNORECASE,
+)
+MONTHS = (
+    "january|february|march|april|june|july|august|september|october|november|december"
+    "|janvier|février|mars|avril|mai|juin|juillet|août|septembre|octobre|novembre|décembre"
+)
+DATE = re.compile(
+    rf"\b(1\d{{3}}|20\d{{2}})\b|\b({MONTHS})\b"
+    r"|\b[IVXL]+(e|er|ème)? (siècle|century)\b|\b\d+(st|nd|rd|th) century\b",
     re.IGNORECASE,
 )
 
@@ -189,12 +212,39 @@ def local_weights(
     )
 
 
+def topic_weights(
+    heading_terms: frozenset[str], words: Sequence[Sequence[str]], weights: Sequence[float]
+) -> tuple[float, ...]:
+    """``weights`` of the question's ``words`` with those the passage's heading holds (its
+    title and heading lines' ``heading_terms``: the topic, not what is asked about it) times
+    :data:`TOPIC_WEIGHT`."""
+    return tuple(
+        w * (TOPIC_WEIGHT if any(t in heading_terms for t in group) else 1.0)
+        for group, w in zip(words, weights, strict=True)
+    )
+
+
 def _passed_over(
     sentence: str, sentence_terms: frozenset[str], words: Sequence[Sequence[str]], index: int
 ) -> bool:
     return restates(sentence, sentence_terms, words) or (
         index < 2 and INTRODUCTION.search(sentence) is not None
     )
+
+
+def joined(text: str, spans: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+    """``spans`` (sentence offsets in ``text``) with each one that goes on the line of the one
+    before it and opens on a lowercase letter, a hyphen or closing punctuation joined to it:
+    no sentence opens so, the segmenter broke inside an abbreviation (sentencex cuts
+    "av. J.-C. au maximum" into "av. J.", "-C." and "au maximum")."""
+    out: list[tuple[int, int]] = []
+    for start, end in spans:
+        first = text[start : start + 1]
+        if out and "\n" not in text[out[-1][1] : start] and (first.islower() or first in CLOSING):
+            out[-1] = (out[-1][0], end)
+        else:
+            out.append((start, end))
+    return out
 
 
 def table_headers(text: str, spans: Sequence[tuple[int, int]]) -> list[int | None]:
@@ -234,12 +284,11 @@ def windows(
     return out
 
 
-def _window_cosine(
-    cosines: Mapping[tuple[int, int], float], spans: Sequence[tuple[int, int]], start: int, end: int
-) -> float:
-    """The best cosine of the sentences inside ``[start, end)`` (the lowest of the passage's
-    when none of them has one)."""
-    inside = [cosines[s] for s in spans if start <= s[0] and s[1] <= end and s in cosines]
+def _window_cosine(cosines: Mapping[tuple[int, int], float], start: int, end: int) -> float:
+    """The best cosine of the sentences inside ``[start, end)`` (by the segmenter's offsets,
+    so the pieces :func:`joined` joins count too; the lowest of the passage's when none of
+    them has one)."""
+    inside = [c for (s, e), c in cosines.items() if start <= s and e <= end]
     return max(inside, default=min(cosines.values()))
 
 
@@ -257,6 +306,11 @@ def asks_number(question: str) -> bool:
     return NUMBER_QUESTION.search(question) is not None
 
 
+def asks_date(question: str) -> bool:
+    """True when ``question`` asks when (:data:`DATE_QUESTION`)."""
+    return DATE_QUESTION.search(question) is not None
+
+
 def choose_span(
     candidates: Sequence[Candidate],
     words: Sequence[Sequence[str]],
@@ -267,12 +321,13 @@ def choose_span(
     """The span that answers (module docstring) among the first :data:`PASSAGES`
     ``candidates`` (best first), for the question's content ``words`` (groups of alternative
     terms, as :class:`kbsearch.judge.evidence.TermStatistics` gives them), their ``idf`` and
-    the ``question``'s text (read for what it asks: :func:`asks_number`); ``None`` when no
-    passage has a body sentence."""
+    the ``question``'s text (read for what it asks: :func:`asks_number`, :func:`asks_date`);
+    ``None`` when no passage has a body sentence."""
     listed = [c.cosine for c in candidates[:PASSAGES] if c.cosine is not None]
     top = listed[0] if listed else 0.0
     floor = min(listed, default=0.0)
     number = asks_number(question)
+    when = asks_date(question)
     dense = [c for c in candidates[:PASSAGES] if c.sentence_cosines]
     best_sentence = max(
         (max(c.sentence_cosines.values()) for c in dense if c.sentence_cosines), default=0.0
@@ -280,18 +335,22 @@ def choose_span(
     best: list[tuple[float, float, int, int, int]] = []  # per passage: score, cover, i, s, e
     for rank, candidate in enumerate(candidates[:PASSAGES]):
         text = candidate.text
-        spans = [
-            (s.start, s.end)
-            for s in sentences(text, candidate.language)
-            if s.start >= candidate.body
-        ]
+        spans = joined(
+            text,
+            [
+                (s.start, s.end)
+                for s in sentences(text, candidate.language)
+                if s.start >= candidate.body
+            ],
+        )
         prior = DENSE_WEIGHT * ((floor if candidate.cosine is None else candidate.cosine) - top)
         prior -= RANK_WEIGHT * rank
         found: tuple[float, float, int, int, int] | None = None
         own = [terms(text[s:e]) for s, e in spans]
         headers = table_headers(text, spans)
         scored = [t if h is None else t | own[h] for t, h in zip(own, headers, strict=True)]
-        local = local_weights(scored, words, idf)
+        heading_terms = terms(text[: candidate.body])
+        local = topic_weights(heading_terms, words, local_weights(scored, words, idf))
         skipped = [_passed_over(text[s:e], own[i], words, i) for i, (s, e) in enumerate(spans)]
         kept = [i for i in range(len(spans)) if not skipped[i]]
         whole = (spans[kept[0]][0], spans[-1][1]) if kept else (0, 0)
@@ -311,10 +370,11 @@ def choose_span(
                     score += lead
                 if number and DIGIT.search(text, start, end):
                     score += NUMBER_BONUS
+                if when and DATE.search(text[start:end]):
+                    score += DATE_BONUS
                 if candidate.sentence_cosines:
                     score += SENTENCE_WEIGHT * (
-                        _window_cosine(candidate.sentence_cosines, spans, start, end)
-                        - best_sentence
+                        _window_cosine(candidate.sentence_cosines, start, end) - best_sentence
                     )
                 if found is None or score > found[0]:
                     found = (score, cover, rank, start, end)

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..errors import InvalidArgumentError
+from ..errors import InvalidArgumentError, shown_value
 
 if TYPE_CHECKING:
     from .span import Span
@@ -85,6 +85,6 @@ def check_threshold(value: object) -> float:
         or not 0.0 <= float(value) <= 1.0
     ):
         raise InvalidArgumentError(
-            f"minimum confidence must be a number from 0 to 1, got {value!r}"
+            f"minimum confidence must be a number from 0 to 1, got {shown_value(value)}"
         )
     return float(value)

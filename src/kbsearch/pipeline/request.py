@@ -15,7 +15,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import TypedDict
 
-from ..errors import InvalidArgumentError, OptionConflictError
+from ..errors import InvalidArgumentError, OptionConflictError, shown_value
 from ..filters import Filters
 from ..fuse.methods import DEFAULT_FUSION, FusionSpec, parse_fusion
 from ..fuse.rrf import DEFAULT_RRF_K
@@ -34,7 +34,7 @@ DEFAULT_WEIGHTS = (1.0, 1.0)  # RRF weights of the lexical and dense routes
 def _whole(value: object, name: str) -> int:
     if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= MAX_K:
         raise InvalidArgumentError(
-            f"{name} must be a whole number from 1 to {MAX_K}, got {value!r}"
+            f"{name} must be a whole number from 1 to {MAX_K}, got {shown_value(value)}"
         )
     return value
 
@@ -86,7 +86,7 @@ class SearchRequest:
         names = route_names()
         if self.route not in names:
             raise InvalidArgumentError(
-                f"unknown route {self.route!r}; choose one of {', '.join(names)}"
+                f"unknown route {shown_value(self.route)}; choose one of {', '.join(names)}"
             )
         if not isinstance(self.filters, Filters):
             raise InvalidArgumentError(
@@ -141,7 +141,7 @@ def check_rrf_k(rrf_k: object) -> float:
         or not math.isfinite(rrf_k)
         or rrf_k < 0
     ):
-        raise InvalidArgumentError(f"RRF k must be a finite number >= 0, got {rrf_k!r}")
+        raise InvalidArgumentError(f"RRF k must be a finite number >= 0, got {shown_value(rrf_k)}")
     return float(rrf_k)
 
 
@@ -154,7 +154,9 @@ def parse_rrf_k(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
-        raise InvalidArgumentError(f"RRF k must be a finite number >= 0, got {text!r}") from None
+        raise InvalidArgumentError(
+            f"RRF k must be a finite number >= 0, got {shown_value(text)}"
+        ) from None
     return check_rrf_k(value)
 
 
@@ -186,19 +188,19 @@ def check_fusion_settings(
     if route == HYBRID:
         if spec.scored and rrf_settings:
             raise OptionConflictError(
-                f"RRF k and route weights set Reciprocal Rank Fusion; fusion {spec.name!r}"
-                " weighs the routes itself: add --fusion rrf to set them"
+                "RRF k and route weights set Reciprocal Rank Fusion; fusion"
+                f" {shown_value(spec.name)} weighs the routes itself: add --fusion rrf to set them"
             )
         return
     if "fusion" in named or str(spec) != str(parse_fusion(DEFAULT_FUSION)):
         raise OptionConflictError(
-            f"fusion {str(spec)!r} applies to the hybrid route only; route {route!r} is not"
-            " fused: leave the fusion out or use route hybrid"
+            f"fusion {shown_value(str(spec))} applies to the hybrid route only; route"
+            f" {shown_value(route)} is not fused: leave the fusion out or use route hybrid"
         )
     if rrf_settings:
         raise OptionConflictError(
-            f"RRF k and route weights apply to the hybrid route only; route {route!r} is not"
-            " fused: leave them out or use route hybrid"
+            "RRF k and route weights apply to the hybrid route only; route"
+            f" {shown_value(route)} is not fused: leave them out or use route hybrid"
         )
 
 
@@ -212,7 +214,7 @@ def _weights(weights: object, count: int) -> tuple[float, ...]:
     ):
         names = ", ".join(route_names()[:-1])
         raise InvalidArgumentError(
-            f"weights are {count} finite numbers >= 0 ({names}), got {weights!r}"
+            f"weights are {count} finite numbers >= 0 ({names}), got {shown_value(weights)}"
         )
     if not any(values):
         raise InvalidArgumentError("at least one route weight must be positive")
@@ -238,5 +240,7 @@ def parse_weights(text: str) -> tuple[float, ...]:
     try:
         parts = tuple(float(x) for x in str(text).split(","))
     except ValueError:
-        raise InvalidArgumentError(f"weights are numbers 'lexical,dense', got {text!r}") from None
+        raise InvalidArgumentError(
+            f"weights are numbers 'lexical,dense', got {shown_value(text)}"
+        ) from None
     return validate_weights(parts)

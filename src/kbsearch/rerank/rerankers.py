@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import InvalidArgumentError, RerankerUnavailableError, install_hint
+from ..errors import InvalidArgumentError, RerankerUnavailableError, install_hint, shown_value
 from ..retrieve.dense import scan_threads
 from .stage import DEFAULT_BUDGET_MS, DEFAULT_TOP_N, PairScorer, check_settings
 
@@ -55,7 +55,9 @@ def register_reranker(
         InvalidArgumentError: a name that is empty or holds ``:`` or a comma.
     """
     if not name or any(c in name for c in ":,") or name != name.strip():
-        raise InvalidArgumentError(f"a reranker name is a word without ':' or ',', got {name!r}")
+        raise InvalidArgumentError(
+            f"a reranker name is a word without ':' or ',', got {shown_value(name)}"
+        )
     with _lock:
         RERANKERS[name] = RerankerKind(factory, help, needs_argument)
         for spec in [s for s in _loaded if s.partition(":")[0] == name]:
@@ -78,7 +80,7 @@ def parse_reranker(spec: object) -> str:
     kind = RERANKERS.get(name)
     if kind is None:
         known = ", ".join(f"{n}:PATH" if RERANKERS[n].needs_argument else n for n in RERANKERS)
-        raise InvalidArgumentError(f"unknown reranker {spec!r}; choose one of: {known}")
+        raise InvalidArgumentError(f"unknown reranker {shown_value(spec)}; choose one of: {known}")
     if kind.needs_argument and not argument.strip():
         raise InvalidArgumentError(missing_argument(name, kind.help))
     return f"{name}:{argument.strip()}" if colon else name
@@ -90,9 +92,9 @@ def missing_argument(name: str, help: str) -> str:
     sentence-transformers CrossEncoder folder ...")."""
     usage, _, about = help.partition(": ")
     if not usage.startswith(f"{name}:") or not about:
-        return f"reranker {name!r} needs an argument, {name}:ARGUMENT ({help})"
+        return f"reranker {shown_value(name)} needs an argument, {name}:ARGUMENT ({help})"
     argument = usage.removeprefix(f"{name}:")
-    return f"reranker {name!r} needs an argument, {usage}, where {argument} is {about}"
+    return f"reranker {shown_value(name)} needs an argument, {usage}, where {argument} is {about}"
 
 
 def load_reranker(spec: str) -> PairScorer:

@@ -32,7 +32,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from ..errors import InvalidArgumentError
+from ..errors import InvalidArgumentError, shown_value
 from ..filters import Filters
 
 DEFAULT_TOP_N = 30  # passages of the ranked list a reranker rescores
@@ -77,14 +77,18 @@ def check_settings(top_n: object, budget_ms: object, **batches: object) -> None:
     whole number >= 1, or a budget that is not a finite number > 0 (milliseconds)."""
     for name, value in {"top_n": top_n, **batches}.items():
         if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-            raise InvalidArgumentError(f"rerank {name} must be a whole number >= 1, got {value!r}")
+            raise InvalidArgumentError(
+                f"rerank {name} must be a whole number >= 1, got {shown_value(value)}"
+            )
     if (
         not isinstance(budget_ms, int | float)
         or isinstance(budget_ms, bool)
         or not math.isfinite(budget_ms)
         or budget_ms <= 0
     ):
-        raise InvalidArgumentError(f"rerank budget must be a number of ms > 0, got {budget_ms!r}")
+        raise InvalidArgumentError(
+            f"rerank budget must be a number of ms > 0, got {shown_value(budget_ms)}"
+        )
 
 
 @dataclass

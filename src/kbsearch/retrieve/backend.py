@@ -24,6 +24,7 @@ from ..records import Document, Passage, PassageRow
 from .lexical.query_terms import LexicalStatistics
 
 if TYPE_CHECKING:
+    from ..store import VectorMoments
     from .lexical.bm25 import BM25Explanation
     from .lexical.query_terms import QueryTerms
 
@@ -50,6 +51,14 @@ class Background:
         mean = x.mean(axis=0)
         centred = x - mean
         return cls(generation, mean, centred.T @ centred / len(x))
+
+    @classmethod
+    def of_moments(cls, moments: VectorMoments, generation: int = 0) -> Background:
+        """From the kept moments of the vectors (:class:`kbsearch.store.VectorMoments`: count,
+        sum, sum of outer products; O(dim^2), no vector read): the same mean and covariance
+        as :meth:`of` over those vectors, to rounding (``~1e-16``)."""
+        mean, covariance = moments.mean_covariance()
+        return cls(generation, mean, covariance)
 
     def of_query(self, query: np.ndarray) -> tuple[float, float]:
         """``(mean, std)`` of the query's cosine over the collection (``query`` normalised)."""

@@ -34,6 +34,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
 
+from ..text.analysis import QUERY_CACHE
 from ..text.language import MIN_LETTERS, detect_any, detect_language, letters
 
 # the routes whose evidence is about the query's words, so holds only within its language
@@ -50,7 +51,7 @@ CONFIDENT = 0.55
 FOREIGN = 0.55
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=QUERY_CACHE)
 def query_language(query: str) -> str:
     """:func:`kbsearch.text.language.detect_language` of a query (``"en"`` when too short), cached
     per process: detection costs ~0.3 ms a query, yet every reader of a query's language
@@ -58,7 +59,7 @@ def query_language(query: str) -> str:
     return detect_language(query)
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=QUERY_CACHE)
 def _detected(query: str) -> tuple[str, float] | None:
     """:func:`kbsearch.text.language.detect_any` of a query, cached per process."""
     return detect_any(query)

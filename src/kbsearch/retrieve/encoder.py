@@ -21,9 +21,9 @@ import numpy as np
 
 from ..embedders import Embedder
 from ..errors import NoVectorsError, QueryError
-from ..text.analysis import clean_text, query_words
+from ..text.analysis import QUERY_CACHE, clean_text, query_words
 
-CACHE_SIZE = 1024
+CACHE_SIZE = QUERY_CACHE  # query vectors kept (1.5 KB each at 384 dimensions)
 
 
 class QueryEncoder:

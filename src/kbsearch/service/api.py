@@ -10,6 +10,7 @@ from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException
 
+from ..errors import shown_names, shown_value
 from . import operations as ops
 from .body import BODY_SCHEMA, ROUTE_HELP, SearchBody, search_body
 from .context import CallerDep, Service, ServiceDep, answer_head, known_parameters
@@ -154,8 +155,18 @@ async def passage(service: ServiceDep, caller: CallerDep, passage_id: str) -> di
     summary="The document versions this key may see",
     responses=errors(*READ_ERRORS),
 )
-async def documents(service: ServiceDep, caller: CallerDep) -> dict[str, Any]:
-    return await service.engine.run_read(lambda kb: ops.documents(kb, caller.audience))
+async def documents(
+    service: ServiceDep,
+    caller: CallerDep,
+    limit: Annotated[int | None, Query(description="Versions per page (default 100).")] = None,
+    offset: Annotated[int, Query(description="The first version's position (0-based).")] = 0,
+) -> dict[str, Any]:
+    """By doc id then version, a page at a time: `total` counts every version this key may
+    see, `next_offset` is the next page's `offset` (`null` on the last)."""
+    limits = service.limits
+    return await service.engine.run_read(
+        lambda kb: ops.documents(kb, caller.audience, offset, limit, limits)
+    )
 
 
 @router.get(
@@ -195,12 +206,12 @@ async def known_fields(request: Request, caller: WriterDep) -> None:
     if unknown:
         takes = ", ".join(sorted(known))
         raise HTTPException(
-            422, f"unknown field(s) {', '.join(unknown)}; this endpoint takes: {takes}"
+            422, f"unknown field(s) {shown_names(unknown)}; this endpoint takes: {takes}"
         )
     for name in sorted(sent):  # FastAPI would keep the last of a repeated part
         if len(form.getlist(name)) > 1:
             count = len(form.getlist(name))
-            raise HTTPException(422, f"field {name!r} sent {count} times; send it once")
+            raise HTTPException(422, f"field {shown_value(name)} sent {count} times; send it once")
     for param in dependant.body_params:
         # FastAPI reads an empty form value as the field left out: "version=" would be
         # stored as the default version 1

@@ -45,8 +45,8 @@ FIELD_HINTS = {"query": "q", "question": "q", "text": "q", "limit": "k", "top_k"
 def _unknown_field(name: str) -> str:
     known = list(SearchBody.model_fields)
     hint = FIELD_HINTS.get(name) or next(iter(difflib.get_close_matches(name, known, n=1)), None)
-    guess = f" (did you mean {hint!r}?)" if hint else ""
-    return f"unknown field {name!r}{guess}; the body takes: {', '.join(known)}"
+    guess = f" (did you mean {shown_value(hint)}?)" if hint else ""
+    return f"unknown field {shown_value(name)}{guess}; the body takes: {', '.join(known)}"
 
 
 def _body_problem(error: dict[str, Any]) -> str:
@@ -54,7 +54,7 @@ def _body_problem(error: dict[str, Any]) -> str:
     if error.get("type") == "extra_forbidden":
         return _unknown_field(name)
     if error.get("type") == "missing":
-        return f"field {name!r} is required"
+        return f"field {shown_value(name)} is required"
     return f"{name}: {error.get('msg', 'invalid')}"
 
 

@@ -15,6 +15,7 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.routing import APIRoute
 from starlette.exceptions import HTTPException
 
+from ..errors import shown_names, shown_value
 from .engine import Engine
 from .keys import ANONYMOUS, Caller, KeyRing
 from .metrics import Metrics
@@ -163,7 +164,7 @@ async def known_parameters(request: Request) -> None:
     if unknown:
         takes = ", ".join(sorted(known)) or "none"
         raise HTTPException(
-            422, f"unknown parameter(s) {', '.join(unknown)}; this endpoint takes: {takes}"
+            422, f"unknown parameter(s) {shown_names(unknown)}; this endpoint takes: {takes}"
         )
     for name in sorted(_single_names(dependant)):
         given = len(request.query_params.getlist(name))
@@ -188,7 +189,9 @@ def check_utf8_query(request: Request) -> None:
         except UnicodeDecodeError:
             shown = name.encode("latin-1").decode("utf-8", "replace")
             raise HTTPException(
-                422, f"parameter {shown!r} is not valid UTF-8 text (percent-encode UTF-8 bytes)"
+                422,
+                f"parameter {shown_value(shown)} is not valid UTF-8 text"
+                " (percent-encode UTF-8 bytes)",
             ) from None
 
 

@@ -104,14 +104,15 @@ def build_server(engine: Engine, audience: str, limits: ops.Limits | None = None
         """One passage in full, with its document's title, version, dates and source."""
         return await read(lambda kb: ops.passage(kb, audience, passage_id))
 
-    async def documents(doc_id: str | None = None) -> str:
-        """The documents (every version, with metadata); with `doc_id`, that document's
+    async def documents(doc_id: str | None = None, offset: int = 0) -> str:
+        """The documents (their versions with metadata, 100 at a time from `offset`: `total`
+        counts them all, `next_offset` is the next page's); with `doc_id`, that document's
         versions and their passage ids."""
 
         def fn(kb: KnowledgeBase) -> dict[str, Any]:
             if doc_id:
                 return ops.document(kb, audience, doc_id)
-            return ops.documents(kb, audience)
+            return ops.documents(kb, audience, offset, None, limits)
 
         return await read(fn)
 

@@ -13,6 +13,7 @@ from .engine import Engine
 from .present import Catalogue
 
 INDEX_SHOWN = "the index"
+QDRANT_SHOWN = "the Qdrant shard"
 
 
 def _forms(path: str | Path) -> set[str]:
@@ -21,11 +22,16 @@ def _forms(path: str | Path) -> set[str]:
     return {str(given), str(given.absolute()), str(given.resolve())}
 
 
-def path_replacements(db: str | Path, catalogue: Catalogue | None) -> dict[str, str]:
+def path_replacements(
+    db: str | Path, catalogue: Catalogue | None, qdrant_path: str | None = None
+) -> dict[str, str]:
     """``{server path: what a caller reads instead}`` for the index file ``db``, its uploads
-    folder and (given the ``catalogue``) every indexed document's source file."""
+    folder, its Qdrant Edge shard folder ``qdrant_path`` and (given the ``catalogue``) every
+    indexed document's source file."""
     shown = {form: INDEX_SHOWN for form in _forms(db)}
     shown |= {form: UPLOADS_SHOWN for form in _forms(uploads_folder(db))}
+    if qdrant_path is not None:
+        shown |= {form: QDRANT_SHOWN for form in _forms(qdrant_path)}
     if catalogue is not None:
         for source in catalogue.sources():
             if source and os.path.isabs(source):
@@ -45,10 +51,11 @@ def without_paths(message: str, replacements: dict[str, str]) -> str:
 
 
 async def shown_error(engine: Engine, exc: BaseException) -> str:
-    """``exc``'s message without server paths (:func:`without_paths`); the documents'
-    sources read from the served generation when the message may name one (not for a
-    storage error: the file may not be readable)."""
-    message = str(exc)
+    """``exc``'s message on one line, without server paths (:func:`without_paths`; the
+    Qdrant Edge shard's folder too); the documents' sources read from the served generation
+    when the message may name one (not for a storage error: the file may not be
+    readable)."""
+    message = " ".join(str(exc).split())  # one line, whatever an engine's message held
     if os.sep not in message:
         return message
     catalogue = None
@@ -57,4 +64,6 @@ async def shown_error(engine: Engine, exc: BaseException) -> str:
             catalogue = await engine.run_read(Catalogue.of)
         except Exception:  # the message without the sources' paths replaced, rather than none
             catalogue = None
-    return without_paths(message, path_replacements(engine.db, catalogue))
+    target = getattr(engine.kb.backend, "target", None)
+    shard = getattr(target, "path", None)
+    return without_paths(message, path_replacements(engine.db, catalogue, shard))

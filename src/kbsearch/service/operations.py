@@ -10,15 +10,13 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
-from ..errors import DocumentNotFoundError, InvalidArgumentError, QueryError
+from ..errors import DocumentNotFoundError, InvalidArgumentError, QueryError, shown_value
 from ..filters import parse_day
 from ..ingest.metadata import known_language
 from ..judge.verdict import decision_fields
 from ..knowledge_base import DEFAULT_K, KnowledgeBase
 from ..pipeline import SearchRequest
-from ..present.sources import uploads_folder
 from ..records import ROUTES, Filters
-from ..store.upload_files import UploadFiles
 from ..text.analysis import MAX_QUERY_CHARS
 from .present import Catalogue, document_summary, hit_dict, passage_dict, visible_documents
 
@@ -30,6 +28,8 @@ class Limits:
     max_query_chars: int = MAX_QUERY_CHARS  # the library's own limit, as the CLI
     max_k: int = 100
     max_offset: int = 1000
+    documents_page: int = 100  # GET /documents' default page size
+    max_documents_page: int = 1000
 
 
 LEXICAL = "lexical"
@@ -211,13 +211,45 @@ def passage(kb: KnowledgeBase, audience: str, passage_id: str) -> dict[str, Any]
     return passage_dict(kb.get_passage(passage_id, audience=audience), Catalogue.of(kb))
 
 
-def documents(kb: KnowledgeBase, audience: str) -> dict[str, Any]:
-    """Every document version this audience may see, and their count."""
+def documents(
+    kb: KnowledgeBase,
+    audience: str,
+    offset: int = 0,
+    limit: int | None = None,
+    limits: Limits | None = None,
+) -> dict[str, Any]:
+    """One page of the document versions this audience may see, by doc id then version:
+    ``limit`` of them (default ``limits.documents_page``) from ``offset`` (0-based), with
+    ``total`` (every version the audience may see, from the kept counts: a hidden one is not
+    counted), ``count`` (this page's), ``offset``, ``limit`` and ``next_offset`` (``None`` on
+    the last page).
+
+    Raises:
+        InvalidArgumentError: ``limit`` outside 1..``limits.max_documents_page`` or a
+            negative ``offset``.
+    """
+    limits = limits or Limits()
+    size = limits.documents_page if limit is None else limit
+    if not 1 <= size <= limits.max_documents_page:
+        raise InvalidArgumentError(
+            f"limit must be from 1 to {limits.max_documents_page}, got {size}"
+        )
+    if offset < 0:
+        raise InvalidArgumentError(f"offset must be 0 or more, got {offset}")
     catalogue = Catalogue.of(kb)
-    visible = visible_documents(kb, audience)
-    catalogue.load((d.document.doc_id, d.document.version) for d in visible)
-    rows = [document_summary(d, catalogue) for d in visible]
-    return {"count": len(rows), "documents": rows}
+    total = index_figures(kb, audience)[1]
+    page = kb.store.documents.page(str(audience), offset, size) if offset < total else []
+    catalogue.load((d.document.doc_id, d.document.version) for d in page)
+    rows = [document_summary(d, catalogue) for d in page]
+    more = offset + len(rows) < total
+    return {
+        "total": total,
+        "count": len(rows),
+        "offset": offset,
+        "limit": size,
+        "next_offset": offset + len(rows) if more and rows else None,
+        "documents": rows,
+    }
 
 
 def index_figures(kb: KnowledgeBase, audience: str) -> tuple[int, int, int]:
@@ -247,7 +279,7 @@ def document(kb: KnowledgeBase, audience: str, doc_id: str) -> dict[str, Any]:
     versions = visible_documents(kb, audience, doc_id)
     catalogue.load((d.document.doc_id, d.document.version) for d in versions)
     if not versions:
-        raise DocumentNotFoundError(f"no document {doc_id!r} for this audience")
+        raise DocumentNotFoundError(f"no document {shown_value(doc_id)} for this audience")
     return {
         "doc_id": doc_id,
         "versions": [
@@ -259,23 +291,14 @@ def document(kb: KnowledgeBase, audience: str, doc_id: str) -> dict[str, Any]:
 
 
 def delete(kb: KnowledgeBase, audience: str, doc_id: str, version: str | None) -> list[str]:
-    """Remove ``doc_id`` (one version, or all) as ``audience`` sees it, each version in one
-    transaction, and its uploaded file (:mod:`kbsearch.store.upload_files`); the versions
-    removed.
+    """Remove ``doc_id`` (one version, or all) as ``audience`` sees it: :meth:`kbsearch.
+    knowledge_base.KnowledgeBase.delete` (the index, its Qdrant copy, the uploaded file); the
+    versions removed.
 
     Raises:
         DocumentNotFoundError: no such document, or none visible to ``audience`` (one message
             for missing and hidden); or no such version of a document ``audience`` sees.
         StorageError: the index or the upload store cannot be written.
+        PartialWriteError: the index is written, its Qdrant copy is not.
     """
-    seen = [d.document.version for d in visible_documents(kb, audience, doc_id)]
-    if not seen:
-        raise DocumentNotFoundError(f"no document {doc_id!r} for this audience")
-    versions = [v for v in seen if version in (None, v)]
-    if not versions:
-        raise DocumentNotFoundError(f"document {doc_id!r} has no version {version!r}")
-    files = UploadFiles(uploads_folder(kb.store.path))
-    for v in versions:  # the index first, then the uploaded file (kept in step through a crash)
-        with files.removing(kb.store.documents, doc_id, v):
-            kb.store.documents.delete(doc_id, v)
-    return versions
+    return kb.delete(doc_id, version, audience=audience)

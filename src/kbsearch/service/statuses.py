@@ -21,6 +21,7 @@ STATUS = {
     UnsupportedFormatError: 415,
     UploadTooLargeError: 413,
     errors.EmbedderUnavailableError: 503,
+    errors.BackendUnavailableError: 503,  # PartialWriteError too: Qdrant lags, SQLite is written
     errors.StorageError: 503,
 }
 

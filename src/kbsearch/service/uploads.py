@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import csv
 import re
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,6 +22,7 @@ from ..errors import (
     InvalidArgumentError,
     UnsupportedFormatError,
     UploadTooLargeError,
+    shown_value,
 )
 from ..filters import parse_day
 from ..index.indexer import IndexReport
@@ -38,6 +40,18 @@ ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 DOC_ID = re.compile(r"(?=[^\n]{1,128}$)[A-Za-z0-9][A-Za-z0-9._-]*(?:/[A-Za-z0-9][A-Za-z0-9._-]*)*")
 MAX_UPLOAD_BYTES = 20 * 1024 * 1024
 MAX_NAME_CHARS = 200  # an upload's file name: the store adds suffixes, file systems allow 255
+# the free-text metadata an upload sets: a title is shown with every hit, owner and type in lists
+MAX_FIELD_CHARS = {"title": 300, "owner": 100, "doc_type": 100}
+
+
+# text-direction overrides and isolates: they can make a title read as another one
+DIRECTION_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
+def _unshown(ch: str) -> bool:
+    """Whether ``ch`` may not appear in a metadata field: a control character (Unicode
+    category Cc: NUL, a line break, ESC, DEL, C1) or a text-direction control."""
+    return unicodedata.category(ch) == "Cc" or ch in DIRECTION_CONTROLS
 
 
 @dataclass(frozen=True)
@@ -60,14 +74,15 @@ class Upload:
         """Raises:
         UnsupportedFormatError: a suffix kbsearch does not index as one document.
         UploadTooLargeError: over ``MAX_UPLOAD_BYTES``.
-        InvalidArgumentError: a file name over ``MAX_NAME_CHARS``, a malformed id, version,
-            access label or date, a language kbsearch does not know (the language
-            detector's; ``""`` detects it).
+        InvalidArgumentError: a file name over ``MAX_NAME_CHARS``, a title, owner or
+            doc_type over its ``MAX_FIELD_CHARS`` or holding a control character, a
+            malformed id, version, access label or date, a language kbsearch does not know
+            (the language detector's; ``""`` detects it).
         """
         suffix = Path(self.filename).suffix.lower()
         if suffix not in SINGLE_DOCUMENT_SUFFIXES:
             raise UnsupportedFormatError(
-                f"unsupported format {suffix or '(no suffix)'!r}; upload one of "
+                f"unsupported format {shown_value(suffix or '(no suffix)')}; upload one of "
                 f"{', '.join(SINGLE_DOCUMENT_SUFFIXES)}"
             )
         if len(self.content) > MAX_UPLOAD_BYTES:
@@ -77,17 +92,32 @@ class Upload:
                 f"the file name is {len(Path(self.filename).name)} characters long; at most"
                 f" {MAX_NAME_CHARS}"
             )
+        for name, most in MAX_FIELD_CHARS.items():
+            value: str = getattr(self, name)
+            if len(value) > most:
+                raise InvalidArgumentError(
+                    f"{name} is {len(value):,} characters long; at most {most}"
+                )
+            odd = next((ch for ch in value if _unshown(ch)), None)
+            if odd is not None:
+                raise InvalidArgumentError(
+                    f"{name} holds the control character U+{ord(odd):04X}; send one line of"
+                    " text without control or text-direction characters"
+                )
         if not DOC_ID.fullmatch(self.doc_id):
             raise InvalidArgumentError(
                 "doc_id must be 1 to 128 letters, digits, '.', '_' or '-' (and '/' between"
-                f" parts that start with a letter or digit), got {self.doc_id!r}"
+                f" parts that start with a letter or digit), got {shown_value(self.doc_id)}"
             )
         if not ID.fullmatch(self.version):
             raise InvalidArgumentError(
-                f"version must be 1 to 128 letters, digits, '.', '_' or '-', got {self.version!r}"
+                "version must be 1 to 128 letters, digits, '.', '_' or '-', got"
+                f" {shown_value(self.version)}"
             )
         if self.access not in ("public", "staff"):
-            raise InvalidArgumentError(f"access must be public or staff, got {self.access!r}")
+            raise InvalidArgumentError(
+                f"access must be public or staff, got {shown_value(self.access)}"
+            )
         if self.language:
             known_language(self.language)
         start = parse_day(self.effective_from or None)

@@ -12,8 +12,10 @@ settings the index was built with. The package is split by job:
 - :mod:`.passages`: reading passages (``store.passages``);
 - :mod:`.columns`: the passage filter columns and their SQL condition;
 - :mod:`.counts`: the per-audience counts kept by every write (``store.counts``);
+- :mod:`.moments`: the per-audience vector moments kept by every write (``store.moments``);
 - :mod:`.fts`: FTS5 search, statistics and postings (``store.fts``);
 - :mod:`.vectors`: passage vectors and the embedding cache (``store.vectors``);
+- :mod:`.point_ids`: the passage row of each Qdrant point id (``store.point_ids``);
 - :mod:`.pinning`: pinned readers, which keep seeing one state while others write
   (``store.pins``);
 - :mod:`.staging`: re-embedding into a copy that replaces the index only when complete;
@@ -30,8 +32,10 @@ from .counts import Counts
 from .database import Database, Tracer
 from .documents import Documents, StoredDocument
 from .fts import FTS_TABLES, Fts, FtsPostings, fts_table
+from .moments import Moments, VectorMoments
 from .passages import PassageRow, Passages
 from .pinning import PinnedReads
+from .point_ids import PointIds
 from .schema import FTS_TOKENIZE, SCHEMA_VERSION
 from .settings import NO_EMBEDDER, IndexSettings
 from .vectors import Vectors, VectorTable
@@ -40,7 +44,8 @@ from .vectors import Vectors, VectorTable
 class Store:
     """One knowledge base file: its :class:`Database` (the SQLite connections, one per
     thread; transactions, meta, settings) and the table groups that each hold it:
-    ``documents``, ``passages``, ``counts``, ``fts``, ``vectors`` and ``pins``.
+    ``documents``, ``passages``, ``counts``, ``moments``, ``fts``, ``vectors``, ``point_ids``
+    and ``pins``.
 
     ``tracer``: see :class:`Database`.
 
@@ -55,10 +60,12 @@ class Store:
     ) -> None:
         self.database = Database(path, create=create, tracer=tracer)
         self.counts = Counts(self.database)
+        self.moments = Moments(self.database)
         self.documents = Documents(self.database, self.counts)
         self.passages = Passages(self.database, self.counts)
         self.fts = Fts(self.database)
         self.vectors = Vectors(self.database)
+        self.point_ids = PointIds(self.database)
         self.pins = PinnedReads(self.database)
 
     @property
@@ -82,12 +89,14 @@ __all__ = [
     "Fts",
     "FtsPostings",
     "IndexSettings",
+    "Moments",
     "PassageColumns",
     "Passages",
     "PinnedReads",
     "PassageRow",
     "Store",
     "StoredDocument",
+    "VectorMoments",
     "VectorTable",
     "Vectors",
     "fts_table",

@@ -214,28 +214,9 @@ class Counts:
         self.database = database
         # a read-only file made before the counts table: its counts, tallied once in memory
         self._tallied: dict[Key, int] | None = None
-        self._kept = True
-        if database.tables_found is not None and COUNTS_TABLE not in database.tables_found:
-            try:
-                self._add_table()
-            except BaseException:
-                database.close()
-                raise
-
-    def _add_table(self) -> None:
-        """Give a file made before this module its counts table, filled in one pass over the
-        documents (one transaction); a read-only file tallies them in memory on first use
-        instead."""
-        if self.database.read_only:
-            self._kept = False
-            return
-        with self.database.transaction() as con:
-            found = con.execute(
-                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (COUNTS_TABLE,)
-            ).fetchone()
-            if found is None:  # not added by another process between our look and our lock
-                con.execute(COUNTS_SQL)
-                SqlCounts(con).fill()
+        self._kept = database.add_missing_table(
+            COUNTS_TABLE, COUNTS_SQL, lambda con: SqlCounts(con).fill()
+        )
 
     def keys(self, audience: str, kind: str) -> dict[str, int]:
         """``{key: count}`` of one audience and kind, keys sorted (O(the keys), not

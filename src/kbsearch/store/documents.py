@@ -20,10 +20,9 @@ from . import row_log
 from .counts import CountedDocument, Counts, SqlCounts
 from .database import IN_CHUNK, Database, in_chunks
 from .fts import FTS_TABLES
-from .schema import COUNTS_TABLE
+from .moments import MomentChanges, SqlMoments, removed_vectors
+from .schema import COUNTS_TABLE, MOMENTS_TABLE, NEXT_ROW_META
 from .settings import IndexSettings
-
-NEXT_ROW_META = "next_row"  # meta key: the lowest passage row id never used in this file
 
 
 @dataclass(frozen=True)
@@ -62,6 +61,18 @@ class Documents:
             (doc_id, version),
         ).fetchone()
         return (row["content_hash"], row["source"]) if row else None
+
+    def page(self, audience: str, offset: int, limit: int) -> list[StoredDocument]:
+        """The document versions ``audience`` may see (every one for ``staff``, else the
+        public ones), by doc id then version, from the ``offset``-th (0-based), at most
+        ``limit`` of them; O(offset + limit) rows read."""
+        rows = self.database.connection.execute(
+            "SELECT d.*, (SELECT count(*) FROM passages p WHERE p.document = d.id) AS n "
+            "FROM documents d WHERE ? = 'staff' OR d.access = 'public'"
+            " ORDER BY d.doc_id, d.version LIMIT ? OFFSET ?",
+            (audience, limit, offset),
+        )
+        return [StoredDocument(r["id"], _document(r), r["n"]) for r in rows]
 
     def all(self) -> list[StoredDocument]:
         rows = self.database.connection.execute(
@@ -118,9 +129,10 @@ class Documents:
         vectors: np.ndarray | None,
         settings: IndexSettings | None = None,
     ) -> None:
-        """Replace a document version (all its passages, FTS5 rows and vectors) in one
-        transaction. ``bodies`` are the analysed FTS5 texts, aligned with ``passages``;
-        ``vectors`` has shape ``(len(passages), dim)`` or is ``None`` for a lexical-only index.
+        """Replace a document version (all its passages, FTS5 rows and vectors, and the
+        audiences' vector moments, :mod:`kbsearch.store.moments`) in one transaction.
+        ``bodies`` are the analysed FTS5 texts, aligned with ``passages``; ``vectors`` has
+        shape ``(len(passages), dim)`` or is ``None`` for a lexical-only index.
 
         ``settings``, when given, are the settings the caller built this document with: the
         same transaction records them if the index has none yet, and refuses the document if
@@ -143,7 +155,8 @@ class Documents:
                         _conflict(str(self.database.path), recorded, settings)
                     )
             row_id = self._next_row_id()  # read before the delete: ids are never reused
-            self._delete_document(document.doc_id, document.version)
+            moments = MomentChanges()
+            self._delete_document(document.doc_id, document.version, moments)
             cur = con.execute(
                 "INSERT INTO documents(doc_id, version, title, language, access, effective_from,"
                 " effective_to, owner, doc_type, format, source, content_hash)"
@@ -208,6 +221,9 @@ class Documents:
                         "INSERT INTO vectors(id, vector) VALUES (?, ?)",
                         (row, np.ascontiguousarray(vectors[i], dtype=np.float32).tobytes()),
                     )
+            if vectors is not None:
+                moments.add(document.access, np.asarray(vectors, dtype=np.float32), 1)
+            SqlMoments(con).apply(moments)
             self.database.set_meta(NEXT_ROW_META, str(row_id + len(passages)))
             self.database.bump_generation()
 
@@ -221,7 +237,9 @@ class Documents:
         ).fetchone()
         return max(int(self.database.get_meta(NEXT_ROW_META) or 0), int(top) + 1)
 
-    def _delete_document(self, doc_id: str, version: str) -> None:
+    def _delete_document(self, doc_id: str, version: str, moments: MomentChanges) -> None:
+        """Delete a stored version's rows; the moments of its vectors are subtracted in
+        ``moments`` (the caller applies them)."""
         con = self.database.connection
         deleted = con.execute(
             "SELECT p.id FROM passages p JOIN documents d ON p.document = d.id"
@@ -234,6 +252,9 @@ class Documents:
         if stored is None:
             return
         counts.add(stored.deltas(-1))
+        removed = removed_vectors(con, doc_id, version)
+        if removed is not None:
+            moments.add(removed[0], removed[1], -1)
         for table in FTS_TABLES.values():
             con.execute(
                 f"DELETE FROM {table} WHERE rowid IN (SELECT p.id FROM passages p"
@@ -245,8 +266,10 @@ class Documents:
 
     def delete(self, doc_id: str, version: str) -> None:
         """Remove a document version, its passages, FTS5 rows and vectors, in one transaction."""
-        with self.database.transaction():
-            self._delete_document(doc_id, version)
+        with self.database.transaction() as con:
+            moments = MomentChanges()
+            self._delete_document(doc_id, version, moments)
+            SqlMoments(con).apply(moments)
             self.database.bump_generation()
 
     def clear(self) -> None:
@@ -257,6 +280,7 @@ class Documents:
                 con.execute(f"DELETE FROM {table}")
             con.execute("DELETE FROM documents")
             con.execute(f"DELETE FROM {COUNTS_TABLE}")
+            con.execute(f"DELETE FROM {MOMENTS_TABLE}")
             self.database.write_settings(None)
             self.database.bump_generation()
 

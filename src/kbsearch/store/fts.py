@@ -8,6 +8,7 @@ BM25 statistics count only what the public may see).
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -17,6 +18,7 @@ from ..errors import StorageError
 from ..filters import Filters, to_sql
 from .columns import COLUMNS
 from .database import Database, in_chunks
+from .schema import FTS_TOKENIZE, NEXT_ROW_META
 
 # audience -> the FTS5 table its lexical searches read (and take their BM25 statistics from)
 FTS_TABLES = {"public": "public_fts", "staff": "passages_fts"}
@@ -141,6 +143,53 @@ class Fts:
             f"SELECT group_concat(doc) FROM {table}_instance WHERE term = ?", (term,)
         ).fetchone()
         return runs(np.fromstring(text or "", dtype=np.int64, sep=","))
+
+    def next_row(self) -> int:
+        """One past the largest passage row id: every row a later write adds has an id at
+        least this (ids are never reused, :meth:`kbsearch.store.documents.Documents.write`).
+        O(log N)."""
+        recorded = self.database.get_meta(NEXT_ROW_META)  # kept by every write
+        if recorded is not None:
+            return int(recorded)
+        (top,) = self.database.connection.execute(
+            "SELECT coalesce(max(id), 0) FROM passages"
+        ).fetchone()
+        return int(top) + 1
+
+    def postings_since(
+        self, audience: str, first_row: int
+    ) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        """``{term: (rows, tf)}`` of the audience's FTS5 rows with ids from ``first_row`` on
+        (rows int64 ascending, tf float64), as :meth:`term_postings` reads them: their stored
+        bodies tokenized again by FTS5 itself (the same tokenizer, in a private in-memory
+        database), so the terms and counts are the table's. O(tokens of those rows).
+        """
+        table = fts_table(audience)
+        cursor = self.database.connection.cursor()
+        cursor.row_factory = None
+        rows = cursor.execute(
+            f"SELECT rowid, body FROM {table} WHERE rowid >= ? ORDER BY rowid", (first_row,)
+        ).fetchall()
+        if not rows:
+            return {}
+        scratch = sqlite3.connect(":memory:")
+        try:
+            scratch.execute(f"CREATE VIRTUAL TABLE t USING fts5(body, tokenize='{FTS_TOKENIZE}')")
+            scratch.execute("CREATE VIRTUAL TABLE t_instance USING fts5vocab(t, 'instance')")
+            scratch.executemany("INSERT INTO t(rowid, body) VALUES (?, ?)", rows)
+            instances = scratch.execute("SELECT term, doc FROM t_instance").fetchall()
+        finally:
+            scratch.close()
+        counts: dict[str, dict[int, int]] = {}
+        for term, doc in instances:
+            per_row = counts.setdefault(str(term), {})
+            per_row[int(doc)] = per_row.get(int(doc), 0) + 1
+        out = {}
+        for term, per_row in counts.items():
+            ids = sorted(per_row)
+            tf = np.array([per_row[r] for r in ids], dtype=np.float64)
+            out[term] = (np.array(ids, dtype=np.int64), tf)
+        return out
 
     def row_columns(self, row_ids: Sequence[int]) -> list[tuple[object, ...]]:
         """The filter columns (``COLUMNS``) of the given passage rows, then each row's token

@@ -10,6 +10,14 @@ COUNTS_SQL = (
     " key TEXT NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (audience, kind, key)) WITHOUT ROWID"
 )
 
+# the vector moments kept by every write, per audience (:mod:`kbsearch.store.moments`)
+MOMENTS_TABLE = "vector_moments"
+MOMENTS_SQL = (
+    f"CREATE TABLE IF NOT EXISTS {MOMENTS_TABLE} (audience TEXT PRIMARY KEY,"
+    " dim INTEGER NOT NULL, n INTEGER NOT NULL, total BLOB NOT NULL, second BLOB NOT NULL)"
+)
+
+NEXT_ROW_META = "next_row"  # meta key: the lowest passage row id never used in this file
 SCHEMA_VERSION = 2  # 2: public_fts, the public passages' own FTS5 index
 FTS_TOKENIZE = "unicode61 remove_diacritics 2"
 
@@ -58,4 +66,6 @@ CREATE TABLE IF NOT EXISTS embedding_cache (
 ) WITHOUT ROWID;
 -- per audience, what a snapshot and the page read instead of every passage (store/counts.py)
 {COUNTS_SQL};
+-- per audience, the vectors' count, sum and sum of outer products (store/moments.py)
+{MOMENTS_SQL};
 """

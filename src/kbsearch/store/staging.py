@@ -4,11 +4,14 @@ The copy (``DB.reembed`` beside the index, made with SQLite's online backup API,
 documents and settings, the embedding cache kept) receives the whole re-embed. Only when the
 caller commits does the backup API copy it back over the index, in one write transaction:
 readers see the old index or the new one, never a mix. A re-embed that fails or is killed
-leaves the old index as it was; its stale copy is removed by the next re-embed.
+leaves the old index as it was; its stale copy is removed by the next re-embed. One that
+fails or is interrupted (Ctrl-C) adds the vectors it computed to the index's embedding cache
+(keyed by embedder, so nothing the index searches changes), and a re-run reuses them.
 """
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -61,7 +64,8 @@ class Staging:
 @contextmanager
 def staged_copy(store: Store) -> Iterator[Staging]:
     """A cleared copy of ``store`` to rebuild into (see the module docstring); removed on
-    exit, committed or not.
+    exit, committed or not (when not, the vectors it computed are first added to
+    ``store``'s embedding cache, so the next re-embed does not compute them again).
 
     Raises:
         StorageError: the copy cannot be written (disk full, read-only folder).
@@ -80,11 +84,15 @@ def staged_copy(store: Store) -> Iterator[Staging]:
         remove_database(path)
         raise StorageError(f"cannot write the re-embedding copy {path}: {exc}") from exc
     copy = Store(path)
+    staging = Staging(store, copy)
     try:
         copy.documents.clear()
-        yield Staging(store, copy)
+        yield staging
     finally:
         copy.close()
+        if not staging.committed:  # the vectors it computed stay in the index's cache
+            with contextlib.suppress(StorageError, sqlite3.Error):
+                store.vectors.adopt_cache(path)
         remove_database(path)
 
 

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
+from ..filters import Filters, to_sql
 from . import row_log
 from .columns import COLUMNS, column_arrays
 from .database import Database, in_chunks
@@ -91,17 +93,32 @@ class Vectors:
         transaction."""
         return row_log.deleted_between(self.database.connection, old, new)
 
-    def passage_vectors(self, passage_ids: Sequence[str]) -> dict[str, np.ndarray]:
-        """``{passage_id: vector}`` (float32) of the given passages that have one."""
-        out: dict[str, np.ndarray] = {}
+    def passage_matrix(
+        self, passage_ids: Sequence[str], filters: Filters | None = None
+    ) -> tuple[list[str], np.ndarray]:
+        """``(found, vectors)``: the given passages that have a vector (and pass ``filters``
+        when given), in no set order, and their float32 vectors, shape ``(len(found), dim)``
+        (row ``i`` is ``found[i]``'s). Point reads by the passage id index, O(m log N)."""
+        where, params = ("1", []) if filters is None else to_sql(filters)
+        cursor = self.database.connection.cursor()
+        cursor.row_factory = None
+        rows: list[tuple[str, bytes]] = []
         for chunk, marks in in_chunks(passage_ids):
-            rows = self.database.connection.execute(
+            rows += cursor.execute(
                 "SELECT p.passage_id, v.vector FROM passages p JOIN vectors v ON v.id = p.id"
-                f" WHERE p.passage_id IN ({marks})",
-                chunk,
-            )
-            out.update({r[0]: np.frombuffer(r[1], dtype=np.float32) for r in rows})
-        return out
+                f" WHERE p.passage_id IN ({marks}) AND {where}",
+                [*chunk, *params],
+            ).fetchall()
+        if not rows:
+            return [], np.zeros((0, 0), dtype=np.float32)
+        vectors = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32)
+        return [r[0] for r in rows], vectors.reshape(len(rows), -1)
+
+    def passage_vectors(self, passage_ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """``{passage_id: vector}`` (float32) of the given passages that have one
+        (:meth:`passage_matrix`)."""
+        found, matrix = self.passage_matrix(passage_ids)
+        return {pid: matrix[i] for i, pid in enumerate(found)}
 
     def blocks(self, dim: int, size: int = 8192) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         """Every stored vector, ``size`` rows at a time by row id: ``(access, vectors)``
@@ -123,6 +140,27 @@ class Vectors:
             )
             out.update({r[0]: bytes(r[1]) for r in rows})
         return out
+
+    def adopt_cache(self, other: Path) -> int:
+        """Copy into this file's embedding cache the entries of the index file ``other``
+        that it lacks (a re-embed's copy that is not kept: its vectors are not computed
+        again); returns how many.
+
+        Raises:
+            StorageError: this file cannot be written (its cache is then unchanged).
+            sqlite3.Error: ``other`` cannot be read.
+        """
+        connection = self.database.connection
+        connection.execute("ATTACH DATABASE ? AS adopted", (str(other),))
+        try:
+            with self.database.transaction() as con:
+                cursor = con.execute(
+                    "INSERT OR IGNORE INTO main.embedding_cache(embedder, role, text_hash, vector)"
+                    " SELECT embedder, role, text_hash, vector FROM adopted.embedding_cache"
+                )
+                return max(cursor.rowcount, 0)
+        finally:
+            connection.execute("DETACH DATABASE adopted")
 
     def cache(self, embedder: str, role: str, items: Mapping[str, np.ndarray]) -> None:
         """Store vectors by text hash; committed at once so finished work survives a crash.

@@ -11,7 +11,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Unpack
 
-from ..errors import EvaluationError, OptionConflictError, QueryError
+from ..errors import EvaluationError, OptionConflictError, QueryError, shown_value
 from ..evaluation.answers import UNKNOWN, Judged
 from ..evaluation.gold import Unreachable, unreachable_relevant
 from ..evaluation.questions import Question, QuestionSet
@@ -122,7 +122,9 @@ def search_function(
         kb.clear_query_cache()
         name, reranked = base_route(route)
         if reranked and rerank is None:
-            raise OptionConflictError(f"route {route!r} needs a reranker (--rerank NAME)")
+            raise OptionConflictError(
+                f"route {shown_value(route)} needs a reranker (--rerank NAME)"
+            )
         request = (fused if name == HYBRID else alone).replace(
             query=text, k=n, route=name, filters=filters, rerank=rerank if reranked else None
         )
@@ -220,7 +222,9 @@ def check_rerank_routes(routes: Sequence[str], rerank: RerankSettings | None) ->
     reranker and no such route (it would change nothing)."""
     reranked = [r for r in routes if base_route(r)[1]]
     if reranked and rerank is None:
-        raise OptionConflictError(f"route {reranked[0]!r} needs a reranker: add --rerank NAME")
+        raise OptionConflictError(
+            f"route {shown_value(reranked[0])} needs a reranker: add --rerank NAME"
+        )
     if rerank is not None and not reranked:
         raise OptionConflictError(
             "--rerank applies to the routes written ROUTE+rerank"

@@ -39,10 +39,15 @@ from functools import lru_cache
 
 import Stemmer  # PyStemmer
 
-from ..errors import QueryError
+from ..errors import QueryError, shown_value
 from .stopwords import content_words, strip_elisions
 
 MAX_QUERY_CHARS = 2048
+# queries whose analyses a process keeps (terms, match keys, language), each cache alike: as
+# many as their vectors (kbsearch.retrieve.encoder.CACHE_SIZE); ~7 KB a query in all, so a
+# server seeing only new query texts holds ~7 MB of them once full (4,096: ~28 MB, still
+# growing 10 minutes into a served load)
+QUERY_CACHE = 1024
 WORD_RE = re.compile(r"[^\W_]+")
 STEMMER_LANGUAGES = {"en": "english", "fr": "french"}
 ANALYZERS = ("plain", "stem")
@@ -185,7 +190,9 @@ class Analyzer:
 
     def __init__(self, name: str, heading_weight: int = 1) -> None:
         if name not in ANALYZERS:
-            raise ValueError(f"unknown analyzer {name!r}; choose one of {', '.join(ANALYZERS)}")
+            raise ValueError(
+                f"unknown analyzer {shown_value(name)}; choose one of {', '.join(ANALYZERS)}"
+            )
         if heading_weight < 1:
             raise ValueError(f"the heading weight must be 1 or more, got {heading_weight}")
         self.name = name
@@ -239,7 +246,7 @@ class Analyzer:
 # queries again. An invalid query raises each time (exceptions are not cached).
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=QUERY_CACHE)
 def _query_terms(
     analyzer: str, query: str, languages: tuple[str, ...], stopwords: bool
 ) -> tuple[str, ...]:
@@ -252,7 +259,7 @@ def _query_terms(
     return tuple(dedupe(stem for lang in langs for stem in stem_words(found, lang)))
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=QUERY_CACHE)
 def _word_terms(
     analyzer: str, query: str, languages: tuple[str, ...]
 ) -> tuple[tuple[str, ...], ...]:

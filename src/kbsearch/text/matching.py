@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from functools import lru_cache
 
 from .analysis import (
+    QUERY_CACHE,
     STEMMER_LANGUAGES,
     content_query_words,
     fold_diacritics,
@@ -31,8 +32,7 @@ def _norm(token: str) -> str:
     return fold_diacritics(fold_ligatures(unicodedata.normalize("NFKC", token)).lower())
 
 
-@lru_cache(maxsize=65536)
-def _keys(token: str, languages: tuple[str, ...]) -> tuple[str, ...]:
+def _word_keys(token: str, languages: tuple[str, ...]) -> tuple[str, ...]:
     # in a fixed order (the folded word, then its stems language by language), so that a
     # token matching two query words marks the same one in every process (a set's order
     # follows the per-process string hash)
@@ -41,6 +41,12 @@ def _keys(token: str, languages: tuple[str, ...]) -> tuple[str, ...]:
     for lang in languages:
         keys += stem_words([lowered], lang)
     return tuple(dict.fromkeys(keys))
+
+
+# the keys of passage words, cached: the passages' vocabulary is bounded by the collection,
+# while every new query word would add an entry (~0.7 KB) that no passage may ever ask for:
+# with every query text new, a served process grew ~40 MB over 10 minutes filling it
+_keys = lru_cache(maxsize=65536)(_word_keys)
 
 
 def query_keys(query: str, languages: Sequence[str]) -> dict[str, str]:
@@ -54,12 +60,12 @@ def query_keys(query: str, languages: Sequence[str]) -> dict[str, str]:
     return dict(_query_keys(query, langs))
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=QUERY_CACHE)
 def _query_keys(query: str, langs: tuple[str, ...]) -> dict[str, str]:
     # cached: a served search asks it for every hit of the page, with the same query
     out: dict[str, str] = {}
     for word in content_query_words(query):
-        for key in _keys(word, langs):
+        for key in _word_keys(word, langs):  # not through _keys (see above)
             out.setdefault(key, _norm(word))
     return out
 

@@ -6,7 +6,6 @@ repaired by sync."""
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import date, timedelta
 from pathlib import Path
@@ -47,20 +46,6 @@ class Encoder:
 def pipeline(backend: Backend) -> Pipeline:
     context = RouteContext(backend, lambda: Analyzer("stem"), Encoder(FakeEmbedder(dim=32)))
     return Pipeline(backend, make_routes(context))
-
-
-@pytest.fixture
-def store(tmp_path: Path, corpus) -> Iterator[Store]:
-    s = Store(tmp_path / "kb.db", create=True)
-    with s.database.transaction():
-        s.database.set_settings(
-            {"analyzer": "stem", "dim": 32, "embedder": "fake:bow", "embedder_spec": "fake:bow"}
-        )
-    for d in corpus.documents:
-        k = corpus.key(d)
-        s.documents.write(d, corpus.passages[k], corpus.bodies[k], corpus.vectors[k])
-    yield s
-    s.close()
 
 
 @pytest.fixture
@@ -266,7 +251,7 @@ def test_given_passages_score_as_in_qdrants_own_lexical_list(
             assert result.trace.fusion.startswith(fusion) and result.trace.candidates
 
 
-WHOLE_TABLES = ("passages", "vectors", "documents", "embedding_cache")
+WHOLE_TABLES = ("passages", "vectors", "documents", "embedding_cache", "point_ids")
 
 
 def whole_table_reads(db: Path, statements: list[str]) -> list[str]:
@@ -277,7 +262,7 @@ def whole_table_reads(db: Path, statements: list[str]) -> list[str]:
     import sqlite3
 
     connection = sqlite3.connect(db)
-    aliases = {"p": "passages", "v": "vectors", "d": "documents"}
+    aliases = {"p": "passages", "v": "vectors", "d": "documents", "m": "point_ids"}
     whole = []
     for sql in statements:
         if not sql.lstrip().upper().startswith("SELECT"):
@@ -299,10 +284,14 @@ def whole_table_reads(db: Path, statements: list[str]) -> list[str]:
     return whole
 
 
+@pytest.mark.parametrize("exact", [None, False])
 @pytest.mark.parametrize("kind", ["local", "edge"])
-def test_a_fresh_search_node_reads_no_whole_table(tmp_path: Path, kind: str) -> None:
+def test_a_fresh_search_node_reads_no_whole_table(
+    tmp_path: Path, kind: str, exact: bool | None
+) -> None:
     """A process that opens a Qdrant-backed index and searches, assesses and asks reads the
-    rows it names and O(vocabulary) statistics, never every passage, vector or posting."""
+    rows it names and O(vocabulary) statistics, never every passage, vector or posting; with
+    HNSW (``exact=False``) too, whose candidates are rescored from their SQLite vectors."""
     from support import FILES, write_files
 
     import kbsearch
@@ -310,7 +299,8 @@ def test_a_fresh_search_node_reads_no_whole_table(tmp_path: Path, kind: str) -> 
 
     docs = write_files(tmp_path / "docs", FILES)
     where = str(tmp_path / kind)
-    target = QdrantTarget(url=where) if kind == "local" else QdrantTarget(path=where)
+    place = {"url": where} if kind == "local" else {"path": where}
+    target = QdrantTarget(**place, exact=exact)  # type: ignore[arg-type]
     db = tmp_path / "kb.db"
     with kbsearch.open_kb(db, create=True, embedder=FakeEmbedder(), qdrant=target) as kb:
         assert kb.index([docs], inventory=docs / "inventory.csv").ok
@@ -338,13 +328,14 @@ def test_dense_search_is_exact_up_to_a_size_then_hnsw(
     from kbsearch.backends.qdrant.target import HNSW_EF
 
     modes: list[tuple[bool, int | None]] = []
-    real = qdrant.collection.query
+    real = qdrant.collection._search
 
-    def spy(*args, **kwargs):  # type: ignore[no-untyped-def]
-        modes.append((kwargs["exact"], kwargs["hnsw_ef"]))
-        return real(*args, **kwargs)
+    def spy(search):  # type: ignore[no-untyped-def]
+        if search.using == "dense":
+            modes.append((search.exact, search.hnsw_ef))
+        return real(search)
 
-    monkeypatch.setattr(qdrant.collection, "query", spy)
+    monkeypatch.setattr(qdrant.collection, "_search", spy)
     vector = FakeEmbedder(dim=32).encode_queries(["refund parcel"])[0]
     staff = Filters(audience="staff")
     passages = qdrant.statistics().audiences["staff"].titles.passages
@@ -355,9 +346,18 @@ def test_dense_search_is_exact_up_to_a_size_then_hnsw(
     qdrant.dense_candidates(vector, staff, 5)
     qdrant.exact = False
     qdrant.dense_candidates(vector, staff, 5)
-    assert modes == [(True, None), (False, HNSW_EF), (True, None), (False, 64)]
-    # below Qdrant's full-scan threshold HNSW search is exhaustive: the same top k
-    assert approximate == exact
+    # (an HNSW search may ask twice: unfiltered, then filtered when too few pass)
+    assert [m for m, _ in itertools.groupby(modes)] == [
+        (True, None),
+        (False, HNSW_EF),
+        (True, None),
+        (False, 64),
+    ]
+    # below Qdrant's full-scan threshold HNSW search is exhaustive: the same top k, rescored
+    # with SQLite's float32 cosines (Qdrant's own differ in the last bits)
+    assert [pid for pid, _ in approximate] == [pid for pid, _ in exact]
+    assert dict(approximate) == qdrant.dense_scores(vector, [pid for pid, _ in approximate])
+    assert [s for _, s in approximate] == pytest.approx([s for _, s in exact], abs=1e-6)
 
 
 def test_sync_ends_by_letting_the_collection_build_its_indexes(
@@ -381,3 +381,54 @@ def test_a_failed_index_build_is_a_partial_write_and_keeps_the_points(
     with pytest.raises(PartialWriteError, match="could not build its indexes .*kbsearch sync"):
         backend.sync()
     assert backend.verify().ok
+
+
+def test_repairing_and_deleting_read_only_the_passages_they_name(
+    qdrant: QdrantBackend, store: Store, corpus, tmp_path: Path
+) -> None:
+    """``points_of`` (what sync re-writes) and ``delete_document`` read the passages,
+    documents and vectors they name by key, and give the points the corpus was written with."""
+    want = {p.passage_id: p for p in corpus.points()}
+    ids = sorted(want)[::3]
+    statements: list[str] = []
+    with store.database.tracing(statements.append):
+        points = qdrant.points_of([*ids, "no-such@v1#x"])
+        gone = corpus.documents[0]
+        qdrant.delete_document(gone.doc_id, gone.version)
+    assert sorted(p.passage_id for p in points) == ids
+    for p in points:
+        assert p.payload == want[p.passage_id].payload
+        assert p.sparse == want[p.passage_id].sparse
+        np.testing.assert_array_equal(p.dense, want[p.passage_id].dense)
+    own = [s for s in statements if not s.startswith("--")]
+    assert whole_table_reads(tmp_path / "kb.db", own) == []
+    left = {p.passage_id for p in qdrant.collection.points()}
+    assert left == set(want) - {p.passage_id for p in corpus.passages[corpus.key(gone)]}
+
+
+def test_hnsw_search_names_its_passages_from_sqlite_not_the_payload(
+    qdrant: QdrantBackend, store: Store, corpus, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Sync records every point's passage row; writes and deletes keep it; an HNSW search then
+    reads no passage id from Qdrant's payload."""
+    assert store.point_ids.count() == store.passages.count() > 0
+    asked: list[list[str]] = []
+    monkeypatch.setattr(
+        qdrant.collection, "passage_ids_of", lambda ids: asked.append(list(ids)) or {}
+    )
+    qdrant.exact = False
+    vector = FakeEmbedder(dim=32).encode_queries(["refund parcel"])[0]
+    staff = Filters(audience="staff", as_of=date(2025, 7, 1))
+    assert qdrant.dense_candidates(vector, staff, 5) and asked == []
+    gone = corpus.documents[0]
+    qdrant.delete_document(gone.doc_id, gone.version)
+    assert store.point_ids.count() == store.passages.count()
+    texts = ["refund parcel week", "gift card price"]
+    new = Document(doc_id="new", version="1", title="New", language="en", access="public")
+    passages = [
+        Passage(f"new@v1#s{i}", "new", "1", f"s{i}", "text", t, i) for i, t in enumerate(texts)
+    ]
+    bodies = [Analyzer("stem").body(t, "en") for t in texts]
+    qdrant.write_document(new, passages, bodies, FakeEmbedder(dim=32).encode_passages(texts))
+    assert store.point_ids.count() == store.passages.count()
+    assert qdrant.dense_candidates(vector, staff, 5) and asked == []

@@ -18,6 +18,7 @@ from kbsearch.backends.qdrant.edge import EdgeCollection
 from kbsearch.backends.qdrant.points import PassagePoint, passage_points
 from kbsearch.backends.qdrant.sparse import LengthStatistics, SparseWeights, average_length
 from kbsearch.records import Document, Passage
+from kbsearch.store import Store
 from kbsearch.text.analysis import Analyzer
 
 WORDS = [
@@ -132,3 +133,18 @@ def collection(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Colle
 @pytest.fixture
 def corpus() -> Corpus:
     return make_corpus()
+
+
+@pytest.fixture
+def store(tmp_path: Path, corpus: Corpus) -> Iterator[Store]:
+    """An embedded index of :func:`corpus` (32-d fake vectors), in ``tmp_path``."""
+    s = Store(tmp_path / "kb.db", create=True)
+    with s.database.transaction():
+        s.database.set_settings(
+            {"analyzer": "stem", "dim": 32, "embedder": "fake:bow", "embedder_spec": "fake:bow"}
+        )
+    for d in corpus.documents:
+        k = corpus.key(d)
+        s.documents.write(d, corpus.passages[k], corpus.bodies[k], corpus.vectors[k])
+    yield s
+    s.close()

@@ -65,3 +65,11 @@ def test_length_statistics_drift() -> None:
     a = LengthStatistics(10.0, 8.0)
     assert not a.drifted(LengthStatistics(10.4, 8.0), 0.05)
     assert a.drifted(LengthStatistics(10.0, 9.0), 0.05)
+
+
+def test_a_staff_points_values_ignore_the_public_average() -> None:
+    """A staff point has no ``bm25_public`` vector: only the average of every passage can
+    leave its values stale."""
+    a = LengthStatistics(10.0, 8.0)
+    assert not a.drifted(LengthStatistics(10.0, 9.0), 0.05, public=False)
+    assert a.drifted(LengthStatistics(11.0, 8.0), 0.05, public=False)

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import threading
+import uuid
 from collections.abc import Iterable, Sequence
 
 import numpy as np
@@ -41,7 +42,7 @@ from ...retrieve.lexical.impact import ImpactIndex
 from ...retrieve.lexical.query_terms import QueryTerms
 from ...store import Store
 from ..sqlite import SqliteBackend
-from .collection import Collection
+from .collection import Collection, engine_errors, engine_message
 from .dense import dense_candidates, dense_scores
 from .expected import expected_passages, points_of
 from .filters import to_qdrant
@@ -49,12 +50,12 @@ from .mirror import (
     BATCH_SIZE,
     DriftReport,
     ExpectedPassage,
-    delete_points,
+    delete_version,
     sync,
     verify,
     write_points,
 )
-from .points import SPARSE_ALL, SPARSE_PUBLIC, PassagePoint, passage_points
+from .points import SPARSE_ALL, SPARSE_PUBLIC, PassagePoint, passage_points, point_id
 from .sparse import LengthStatistics, SparseWeights, query_vector
 from .statistics import CollectionStatistics, FtsStatistics
 from .target import EXACT_UP_TO, HNSW_EF, SETTINGS_KEY, QdrantTarget
@@ -95,9 +96,14 @@ class QdrantBackend:
         return settings.dim if settings is not None and settings.has_vectors else None
 
     def _collection(self, dim: int | None = None) -> Collection:
-        """The collection, created (or checked) with the index's dimension on first use."""
+        """The collection, created (or checked) with the index's dimension on first use.
+
+        Raises:
+            BackendUnavailableError: Qdrant cannot be reached, or holds another dimension.
+        """
         if not self._ensured:
-            self.collection.ensure(dim if dim is not None else self.dimension())
+            with engine_errors("be reached"):
+                self.collection.ensure(dim if dim is not None else self.dimension())
             self._ensured = True
         return self.collection
 
@@ -132,14 +138,17 @@ class QdrantBackend:
         """SQLite first, then Qdrant in batches; the version's stale points are deleted.
 
         Raises:
+            BackendUnavailableError: Qdrant cannot be reached (nothing is written).
             PartialWriteError: Qdrant failed after SQLite committed (``sync`` repairs).
         """
+        dim = None if vectors is None else int(vectors.shape[1])
+        collection = self._collection(dim or self.dimension())  # reached before SQLite is written
         self.sqlite.write_document(document, passages, bodies, vectors)
+        self.record_point_ids([p.passage_id for p in passages])
         sparse = [SparseWeights.from_body(b) for b in bodies]
         points = passage_points(document, list(passages), sparse, vectors)
-        dim = None if vectors is None else int(vectors.shape[1])
         write_points(
-            self._collection(dim or self.dimension()),
+            collection,
             points,
             self.lengths(),
             self.batch_size,
@@ -147,19 +156,34 @@ class QdrantBackend:
         )
 
     def delete_document(self, doc_id: str, version: str) -> None:
-        """SQLite first, then the version's points.
+        """SQLite first, then every point of the version (O(its points); the remaining
+        points' length statistics are re-weighted by the :meth:`sync` that follows a write
+        through :func:`kbsearch.backends.factory.mirrored`).
 
         Raises:
+            BackendUnavailableError: Qdrant cannot be reached (nothing is deleted).
             PartialWriteError: Qdrant failed after SQLite committed (``sync`` repairs).
         """
-        ids = [
-            p.passage_id
-            for d in self.store.documents.all()
-            if (d.document.doc_id, d.document.version) == (doc_id, version)
-            for p in self.store.passages.in_document(d.row_id)
-        ]
+        collection = self._collection()  # reached before SQLite is written
+        stored = self.store.documents.about([doc_id], []).get((doc_id, version))
+        ids = (
+            []
+            if stored is None
+            else [p.passage_id for p in self.store.passages.in_document(stored.row_id)]
+        )
         self.sqlite.delete_document(doc_id, version)
-        delete_points(self._collection(), ids)
+        self.store.point_ids.forget([uuid.UUID(point_id(p)).bytes for p in ids])
+        delete_version(collection, doc_id, version)
+
+    def record_point_ids(self, passage_ids: Sequence[str] | None = None) -> None:
+        """Record the point id -> passage row of ``passage_ids`` (``None``: every passage) in
+        SQLite (:mod:`kbsearch.store.point_ids`), so searches read no payload from Qdrant."""
+        wanted = [e.passage_id for e in self.expected()] if passage_ids is None else passage_ids
+        for start in range(0, len(wanted), 5000):
+            rows = self.store.passages.rows(wanted[start : start + 5000])
+            self.store.point_ids.record(
+                (uuid.UUID(point_id(pid)).bytes, row.row_id) for pid, row in rows.items()
+            )
 
     # -- reads ------------------------------------------------------------------------------
 
@@ -230,8 +254,9 @@ class QdrantBackend:
         exact = self.exact_search()
         return dense_candidates(
             self._collection(len(vector)),
+            self.store,
             vector,
-            to_qdrant(filters),
+            filters,
             depth,
             exact=exact,
             hnsw_ef=None if exact else self.hnsw_ef or HNSW_EF,
@@ -341,6 +366,7 @@ class QdrantBackend:
         """
         report = self.verify()
         changed = sync(self.collection, report, self.points_of, self.lengths(), self.batch_size)
+        self.record_point_ids()
         self.save_statistics()
         self.optimize()
         return report, changed
@@ -358,7 +384,8 @@ class QdrantBackend:
             self._collection().optimize()
         except Exception as exc:  # any engine failure: the points are written, not indexed
             raise PartialWriteError(
-                f"Qdrant could not build its indexes ({exc}); the points are written: "
+                f"Qdrant could not build its indexes ({engine_message(exc)}); the points are"
+                " written: "
                 "run `kbsearch sync` to try again"
             ) from exc
 

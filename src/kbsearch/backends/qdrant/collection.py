@@ -21,21 +21,48 @@ from __future__ import annotations
 
 import os
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from qdrant_client import QdrantClient, models
 
-from ...errors import BackendUnavailableError
+from ...errors import BackendUnavailableError, KbsearchError
 from .points import DENSE, PAYLOAD_INDEXES, SPARSE_ALL, SPARSE_PUBLIC, PassagePoint, point_id
 from .sparse import LengthStatistics
 
 TIE_MARGIN = 8
+ENGINE_MESSAGE_CHARS = 200  # of an engine's own error, quoted in ours
 TIE_TOLERANCE = 1e-6  # cosine / BM25 differences below this are arithmetic noise, not order
 DEFAULT_COLLECTION = "kbsearch"
 Ranking = list[tuple[str, float]]
+
+
+def engine_message(exc: BaseException) -> str:
+    """An engine's error on one line, cut to :data:`ENGINE_MESSAGE_CHARS` (a server's answer
+    can quote a whole response body)."""
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    cut = text[:ENGINE_MESSAGE_CHARS]
+    return cut if len(cut) == len(text) else f"{cut}…"
+
+
+@contextmanager
+def engine_errors(what: str) -> Iterator[None]:
+    """Within: any failure of the client or engine (a server down, a refused request, an
+    Edge shard's error) becomes :class:`~kbsearch.errors.BackendUnavailableError` saying
+    ``Qdrant cannot <what>``; kbsearch's own errors pass as they are.
+
+    Raises:
+        BackendUnavailableError: as above.
+    """
+    try:
+        yield
+    except KbsearchError:
+        raise
+    except Exception as exc:  # qdrant-client and Edge raise many kinds (connection, API, value)
+        raise BackendUnavailableError(f"Qdrant cannot {what} ({engine_message(exc)})") from exc
 
 
 @dataclass(frozen=True)
@@ -136,7 +163,9 @@ def stale_filter(doc_id: str, version: str, keep: Sequence[str]) -> models.Filte
 class Search:
     """One query as a client runs it: the named vector ``using``, the query vector (sparse
     ``(indices, values)`` or dense floats), the filter, how many points to ``fetch`` and the
-    search parameters."""
+    search parameters; ``quantized``: the scores of a quantized copy are enough (the caller
+    rescores), so the engine reads no original vector to rescore them; ``payload``: return
+    passage ids from each point's payload, else the point ids alone (no payload read)."""
 
     using: str
     vector: tuple[list[int], list[float]] | list[float]
@@ -144,6 +173,8 @@ class Search:
     fetch: int
     exact: bool
     hnsw_ef: int | None
+    quantized: bool = False
+    payload: bool = True
 
 
 class Collection:
@@ -184,14 +215,36 @@ class Collection:
         limit: int,
         exact: bool = True,
         hnsw_ef: int | None = None,
+        quantized: bool = False,
     ) -> Ranking:
         """Top ``limit`` passages by the named vector ``using`` (dense: shape ``(dim,)``;
-        sparse: ``(indices, values)``) among the points passing ``where``."""
+        sparse: ``(indices, values)``) among the points passing ``where``; ``quantized``
+        (:class:`Search`): scores of the quantized copy where the collection keeps one.
+
+        Raises:
+            BackendUnavailableError: the engine failed (:func:`engine_errors`).
+        """
         if limit <= 0 or (isinstance(vector, tuple) and not vector[0]):
             return []
         query = vector if isinstance(vector, tuple) else [float(x) for x in vector]
-        search = Search(using, query, where, limit + TIE_MARGIN, exact, hnsw_ef)
-        return ranked(self._search(search), limit)
+        search = Search(using, query, where, limit + TIE_MARGIN, exact, hnsw_ef, quantized)
+        with engine_errors("answer a search"):
+            found = self._search(search)
+        return ranked(found, limit)
+
+    def point_candidates(
+        self, using: str, vector: np.ndarray, where: models.Filter, limit: int, hnsw_ef: int
+    ) -> list[str]:
+        """Point ids (UUID text) of the top ``limit`` points passing ``where``, best first, by
+        HNSW (``hnsw_ef``) on the dense vector ``using`` (shape ``(dim,)``), quantized scores
+        where there is a quantized copy; no payload read (:mod:`kbsearch.store.point_ids`)."""
+        query = [float(x) for x in vector]
+        search = Search(using, query, where, limit, False, hnsw_ef, quantized=True, payload=False)
+        return [pid for pid, _ in sorted(self._search(search), key=lambda item: -item[1])]
+
+    def passage_ids_of(self, point_ids: Sequence[str]) -> dict[str, str]:
+        """``{point id: passage id}`` of the given points that exist, from their payload."""
+        raise NotImplementedError
 
     def points(self, where: models.Filter | None = None) -> list[StoredPoint]:
         """Every point (passing ``where`` when given), read back (verification)."""
@@ -330,7 +383,10 @@ class ClientCollection(Collection):
         query: Any = search.vector
         if isinstance(query, tuple):
             query = models.SparseVector(indices=query[0], values=query[1])
-        parameters = models.SearchParams(exact=search.exact, hnsw_ef=search.hnsw_ef)
+        quantization = models.QuantizationSearchParams(rescore=False) if search.quantized else None
+        parameters = models.SearchParams(
+            exact=search.exact, hnsw_ef=search.hnsw_ef, quantization=quantization
+        )
         response = self.client.query_points(
             self.name,
             query=query,
@@ -338,9 +394,17 @@ class ClientCollection(Collection):
             query_filter=search.where,
             limit=search.fetch,
             search_params=None if self.local else parameters,
-            with_payload=["passage_id"],
+            with_payload=["passage_id"] if search.payload else False,
         )
+        if not search.payload:
+            return [(str(p.id), float(p.score)) for p in response.points]
         return [(str((p.payload or {})["passage_id"]), float(p.score)) for p in response.points]
+
+    def passage_ids_of(self, point_ids: Sequence[str]) -> dict[str, str]:
+        records = self.client.retrieve(
+            self.name, list(point_ids), with_payload=["passage_id"], with_vectors=False
+        )
+        return {str(r.id): str((r.payload or {})["passage_id"]) for r in records}
 
     def points(self, where: models.Filter | None = None) -> list[StoredPoint]:
         out: list[StoredPoint] = []

@@ -12,8 +12,13 @@ A search node holds no copy of the collection, so the shard is created with ever
 indexed segments placed ``Memory.Cold`` (memory-mapped files, read on demand, nothing loaded
 up front): the dense vectors, both sparse inverted indexes (Edge's default pins them in RAM),
 the HNSW graph, the payload, the payload indexes and the point id tracker. A process's memory
-then holds the pages its searches touch, which an HNSW search keeps to a few per query
-(docs/benchmarks.md, "A Qdrant Edge search node's memory"). Loading a shard records this
+then holds the pages its searches touch. The one part held in RAM (``Memory.Pinned``) is a
+quantized copy of the dense vectors (:func:`dense_quantization`: TurboQuant, 2 bits a
+dimension, 96 bytes a 384-d vector): HNSW walks it and returns its approximate scores
+(:attr:`.collection.Search.quantized`; Qdrant's own rescoring, which would page in the
+original vectors, is off) and the caller rescores the candidates exactly from SQLite's float
+vectors (:func:`.dense.dense_candidates`), so an HNSW search touches no page of the original
+vectors (docs/benchmarks.md, "A Qdrant Edge search node's memory"). Loading a shard records this
 configuration in it, so the segments Edge builds from then on are placed so; segments and
 payload indexes built before keep their own placement.
 
@@ -55,6 +60,13 @@ from .points import DENSE, PAYLOAD_INDEXES, SPARSE_ALL, SPARSE_PUBLIC, PassagePo
 from .sparse import LengthStatistics
 
 COLD = qe.Memory.Cold
+
+
+def dense_quantization() -> Any:
+    """The quantized copy of the dense vectors kept in RAM: TurboQuant, 2 bits a dimension
+    (``TurboQuantBitSize.Bits2``), pinned (docs/benchmarks.md: on E5 vectors its top 100
+    holds 0.995 of the exact top 10 at 4 candidates a result; binary 1-bit, 0.857)."""
+    return qe.TurboQuantQuantizationConfig(bits=qe.TurboQuantBitSize.Bits2, memory=qe.Memory.Pinned)
 
 
 def payload_index(kind: str) -> Any:
@@ -140,13 +152,22 @@ class EdgeCollection(Collection):
 
     def config(self, dim: int | None, create: bool = True) -> qe.EdgeConfig:
         """The shard's configuration for ``dim``-dimensional dense vectors (``None``: none):
-        the vectors, :class:`HnswSettings` and the placement of the module docstring; no
+        the vectors with their quantized copy, :class:`HnswSettings` and the placement of the
+        module docstring (segments built without a quantized copy keep none: a quantized search
+        scores their original vectors); no
         write-ahead log when ``create``, the shard's own setting when loading."""
         sparse = qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf, memory=COLD)
         vectors = (
             {}
             if dim is None
-            else {DENSE: qe.EdgeVectorParams(size=dim, distance=qe.Distance.Cosine, memory=COLD)}
+            else {
+                DENSE: qe.EdgeVectorParams(
+                    size=dim,
+                    distance=qe.Distance.Cosine,
+                    memory=COLD,
+                    quantization_config=dense_quantization(),
+                )
+            }
         )
         hnsw = qe.HnswIndexConfig(
             m=self.hnsw.m,
@@ -232,11 +253,23 @@ class EdgeCollection(Collection):
                 limit=search.fetch,
                 query=qe.Query.Nearest(vector, using=search.using),
                 filter=edge_filter(search.where),
-                params=qe.SearchParams(exact=search.exact, hnsw_ef=search.hnsw_ef),
-                with_payload=["passage_id"],
+                params=qe.SearchParams(
+                    exact=search.exact,
+                    hnsw_ef=search.hnsw_ef,
+                    quantization=(
+                        qe.QuantizationSearchParams(rescore=False) if search.quantized else None
+                    ),
+                ),
+                with_payload=["passage_id"] if search.payload else False,
             )
         )
+        if not search.payload:
+            return [(str(p.id), float(p.score)) for p in found]
         return [(str(p.payload["passage_id"]), float(p.score)) for p in found]
+
+    def passage_ids_of(self, point_ids: Sequence[str]) -> dict[str, str]:
+        records = self._open().retrieve(list(point_ids), ["passage_id"], False)
+        return {str(r.id): str(r.payload["passage_id"]) for r in records}
 
     def points(self, where: models.Filter | None = None) -> list[StoredPoint]:
         shard, out, offset = self._open(), [], None

@@ -17,8 +17,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
-from ...errors import PartialWriteError
-from .collection import Collection
+from ...errors import PartialWriteError, shown_value
+from .collection import Collection, engine_errors, engine_message
 from .points import PassagePoint
 from .sparse import LengthStatistics
 
@@ -63,8 +63,8 @@ def write_points(
     except Exception as exc:  # any client or engine failure: report how far it got
         what = f"{stale[0]} v{stale[1]}" if stale else "the write"
         raise PartialWriteError(
-            f"Qdrant holds {done} of {len(points)} points of {what} ({exc}); the SQLite index "
-            "is up to date: run `kbsearch sync` to repair the collection"
+            f"Qdrant holds {done} of {len(points)} points of {what} ({engine_message(exc)});"
+            " the SQLite index is up to date: run `kbsearch sync` to repair the collection"
         ) from exc
 
 
@@ -78,8 +78,25 @@ def delete_points(collection: Collection, passage_ids: Sequence[str]) -> None:
         collection.delete(passage_ids)
     except Exception as exc:
         raise PartialWriteError(
-            f"Qdrant still holds up to {len(passage_ids)} deleted points ({exc}); "
+            f"Qdrant still holds up to {len(passage_ids)} deleted points ({engine_message(exc)}); "
             "run `kbsearch sync` to repair the collection"
+        ) from exc
+
+
+def delete_version(collection: Collection, doc_id: str, version: str) -> None:
+    """Delete every point of document version ``doc_id``/``version`` (by payload filter, so
+    points a failed write left behind go too).
+
+    Raises:
+        PartialWriteError: the delete failed (SQLite no longer holds them; sync repairs).
+    """
+    try:
+        collection.delete_stale(doc_id, version, [])
+    except Exception as exc:
+        raise PartialWriteError(
+            f"Qdrant still holds the points of {shown_value(doc_id)} version {shown_value(version)}"
+            f" ({engine_message(exc)}); the SQLite index no longer does: run `kbsearch sync` to"
+            " repair the collection"
         ) from exc
 
 
@@ -132,9 +149,14 @@ def verify(
     tolerance: float = LENGTH_TOLERANCE,
 ) -> DriftReport:
     """Compare ``collection`` with ``expected`` (every passage SQLite holds), the index's dense
-    ``dimension`` (``None`` for lexical-only) and its current length statistics."""
+    ``dimension`` (``None`` for lexical-only) and its current length statistics.
+
+    Raises:
+        BackendUnavailableError: the collection cannot be read.
+    """
     want = {e.passage_id: e for e in expected}
-    have = {p.passage_id: p for p in collection.points()}
+    with engine_errors("list its points"):
+        have = {p.passage_id: p for p in collection.points()}
     mismatched, wrong_dimension, stale = [], [], []
     for pid, point in have.items():
         e = want.get(pid)
@@ -145,7 +167,7 @@ def verify(
             mismatched.append(pid)
         elif point.dimension != (dimension or 0):
             wrong_dimension.append(pid)
-        elif point.lengths.drifted(lengths, tolerance):
+        elif point.lengths.drifted(lengths, tolerance, public=point.access == "public"):
             stale.append(pid)
     return DriftReport(
         expected=len(want),

@@ -98,10 +98,14 @@ class LengthStatistics:
     avgdl_all: float
     avgdl_public: float
 
-    def drifted(self, other: LengthStatistics, tolerance: float) -> bool:
-        """Whether either average differs from ``other``'s by more than ``tolerance``
-        (relative)."""
-        pairs = ((self.avgdl_all, other.avgdl_all), (self.avgdl_public, other.avgdl_public))
+    def drifted(self, other: LengthStatistics, tolerance: float, public: bool = True) -> bool:
+        """Whether an average a point's sparse values use differs from ``other``'s by more
+        than ``tolerance`` (relative): ``avgdl_all`` always, ``avgdl_public`` for a
+        ``public`` point only (a staff point has no ``bm25_public`` vector, so a change of
+        the public average leaves its values right)."""
+        pairs = [(self.avgdl_all, other.avgdl_all)]
+        if public:
+            pairs.append((self.avgdl_public, other.avgdl_public))
         return any(abs(a - b) > tolerance * max(abs(b), 1e-12) for a, b in pairs)
 
 

@@ -57,9 +57,9 @@ class CollectionStatistics:
 
     @classmethod
     def compute(cls, store: Store, dim: int) -> CollectionStatistics:
-        """Read every passage, vector and document once (inside one read transaction), with
-        ``dim``-dimensional vectors (0: none). O(passages x dim^2) time, O(dim^2) memory
-        beyond one block of vectors."""
+        """Read the kept counts and vector moments (inside one read transaction), with
+        ``dim``-dimensional vectors (0: none), and each audience's title counts. No vector is
+        read: O(dim^2) for the backgrounds."""
         with store.database.read_transaction():
             generation = store.database.generation()
             backgrounds = _backgrounds(store, dim, generation)
@@ -144,32 +144,11 @@ def _decode(text: str) -> np.ndarray:
 
 
 def _backgrounds(store: Store, dim: int, generation: int) -> dict[str, Background]:
-    """Each audience's :class:`Background`, in two passes over the vectors a block at a
-    time (the mean, then the centred covariance: as :meth:`Background.of`, up to the order of
-    the sums)."""
-    if dim <= 0:
-        empty = Background.of(np.zeros((0, 0)), generation)
-        return {audience: empty for audience in AUDIENCES}
-    sums = {a: np.zeros(dim) for a in AUDIENCES}
-    counts = dict.fromkeys(AUDIENCES, 0)
-
-    def parts(access: np.ndarray, vectors: np.ndarray) -> dict[str, np.ndarray]:
-        x = vectors.astype(np.float64)
-        return {"staff": x, "public": x[access == "public"]}
-
-    for access, vectors in store.vectors.blocks(dim):
-        for audience, x in parts(access, vectors).items():
-            sums[audience] += x.sum(axis=0)
-            counts[audience] += len(x)
-    means = {a: sums[a] / counts[a] if counts[a] else np.zeros(dim) for a in AUDIENCES}
-    squares = {a: np.zeros((dim, dim)) for a in AUDIENCES}
-    for access, vectors in store.vectors.blocks(dim):
-        for audience, x in parts(access, vectors).items():
-            centred = x - means[audience]
-            squares[audience] += centred.T @ centred
+    """Each audience's :class:`Background`, from the vector moments every write keeps
+    (:mod:`kbsearch.store.moments`: O(dim^2), no vector read)."""
     return {
-        a: Background(generation, means[a], squares[a] / counts[a] if counts[a] else squares[a])
-        for a in AUDIENCES
+        audience: Background.of_moments(store.moments.of(audience, max(dim, 0)), generation)
+        for audience in AUDIENCES
     }
 
 

@@ -7,12 +7,16 @@ public search's N, average length and document frequencies count public passages
 - ``N`` and the total token count: FTS5's averages record (``%_data`` id 1), O(1);
 - ``n(t)``: ``{table}_vocab`` with a term constraint, O(log vocabulary), cached per term;
 - a term's postings: its doclist through ``{table}_instance`` with a term constraint,
-  O(its instances), cached per term (up to ``POSTINGS_CACHE`` postings per generation).
+  O(its instances), the first time; the doclist is then kept across generations and brought
+  forward by what each write changed (:mod:`kbsearch.retrieve.lexical.doclists`), and its
+  impacts are kept per generation (up to ``POSTINGS_CACHE`` postings, least recently used
+  dropped first).
 
 Nothing is read at open or after a write but these, so a new generation costs nothing until
-a query reads its own terms. The rows a query touches get their filter columns and token
-counts from a :class:`RowTable` shared by every generation (a passage row never changes once
-written, and the store never reuses a row id: :meth:`kbsearch.store.documents.Documents.write`).
+a query reads its own terms, and then only the rows written since. The rows a query touches
+get their filter columns and token counts from a :class:`RowTable` shared by every generation
+(a passage row never changes once written, and the store never reuses a row id:
+:meth:`kbsearch.store.documents.Documents.write`).
 
 Scores are FTS5's ``bm25()`` (:mod:`kbsearch.retrieve.lexical.bm25`), each posting's
 contribution computed with the operations, in the order, of
@@ -22,12 +26,14 @@ contribution computed with the operations, in the order, of
 
 and a query's impacts are added per row in query-term order starting from 0.0, so the scores,
 ranking and ties (by passage id) are the same as the whole-table index's. The top k is taken
-among the rows touched only (:func:`kbsearch.retrieve.topk.top_k`).
+by MaxScore (:mod:`kbsearch.retrieve.lexical.maxscore`): among the rows of the query's terms
+that can still reach the k-th best score, never all of them.
 """
 
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -40,13 +46,15 @@ from ...store import Store, fts_table
 from ...text.analysis import Analyzer
 from ..topk import top_k
 from .bm25 import K1, B, fts5_idf
+from .doclists import CHANGE_ROWS, Change, Doclists
+from .maxscore import Postings, Scratch, top_candidates
 from .query_terms import QueryTerms
 from .sql import search_sql
 from .terms import searched_terms, statistics_terms
 
 T = TypeVar("T")
 MASKS = 16  # filter masks kept (the most recent filters')
-POSTINGS_CACHE = 1 << 22  # postings a generation keeps in memory (~48 MiB), then starts over
+POSTINGS_CACHE = 1 << 23  # postings with impacts a generation keeps (~128 MiB), LRU
 ROW_ID_CACHE = 1 << 18  # passage ids -> row ids a generation keeps (fusion's scoring of given ids)
 
 
@@ -106,6 +114,7 @@ class RowTable:
         self._rows = Rows.of([])
         self._slot = np.full(0, -1, dtype=np.int64)  # row id -> position in _rows
         self._lock = threading.Lock()
+        self.scratch = Scratch()  # the MaxScore accumulators, by row position
         # filters -> the mask of the first rows (extended as rows are added: they are kept)
         self._masks: dict[tuple[object, ...], np.ndarray] = {}
 
@@ -164,19 +173,12 @@ class RowTable:
         return found[: len(rows.row_ids)]
 
 
-@dataclass(frozen=True)
-class Postings:
-    """One term's postings: ``rows`` (int64 row ids, ascending) and ``impacts`` (float64)."""
-
-    rows: np.ndarray
-    impacts: np.ndarray
-
-
 class TermIndex:
     """One audience's FTS5 table at one generation, read per term (module docstring).
 
     ``read`` runs a read at ``generation`` (raising :class:`kbsearch.errors.StaleSnapshot`
-    when the file has moved on); ``table`` the shared :class:`RowTable`.
+    when the file has moved on); ``table`` the shared :class:`RowTable`; ``doclists`` the
+    shared :class:`~kbsearch.retrieve.lexical.doclists.Doclists`.
     """
 
     def __init__(
@@ -187,6 +189,7 @@ class TermIndex:
         read: Callable[[Callable[[], Any]], Any],
         table: RowTable,
         languages: list[str],
+        doclists: Doclists,
     ) -> None:
         self.store, self.audience, self.generation = store, audience, generation
         self.table = fts_table(audience)
@@ -196,8 +199,10 @@ class TermIndex:
         self.passages, total = read(lambda: store.fts.statistics(audience))
         self.avgdl = total / self.passages if self.passages else 0.0
         self._frequency: dict[str, int] = {}
-        self._postings: dict[str, Postings] = {}
+        self._doclists = doclists
+        self._postings: OrderedDict[str, Postings] = OrderedDict()
         self._cached = 0
+        self._lock = threading.Lock()
         self._row_ids: dict[str, tuple[int, str]] = {}
 
     # -- statistics ---------------------------------------------------------------------
@@ -259,38 +264,58 @@ class TermIndex:
         """Where existing passage rows (int64 ids) are in the shared :class:`RowTable`."""
         return self._rows.positions(row_ids, self._read_rows)
 
-    def postings(self, term: str) -> Postings:
-        """The term's rows and BM25 impacts (empty when absent), cached per generation."""
-        found = self._postings.get(term)
-        if found is not None:
-            return found
+    def _follow(self, old: int, old_next: int) -> Change | None:
+        """What the writes since generation ``old`` did to this table (:class:`Change`), or
+        ``None`` when the row log does not reach back or they added too many rows."""
+        store, audience, generation = self.store, self.audience, self.generation
+
+        def load() -> Change | None:
+            deleted = store.vectors.deleted_rows_between(old, generation)
+            next_row = max(store.fts.next_row(), old_next)
+            if deleted is None or next_row - old_next > CHANGE_ROWS:
+                return None
+            added = store.fts.postings_since(audience, old_next)
+            return Change(old, generation, old_next, next_row, deleted, added)
+
+        found: Change | None = self.read(load)
+        return found
+
+    def _doclist(self, term: str) -> tuple[np.ndarray, np.ndarray]:
         store, audience = self.store, self.audience
-        rows, tf = self.read(lambda: store.fts.term_postings(term, audience))
+
+        def read() -> tuple[np.ndarray, np.ndarray, int]:
+            rows, tf = store.fts.term_postings(term, audience)
+            return rows, tf, store.fts.next_row()
+
+        return self._doclists.get(
+            self.table, term, self.generation, self._follow, lambda: self.read(read)
+        )
+
+    def postings(self, term: str) -> Postings:
+        """The term's rows and BM25 impacts (empty when absent), kept per generation (up to
+        ``POSTINGS_CACHE`` postings, least recently used dropped first), made from the
+        doclist kept across generations (:mod:`kbsearch.retrieve.lexical.doclists`)."""
+        with self._lock:
+            found = self._postings.get(term)
+            if found is not None:
+                self._postings.move_to_end(term)
+                return found
+        rows, tf = self._doclist(term)
         at, table = self.positions(rows)
         length = table.length[at]
         # the operations of ImpactIndex.load, in its order (module docstring); n(t) = the rows
         # read, as the vocabulary counts them
         norm = (1 - B) + B * length / self.avgdl if self.avgdl else np.ones(len(rows))
         idf = fts5_idf(self.passages, len(rows)) if len(rows) else 0.0
-        found = Postings(rows, idf * ((tf * (K1 + 1.0)) / (tf + K1 * norm)))
-        if self._cached + len(found.rows) > POSTINGS_CACHE:
-            self._postings, self._cached = {}, 0
-        self._postings[term] = found
-        self._cached += len(found.rows)
+        found = Postings(rows, idf * ((tf * (K1 + 1.0)) / (tf + K1 * norm)), at)
+        with self._lock:
+            if term not in self._postings:
+                self._postings[term] = found
+                self._cached += len(found.rows)
+            while self._cached > POSTINGS_CACHE and len(self._postings) > 1:
+                _, dropped = self._postings.popitem(last=False)
+                self._cached -= len(dropped.rows)
         return found
-
-    def scores(self, terms: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-        """``(rows, bm25)``: the rows holding any of ``terms`` (ascending) and their score,
-        the terms' impacts added in the order given (repeats count again, as in FTS5)."""
-        parts = [self.postings(t) for t in terms]
-        if not parts:
-            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
-        if len(parts) == 1:
-            return parts[0].rows, parts[0].impacts
-        rows, inverse = np.unique(np.concatenate([p.rows for p in parts]), return_inverse=True)
-        # bincount adds in input order: per row, 0.0 then each term's impact in query order
-        total = np.bincount(inverse, np.concatenate([p.impacts for p in parts]), len(rows))
-        return rows, total
 
     def scores_of(self, terms: Sequence[str], row_ids: np.ndarray) -> np.ndarray:
         """BM25 of the given rows (shape ``(len(row_ids),)``; 0 where no term matches)."""
@@ -312,12 +337,19 @@ class TermIndex:
 
     # -- search -------------------------------------------------------------------------
 
-    def _top(
-        self, rows: np.ndarray, scores: np.ndarray, filters: Filters, k: int
-    ) -> list[tuple[str, float]]:
-        at, table = self.positions(rows)
-        keep = np.flatnonzero(self._rows.mask(filters, table)[at])
-        return top_k(at[keep], scores[keep], table.passage_ids, k)
+    def _best(self, terms: Sequence[str], filters: Filters, k: int) -> list[tuple[str, float]]:
+        """Top ``k`` of the rows holding any of ``terms`` that pass ``filters``
+        (:func:`kbsearch.retrieve.lexical.maxscore.top_candidates`: the exhaustive top k)."""
+        postings = [self.postings(t) for t in terms]
+        _, table = self.positions(np.zeros(0, dtype=np.int64))  # holds every row of those
+        mask = self._rows.mask(filters, table)
+
+        def passes(at: np.ndarray) -> np.ndarray:
+            return mask[at]
+
+        scratch = self._rows.scratch
+        at, scores = top_candidates(postings, passes, table.row_ids, k, scratch)
+        return top_k(at, scores, table.passage_ids, k)
 
     def search_terms(
         self, terms: QueryTerms | Sequence[str], filters: Filters, k: int
@@ -332,12 +364,13 @@ class TermIndex:
         terms = searched_terms(self.table, terms, filters)
         if k <= 0 or self.passages == 0 or not terms.kept:
             return []
-        rows, scores = self.scores(terms.kept)
-        hits = self._top(rows, scores, filters, k)
+        hits = self._best(terms.kept, filters, k)
         if len(hits) < k and terms.clamped:
-            extra_rows, extra = self.scores(terms.clamped)
-            only = ~np.isin(extra_rows, rows, assume_unique=True)  # the others are in hits
-            hits += self._top(extra_rows[only], extra[only], filters, k - len(hits))
+            # fewer than k: every passing row holding a kept term is in hits, so the passing
+            # rows holding only clamped terms are the others of the clamped terms' top k
+            seen = {pid for pid, _ in hits}
+            more = self._best(terms.clamped, filters, k)
+            hits += [(pid, score) for pid, score in more if pid not in seen][: k - len(hits)]
         return hits
 
     def search(
