@@ -8,6 +8,7 @@ from dataclasses import replace
 from datetime import date
 from pathlib import Path
 
+import numpy as np
 import pytest
 from support import FILES, FakeEmbedder, write_files
 from support_judge import evidence
@@ -154,3 +155,25 @@ def test_min_confidence_0_answers_every_question_with_a_span_and_1_almost_none()
     assert anything.verdict == "answered" and anything.answerable
     assert model.judge(weak, None, None, threshold=0.0).verdict == "dont_say"
     assert model.judge(weak, thin, "p", threshold=1.0).verdict != "answered"
+
+
+def test_a_search_measures_the_dense_candidates_centrality(tmp_path: Path) -> None:
+    docs = write_files(tmp_path / "docs", FILES)
+    kb = kbsearch.open_kb(tmp_path / "kb.db", create=True, embedder=FakeEmbedder())
+    kb.index([docs], inventory=docs / "inventory.csv")
+    query = "is a lost parcel refunded in full"
+    filters = Filters(audience="staff", as_of=DAY)
+    lexical = kb.routes["lexical"].candidates(query, filters, 100)
+    dense = kb.routes["dense"].candidates(query, filters, 100)
+    vector = kb.query_vector(query)
+    found = collect(
+        kb.backend, kb.analyzer, query, filters, lexical, dense, vector, kb.passage_rows_of
+    )
+    assert len(found.dense_centrality) == min(len(dense), 20) > 1
+    # each candidate's mean cosine over every passage a staff search may see
+    table = kb.dense_index().table
+    vectors = np.asarray(table.vectors, dtype=np.float64)
+    row = {p: i for i, p in enumerate(table.passage_ids)}
+    expected = [float((vectors @ vectors[row[p]]).mean()) for p, _ in dense[:20]]
+    assert found.dense_centrality == pytest.approx(expected, abs=1e-5)
+    assert kb.assess(query, filters=filters).decision.features["hub_margin"] >= 0.0
