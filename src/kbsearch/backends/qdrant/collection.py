@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import os
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -188,16 +188,20 @@ class Collection:
         limit: int,
         exact: bool = True,
         hnsw_ef: int | None = None,
-        quantized: bool = False,
+        names: Callable[[Sequence[str]], Mapping[str, str]] | None = None,
     ) -> Ranking:
         """Top ``limit`` passages by the named vector ``using`` (dense: shape ``(dim,)``;
-        sparse: ``(indices, values)``) among the points passing ``where``; ``quantized``
-        (:class:`Search`): scores of the quantized copy where the collection keeps one."""
+        sparse: ``(indices, values)``) among the points passing ``where``. ``names``: maps
+        point ids to passage ids (:mod:`kbsearch.store.point_ids`), so no payload is read."""
         if limit <= 0 or (isinstance(vector, tuple) and not vector[0]):
             return []
         query = vector if isinstance(vector, tuple) else [float(x) for x in vector]
-        search = Search(using, query, where, limit + TIE_MARGIN, exact, hnsw_ef, quantized)
-        return ranked(self._search(search), limit)
+        fetch = limit + TIE_MARGIN
+        if names is None:
+            return ranked(self._search(Search(using, query, where, fetch, exact, hnsw_ef)), limit)
+        found = self._search(Search(using, query, where, fetch, exact, hnsw_ef, payload=False))
+        named = names([pid for pid, _ in found])
+        return ranked([(named[p], score) for p, score in found if p in named], limit)
 
     def point_candidates(
         self, using: str, vector: np.ndarray, where: models.Filter, limit: int, hnsw_ef: int
