@@ -5,7 +5,7 @@ the top ``--depth`` passages (the public audience, today) three ways:
 
 - ``after``: what the backend does now with HNSW (``QdrantBackend.dense_candidates`` with
   ``exact=False``): HNSW over the quantized copy, ``4 x depth`` candidates with their quantized
-  scores, rescored exactly from SQLite's vectors (the Qdrant and the SQLite parts timed apart);
+  scores, named and rescored exactly from SQLite (the Qdrant and the SQLite parts timed apart);
   ``after_xF`` for each other ``--factors`` F: ``F x depth`` candidates instead;
 - ``before``: HNSW on the original vectors with Qdrant's scores (``hnsw_ef`` 256, the
   quantized copy ignored: what the backend did before it, on a shard without one);
@@ -117,10 +117,12 @@ def main() -> None:
         where = to_qdrant(filters)
         backend.exact = False
         parts = {"qdrant": 0.0, "sqlite": 0.0}
-        real_query, real_scores = backend.collection.query, dense_module.dense_scores
+        real_query = backend.collection.query
+        real_points, real_rescored = backend.collection.point_candidates, dense_module.rescored
 
-        backend.collection.query = timed(real_query, parts, "qdrant")  # type: ignore[method-assign]
-        dense_module.dense_scores = timed(real_scores, parts, "sqlite")
+        points = timed(real_points, parts, "qdrant")
+        backend.collection.point_candidates = points  # type: ignore[method-assign]
+        dense_module.rescored = timed(real_rescored, parts, "sqlite")
         before = hnsw_on_originals(backend.collection, 256)
 
         def after(factor: int) -> Callable[[np.ndarray], Ranking]:

@@ -61,6 +61,23 @@ class PointIds:
         except sqlite3.OperationalError:  # no such table: a file written before it
             return 0
 
+    def names(self, point_ids: Sequence[bytes]) -> tuple[dict[bytes, str], list[bytes]]:
+        """``({point id: passage id}, unknown)``: the passages of the given points this table
+        names, and the point ids it does not (or whose passage is gone), in the order given."""
+        named: dict[bytes, str] = {}
+        try:
+            for chunk, marks in in_chunks(point_ids):
+                named.update(
+                    self.database.connection.execute(
+                        f"SELECT m.point_id, p.passage_id FROM {TABLE} m"
+                        f" JOIN passages p ON p.id = m.passage WHERE m.point_id IN ({marks})",
+                        chunk,
+                    ).fetchall()
+                )
+        except sqlite3.OperationalError:  # no such table: a file written before it
+            named = {}
+        return named, [p for p in dict.fromkeys(point_ids) if p not in named]
+
     def vectors(
         self, point_ids: Sequence[bytes], filters: Filters | None = None
     ) -> tuple[list[str], np.ndarray, list[bytes]]:

@@ -432,3 +432,31 @@ def test_hnsw_search_names_its_passages_from_sqlite_not_the_payload(
     qdrant.write_document(new, passages, bodies, FakeEmbedder(dim=32).encode_passages(texts))
     assert store.point_ids.count() == store.passages.count()
     assert qdrant.dense_candidates(vector, staff, 5) and asked == []
+
+
+def test_the_lexical_route_names_its_passages_from_sqlite(
+    qdrant: QdrantBackend, store: Store, corpus, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Lexical candidates and scores read no passage id from the payload once sync recorded
+    the point ids; a file without them (indexed before) gets the same from the payload."""
+    import uuid
+
+    from kbsearch.backends.qdrant.points import point_id
+
+    public = Filters(as_of=date(2025, 7, 1))
+    terms = pipeline(qdrant).routes["lexical"].terms("refund parcel week", public)  # type: ignore[attr-defined]
+    asked: list[list[str]] = []
+    real = qdrant.collection.passage_ids_of
+
+    def spy(ids):  # type: ignore[no-untyped-def]
+        asked.append(list(ids))
+        return real(ids)
+
+    monkeypatch.setattr(qdrant.collection, "passage_ids_of", spy)
+    found = qdrant.lexical_candidates(terms, public, 50)
+    scores = qdrant.lexical_scores(terms, "public", [pid for pid, _ in found])
+    assert found and scores and asked == []
+    every = [uuid.UUID(point_id(p.passage_id)).bytes for p in corpus.points()]
+    store.point_ids.forget(every)
+    assert qdrant.lexical_candidates(terms, public, 50) == found and asked
+    assert qdrant.lexical_scores(terms, "public", [pid for pid, _ in found]) == scores

@@ -185,6 +185,16 @@ class QdrantBackend:
                 (uuid.UUID(point_id(pid)).bytes, row.row_id) for pid, row in rows.items()
             )
 
+    def passage_ids_of(self, point_ids: Sequence[str]) -> dict[str, str]:
+        """``{point id: passage id}``: from SQLite (:mod:`kbsearch.store.point_ids`), from the
+        points' payload for those it does not name."""
+        by_bytes = {uuid.UUID(p).bytes: p for p in point_ids}
+        named, unknown = self.store.point_ids.names(list(by_bytes))
+        out = {by_bytes[b]: pid for b, pid in named.items()}
+        if unknown:
+            out.update(self.collection.passage_ids_of([by_bytes[b] for b in unknown]))
+        return out
+
     # -- reads ------------------------------------------------------------------------------
 
     def statistics(self) -> CollectionStatistics:
@@ -232,12 +242,12 @@ class QdrantBackend:
         while fewer than ``depth``, the passages matched by the clamped terms only; only
         passages SQLite holds (:meth:`_held`)."""
         using = SPARSE_ALL if filters.staff else SPARSE_PUBLIC
-        where = to_qdrant(filters)
-        found = self._collection().query(using, query_vector(terms.kept), where, depth)
+        where, names = to_qdrant(filters), self.passage_ids_of
+        found = self._collection().query(using, query_vector(terms.kept), where, depth, names=names)
         if len(found) < depth and terms.clamped:
             seen = {pid for pid, _ in found}
             more = self.collection.query(
-                using, query_vector(terms.clamped), where, depth + len(seen)
+                using, query_vector(terms.clamped), where, depth + len(seen), names=names
             )
             found += [(pid, score) for pid, score in more if pid not in seen][: depth - len(found)]
         return self._held(found)
@@ -321,7 +331,10 @@ class QdrantBackend:
                 continue
             ids = models.FieldCondition(key="passage_id", match=models.MatchAny(any=missing))
             where = models.Filter(must=[*visible, ids])
-            for pid, score in collection.query(using, query_vector(group), where, len(missing)):
+            vector = query_vector(group)
+            for pid, score in collection.query(
+                using, vector, where, len(missing), names=self.passage_ids_of
+            ):
                 scores.setdefault(pid, score)
         return scores
 

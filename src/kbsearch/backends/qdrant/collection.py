@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import os
 import warnings
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -215,11 +215,11 @@ class Collection:
         limit: int,
         exact: bool = True,
         hnsw_ef: int | None = None,
-        quantized: bool = False,
+        names: Callable[[Sequence[str]], Mapping[str, str]] | None = None,
     ) -> Ranking:
         """Top ``limit`` passages by the named vector ``using`` (dense: shape ``(dim,)``;
-        sparse: ``(indices, values)``) among the points passing ``where``; ``quantized``
-        (:class:`Search`): scores of the quantized copy where the collection keeps one.
+        sparse: ``(indices, values)``) among the points passing ``where``. ``names``: maps
+        point ids to passage ids (:mod:`kbsearch.store.point_ids`), so no payload is read.
 
         Raises:
             BackendUnavailableError: the engine failed (:func:`engine_errors`).
@@ -227,20 +227,31 @@ class Collection:
         if limit <= 0 or (isinstance(vector, tuple) and not vector[0]):
             return []
         query = vector if isinstance(vector, tuple) else [float(x) for x in vector]
-        search = Search(using, query, where, limit + TIE_MARGIN, exact, hnsw_ef, quantized)
+        fetch = limit + TIE_MARGIN
         with engine_errors("answer a search"):
-            found = self._search(search)
-        return ranked(found, limit)
+            if names is None:
+                return ranked(
+                    self._search(Search(using, query, where, fetch, exact, hnsw_ef)), limit
+                )
+            found = self._search(Search(using, query, where, fetch, exact, hnsw_ef, payload=False))
+        named = names([pid for pid, _ in found])
+        return ranked([(named[p], score) for p, score in found if p in named], limit)
 
     def point_candidates(
         self, using: str, vector: np.ndarray, where: models.Filter, limit: int, hnsw_ef: int
     ) -> list[str]:
         """Point ids (UUID text) of the top ``limit`` points passing ``where``, best first, by
         HNSW (``hnsw_ef``) on the dense vector ``using`` (shape ``(dim,)``), quantized scores
-        where there is a quantized copy; no payload read (:mod:`kbsearch.store.point_ids`)."""
+        where there is a quantized copy; no payload read (:mod:`kbsearch.store.point_ids`).
+
+        Raises:
+            BackendUnavailableError: the engine failed (:func:`engine_errors`).
+        """
         query = [float(x) for x in vector]
         search = Search(using, query, where, limit, False, hnsw_ef, quantized=True, payload=False)
-        return [pid for pid, _ in sorted(self._search(search), key=lambda item: -item[1])]
+        with engine_errors("answer a search"):
+            found = self._search(search)
+        return [pid for pid, _ in sorted(found, key=lambda item: -item[1])]
 
     def passage_ids_of(self, point_ids: Sequence[str]) -> dict[str, str]:
         """``{point id: passage id}`` of the given points that exist, from their payload."""
