@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 from support import FakeEmbedder
 
-from kbsearch.backends.qdrant.collection import ClientCollection, Collection
+from kbsearch.backends.qdrant.client import ClientCollection
+from kbsearch.backends.qdrant.collection import Collection
 from kbsearch.backends.qdrant.edge import EdgeCollection
 from kbsearch.backends.qdrant.points import PassagePoint, passage_points
 from kbsearch.backends.qdrant.sparse import LengthStatistics, SparseWeights, average_length

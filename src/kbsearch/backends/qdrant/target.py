@@ -104,7 +104,8 @@ class QdrantTarget:
         """
         try:
             if self.url is not None:
-                from .collection import ClientCollection, ClusterSettings
+                from .client import ClientCollection
+                from .collection import ClusterSettings
 
                 settings = ClusterSettings(*self.cluster) if self.cluster else None
                 return ClientCollection.open(self.url, self.collection, settings)
