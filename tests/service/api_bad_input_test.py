@@ -264,3 +264,17 @@ def test_a_body_that_is_not_json_says_why(client: httpx.Client, body: bytes, rea
     message = response.json()["error"]
     assert message.startswith("the body is not JSON (") and reason in message, message
     assert "the body must be a JSON object" in message
+
+
+@pytest.mark.parametrize("doc", ["", ",", " , "])
+def test_a_doc_filter_naming_no_id_is_422_not_every_document(
+    client: httpx.Client, doc: str
+) -> None:
+    for answer in (
+        client.get("/search", params={"q": "parcel", "doc": doc}, headers=auth(PUBLIC_READ)),
+        client.post("/search", json={"q": "parcel", "doc": [doc]}, headers=auth(PUBLIC_READ)),
+    ):
+        assert answer.status_code == 422
+        assert answer.json()["error"].startswith("doc names no document id"), answer.text
+    empty = client.post("/search", json={"q": "parcel", "doc": []}, headers=auth(PUBLIC_READ))
+    assert empty.status_code == 200  # an empty list is no filter

@@ -59,13 +59,23 @@ class SearchArgs:
 
 
 def doc_list(values: Sequence[str] | str | None) -> tuple[str, ...] | None:
-    """Document ids from repeated values and comma lists; ``None`` when there are none."""
-    if values is None:
-        return None
+    """Document ids from repeated values and comma lists; ``None`` when none is sent (an
+    empty JSON list included).
+
+    Raises:
+        InvalidArgumentError: ``doc`` sent but naming no id (``doc=``, ``doc=,``, ``[""]``),
+            as the CLI's ``--doc ""``: it would search every document, silently.
+    """
     if isinstance(values, str):
         values = [values]
+    if not values:
+        return None
     ids = tuple(d.strip() for v in values for d in str(v).split(",") if d.strip())
-    return ids or None
+    if not ids:
+        raise InvalidArgumentError(
+            "doc names no document id; leave it out to search every document, or give ids"
+        )
+    return ids
 
 
 def make_filters(
