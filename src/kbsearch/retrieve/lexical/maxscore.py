@@ -120,17 +120,20 @@ def _union(
     """``(at, sums)``: the distinct positions of ``parts`` (``(at, impacts)`` each, distinct
     positions within a part) and their impacts added in the order of ``parts``."""
     sums, seen = scratch.arrays(size)
-    found = []
-    for at, impacts in parts:
-        sums[at] += impacts
-        new = at[~seen[at]]
-        seen[new] = True
-        found.append(new)
-    at = np.concatenate(found) if found else np.zeros(0, dtype=np.int64)
-    total = sums[at]
-    sums[at] = 0.0
-    seen[at] = False
-    return at, total
+    found: list[np.ndarray] = []
+    try:
+        for at, impacts in parts:
+            new = at[~seen[at]]
+            seen[new] = True
+            found.append(new)
+            sums[at] += impacts
+        at = np.concatenate(found) if found else np.zeros(0, dtype=np.int64)
+        return at, sums[at]
+    finally:  # clean for the next search, whatever happened
+        if found:
+            touched = np.concatenate(found)
+            sums[touched] = 0.0
+            seen[touched] = False
 
 
 def _threshold(
