@@ -33,7 +33,7 @@ def min_confidence_option(func: F) -> F:
         "--min-confidence",
         type=NumberRange(0.0, 1.0),
         default=None,
-        help="Answer only from this confidence on (default: the shipped model's, 0.49, chosen on"
+        help="Answer only from this confidence on (default: the shipped model's, 0.50, chosen on"
         " dev data so that answered questions the documents answer show a right span at least"
         " 70% of the time; below it, down to the uncertain band's floor, 0.28, the answer is"
         " shown as uncertain).",
