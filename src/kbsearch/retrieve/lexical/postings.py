@@ -5,7 +5,8 @@ FTS5's own collection statistics, which FTS5 keeps up to date on every write, pe
 public search's N, average length and document frequencies count public passages only:
 
 - ``N`` and the total token count: FTS5's averages record (``%_data`` id 1), O(1);
-- ``n(t)``: ``{table}_vocab`` with a term constraint, O(log vocabulary), cached per term;
+- ``n(t)``: the length of the term's held doclist (below), else ``{table}_vocab`` with a
+  term constraint (FTS5 walks the term's doclist to count it), cached per term;
 - a term's postings: its doclist through ``{table}_instance`` with a term constraint,
   O(its instances), the first time; the doclist is then kept across generations and brought
   forward by what each write changed (:mod:`kbsearch.retrieve.lexical.doclists`), and its
