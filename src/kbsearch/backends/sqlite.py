@@ -28,8 +28,9 @@ from ..retrieve.dense import DenseIndex
 from ..retrieve.lexical.bm25 import BM25Explanation, explain_bm25
 from ..retrieve.lexical.doclists import Doclists
 from ..retrieve.lexical.impact import ImpactIndex
-from ..retrieve.lexical.postings import RowTable, TermIndex
+from ..retrieve.lexical.postings import TermIndex
 from ..retrieve.lexical.query_terms import QueryTerms
+from ..retrieve.lexical.rows import RowTable
 from ..retrieve.lexical.sql import search_sql
 from ..store import PassageRow, Store, fts_table
 

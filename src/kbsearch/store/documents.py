@@ -231,7 +231,7 @@ class Documents:
         """The row id of the next passage written: past every id this file has held (the
         ``next_row`` meta key) and past every stored one, so a row id names one passage for
         the life of the file and in-memory row caches stay right across writes
-        (:class:`kbsearch.retrieve.lexical.postings.RowTable`). O(log N)."""
+        (:class:`kbsearch.retrieve.lexical.rows.RowTable`). O(log N)."""
         (top,) = self.database.connection.execute(
             "SELECT coalesce(max(id), 0) FROM passages"
         ).fetchone()
