@@ -11,9 +11,9 @@ embedding cache stay in SQLite (:class:`kbsearch.backends.sqlite.SqliteBackend`)
 and dense candidates come from a Qdrant collection (:mod:`.collection`) holding one point per
 passage, queried with the filters inside the query (:func:`.filters.to_qdrant`):
 
-- lexical: the query terms (kept and clamped) as a sparse vector against ``bm25_public`` for
-  the public audience, ``bm25`` for staff; BM25 with Qdrant's IDF (:mod:`.sparse`), so scores
-  differ from FTS5's on terms frequent in the collection;
+- lexical (:mod:`.lexical`): the query terms (kept and clamped) as a sparse vector against
+  ``bm25_public`` for the public audience, ``bm25`` for staff; BM25 with Qdrant's IDF
+  (:mod:`.sparse`), so scores differ from FTS5's on terms frequent in the collection;
 - dense: cosine on ``dense``; exact up to :data:`.target.EXACT_UP_TO` passages and HNSW
   above by default (``exact=True``: always exact; ``False``: always HNSW, with ``hnsw_ef``).
 
@@ -29,7 +29,6 @@ import uuid
 from collections.abc import Iterable, Sequence
 
 import numpy as np
-from qdrant_client import models
 
 from ...errors import PartialWriteError
 from ...filters import Audience, Filters
@@ -45,7 +44,7 @@ from ..sqlite import SqliteBackend
 from .collection import Collection, engine_errors, engine_message
 from .dense import dense_candidates, dense_scores
 from .expected import expected_passages, points_of
-from .filters import to_qdrant
+from .lexical import lexical_candidates, lexical_scores
 from .mirror import (
     BATCH_SIZE,
     DriftReport,
@@ -55,8 +54,8 @@ from .mirror import (
     verify,
     write_points,
 )
-from .points import SPARSE_ALL, SPARSE_PUBLIC, PassagePoint, passage_points, point_id
-from .sparse import LengthStatistics, SparseWeights, query_vector
+from .points import PassagePoint, passage_points, point_id
+from .sparse import LengthStatistics, SparseWeights
 from .statistics import CollectionStatistics, FtsStatistics
 from .target import EXACT_UP_TO, HNSW_EF, SETTINGS_KEY, QdrantTarget
 
@@ -238,18 +237,9 @@ class QdrantBackend:
         return FtsStatistics(self.store, name, passages, languages)
 
     def lexical_candidates(self, terms: QueryTerms, filters: Filters, depth: int) -> Ranking:
-        """As the embedded backend: the kept terms' matches by BM25 (Qdrant's IDF), then,
-        while fewer than ``depth``, the passages matched by the clamped terms only; only
-        passages SQLite holds (:meth:`_held`)."""
-        using = SPARSE_ALL if filters.staff else SPARSE_PUBLIC
-        where, names = to_qdrant(filters), self.passage_ids_of
-        found = self._collection().query(using, query_vector(terms.kept), where, depth, names=names)
-        if len(found) < depth and terms.clamped:
-            seen = {pid for pid, _ in found}
-            more = self.collection.query(
-                using, query_vector(terms.clamped), where, depth + len(seen), names=names
-            )
-            found += [(pid, score) for pid, score in more if pid not in seen][: depth - len(found)]
+        """:func:`.lexical.lexical_candidates` (Qdrant's BM25, point ids named by SQLite);
+        only passages SQLite holds (:meth:`_held`)."""
+        found = lexical_candidates(self._collection(), terms, filters, depth, self.passage_ids_of)
         return self._held(found)
 
     def exact_search(self) -> bool:
@@ -309,34 +299,9 @@ class QdrantBackend:
     def lexical_scores(
         self, terms: QueryTerms, audience: str, passage_ids: Sequence[str]
     ) -> dict[str, float]:
-        """Qdrant's BM25 of the given passages, as :meth:`lexical_candidates` scores them: the
-        same sparse query restricted to these passage ids (a payload filter inside the query),
-        the kept terms first, the clamped terms for a passage no kept term matches. A passage
-        that no query term matches, or that ``audience`` may not see, is left out."""
-        wanted = list(dict.fromkeys(passage_ids))
-        if not wanted:
-            return {}
-        staff = audience == Audience.STAFF
-        visible: list[models.Condition] = []
-        if not staff:
-            visible.append(
-                models.FieldCondition(key="access", match=models.MatchValue(value="public"))
-            )
-        using = SPARSE_ALL if staff else SPARSE_PUBLIC
-        collection = self._collection()
-        scores: dict[str, float] = {}
-        for group in (terms.kept, terms.clamped):
-            missing = [pid for pid in wanted if pid not in scores]
-            if not group or not missing:
-                continue
-            ids = models.FieldCondition(key="passage_id", match=models.MatchAny(any=missing))
-            where = models.Filter(must=[*visible, ids])
-            vector = query_vector(group)
-            for pid, score in collection.query(
-                using, vector, where, len(missing), names=self.passage_ids_of
-            ):
-                scores.setdefault(pid, score)
-        return scores
+        """:func:`.lexical.lexical_scores`: Qdrant's BM25 of the given passages, as
+        :meth:`lexical_candidates` scores them."""
+        return lexical_scores(self._collection(), terms, audience, passage_ids, self.passage_ids_of)
 
     def dense_scores(self, vector: np.ndarray, passage_ids: Sequence[str]) -> dict[str, float]:
         """The embedded backend's cosines, from SQLite (:func:`.dense.dense_scores`)."""
