@@ -30,6 +30,7 @@ from dataclasses import dataclass
 
 from ..filters import AUDIENCES
 from .database import Database
+from .migration import add_missing_table
 from .schema import COUNTS_SQL, COUNTS_TABLE
 
 TOTALS = ("passages", "titled", "unique_titled", "titles")
@@ -214,8 +215,8 @@ class Counts:
         self.database = database
         # a read-only file made before the counts table: its counts, tallied once in memory
         self._tallied: dict[Key, int] | None = None
-        self._kept = database.add_missing_table(
-            COUNTS_TABLE, COUNTS_SQL, lambda con: SqlCounts(con).fill()
+        self._kept = add_missing_table(
+            database, COUNTS_TABLE, COUNTS_SQL, lambda con: SqlCounts(con).fill()
         )
 
     def keys(self, audience: str, kind: str) -> dict[str, int]:

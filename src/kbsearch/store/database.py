@@ -284,35 +284,6 @@ class Database:
         if connection.in_transaction:
             connection.execute("COMMIT")
 
-    def add_missing_table(
-        self, name: str, sql: str, fill: Callable[[sqlite3.Connection], None]
-    ) -> bool:
-        """Give a file made before table ``name`` that table: created by ``sql`` and filled by
-        ``fill(connection)`` in one transaction (unless another process added it between our
-        look and our lock). ``True`` when the file has the table (now or before); ``False``
-        for a read-only file without it, left as it is (its reader computes the table's
-        content in memory). The database is closed when this fails.
-
-        Raises:
-            StorageError: the file cannot be written to add it (locked, full).
-        """
-        if self.tables_found is None or name in self.tables_found:
-            return True
-        if self.read_only:
-            return False
-        try:
-            with self.transaction() as con:
-                found = con.execute(
-                    "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)
-                ).fetchone()
-                if found is None:
-                    con.execute(sql)
-                    fill(con)
-        except BaseException:
-            self.close()
-            raise
-        return True
-
     def _translate(self, exc: sqlite3.OperationalError) -> Exception:
         return storage_error(self.path, exc, self.timeout) or exc
 

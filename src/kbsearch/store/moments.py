@@ -36,6 +36,7 @@ from ..errors import SettingsConflictError
 from ..filters import AUDIENCES
 from .counts import audiences_of, count_audience
 from .database import Database
+from .migration import add_missing_table
 from .schema import MOMENTS_SQL, MOMENTS_TABLE
 from .vectors import Vectors
 
@@ -225,8 +226,8 @@ class Moments:
 
     def __init__(self, database: Database) -> None:
         self.database = database
-        self._kept = database.add_missing_table(
-            MOMENTS_TABLE, MOMENTS_SQL, lambda con: SqlMoments(con).fill(self._tally())
+        self._kept = add_missing_table(
+            database, MOMENTS_TABLE, MOMENTS_SQL, lambda con: SqlMoments(con).fill(self._tally())
         )
 
     def _tally(self) -> dict[str, VectorMoments]:
