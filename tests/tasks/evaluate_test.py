@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -36,6 +37,28 @@ def test_index_corpus_only_when_empty_then_evaluate(tmp_path: Path) -> None:
         assert unreachable(kb, questions) == []
         result = evaluate_kb(kb, questions, ["lexical"], 2, depth=5)
     assert result.routes["lexical"].evaluation.evaluated == 2
+
+
+def test_the_passage_before_the_first_heading_is_reachable_as_section_empty(
+    tmp_path: Path,
+) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for name in ("returns", "shipping"):
+        (docs / f"{name}.md").write_text(
+            f"---\naccess: public\n---\n# {name}\n\nThe first words of {name}.\n\n"
+            "## Opened items\n\nOpened items go back within 14 days.\n"
+        )
+    rows = [
+        {"id": "top", "question": "How long?", "relevant": [{"doc_id": "returns", "section": ""}]},
+        {"id": "typo", "question": "Open?", "relevant": [{"doc_id": "shipping", "section": "Op"}]},
+    ]
+    path = tmp_path / "q.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    with kbsearch.open_kb(tmp_path / "r.db", create=True, embedder="none") as kb:
+        kb.index([docs])
+        found = unreachable(kb, load_questions(path))
+    assert [(u.qid, u.reason) for u in found] == [("typo", "no such section")]
 
 
 def test_index_corpus_needs_a_corpus(tmp_path: Path) -> None:

@@ -145,7 +145,9 @@ def unreachable(kb: KnowledgeBase, questions: QuestionSet) -> list[Unreachable]:
     named = {i.passage_id for q in questions.questions for i in q.relevant if i.passage_id}
     rows = kb.store.passages.rows(named) if named else {}
     access = {pid: row.access for pid, row in rows.items()}
-    by_section = {str(i.doc_id) for q in questions.questions for i in q.relevant if i.section}
+    by_section = {
+        str(i.doc_id) for q in questions.questions for i in q.relevant if i.section is not None
+    }  # "" too: the passage before the first heading
     sections: dict[tuple[str, str], set[str]] = {}
     for doc_id in sorted(by_section):
         for passage in kb.store.passages.of_document(doc_id, None, "staff"):
