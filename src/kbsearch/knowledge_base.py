@@ -188,9 +188,11 @@ class KnowledgeBase:
     def stats(self) -> dict[str, Any]:
         return self.contents.stats()
 
-    def backup(self, destination: str | Path) -> None:
-        """Write a consistent copy of the knowledge base (SQLite online backup API)."""
-        self.contents.backup(destination)
+    def backup(self, destination: str | Path) -> bool:
+        """Write a consistent copy of the knowledge base (SQLite online backup API); ``True``
+        when the index's Qdrant target was left out of the copy
+        (:meth:`kbsearch.facade.contents.Contents.backup`)."""
+        return self.contents.backup(destination)
 
     # -- embedder ------------------------------------------------------------------------------
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from ..errors import BackendUnavailableError, PartialWriteError, install_hint
@@ -90,7 +91,7 @@ def open_backend(store: Store, qdrant: QdrantTarget | None = None) -> LocalIndex
 
     Raises:
         BackendUnavailableError: Qdrant is asked for but its packages are missing or it
-            cannot be reached.
+            cannot be reached; the Qdrant Edge folder the index recorded is missing.
     """
     from .qdrant.target import SETTINGS_KEY, QdrantTarget
 
@@ -98,6 +99,12 @@ def open_backend(store: Store, qdrant: QdrantTarget | None = None) -> LocalIndex
     target = qdrant or (QdrantTarget.from_settings(json.loads(recorded)) if recorded else None)
     if target is None:
         return SqliteBackend(store)
+    if qdrant is None and target.path is not None and not Path(target.path).is_dir():
+        # opening it would create an empty shard: every search would find nothing, silently
+        raise BackendUnavailableError(
+            "the index's Qdrant Edge folder is missing: restore it, or rebuild it from this"
+            " index with `kbsearch sync --qdrant-path FOLDER`"
+        )
     try:
         from .qdrant.backend import QdrantBackend
     except ImportError as exc:

@@ -83,5 +83,10 @@ def delete_command(doc_id: str, db: str, version: str | None) -> None:
 def backup_command(destination: str, db: str, force: bool) -> None:
     """Write a consistent copy of the knowledge base to DESTINATION (SQLite's online backup:
     readers and writers may continue)."""
-    backup(db, destination, force=force)
+    detached = backup(db, destination, force=force)
     click.echo(f"backed up {db} to {destination}")
+    if detached:
+        click.echo(
+            "the copy is a SQLite index: it does not share this index's Qdrant copy"
+            " (`kbsearch sync --db COPY --qdrant-path FOLDER` gives it its own)"
+        )

@@ -9,6 +9,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from ..backends.qdrant.target import SETTINGS_KEY as QDRANT_SETTINGS_KEY
 from ..errors import PassageNotFoundError, shown_value
 from ..filters import Audience, Filters
 from ..present.sources import public_root_of, shown_source, uploads_folder
@@ -127,9 +128,12 @@ class Contents:
             **{f"documents_by_{k}": v for k, v in by.items()},
         }
 
-    def backup(self, destination: str | Path) -> None:
-        """Write a consistent copy of the knowledge base (SQLite online backup API)."""
-        self.store.database.backup(destination)
+    def backup(self, destination: str | Path) -> bool:
+        """Write a consistent copy of the knowledge base (SQLite online backup API). The copy
+        does not share the index's Qdrant copy (a write to it would change the original's
+        points): it is a SQLite index, ``True`` when a Qdrant target was left out
+        (``kbsearch sync --qdrant-path`` gives it its own)."""
+        return self.store.database.backup(destination, without_meta=(QDRANT_SETTINGS_KEY,))
 
 
 def dated_message(filters: Filters) -> str:

@@ -16,7 +16,7 @@ import contextlib
 import json
 import sqlite3
 import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TypeVar
@@ -379,8 +379,9 @@ class Database:
         self.write_settings(settings)
         self.bump_generation()
 
-    def backup(self, destination: str | Path) -> None:
-        """Write a consistent copy with SQLite's online backup API (readers continue).
+    def backup(self, destination: str | Path, without_meta: Sequence[str] = ()) -> bool:
+        """Write a consistent copy with SQLite's online backup API (readers continue), the
+        ``meta`` keys ``without_meta`` removed from the copy; ``True`` when one was there.
 
         Raises:
             StorageError: the destination cannot be written (missing folder, not a database).
@@ -389,6 +390,11 @@ class Database:
             target = sqlite3.connect(destination)
             try:
                 self.connection.backup(target)
+                removed = 0
+                for key in without_meta:
+                    removed += target.execute("DELETE FROM meta WHERE key = ?", (key,)).rowcount
+                target.commit()
+                return removed > 0
             finally:
                 target.close()
         except (OSError, sqlite3.Error) as exc:

@@ -91,8 +91,9 @@ def sync_copy(
         return report, changed, copy.verify()
 
 
-def backup(db: str | Path, destination: str | Path, *, force: bool = False) -> None:
-    """Write a consistent copy of ``db`` to ``destination`` (SQLite's online backup).
+def backup(db: str | Path, destination: str | Path, *, force: bool = False) -> bool:
+    """Write a consistent copy of ``db`` to ``destination`` (SQLite's online backup); ``True``
+    when the copy left out the index's Qdrant target (it is a SQLite index).
 
     Raises:
         InvalidArgumentError: ``destination`` is ``db`` itself, or exists and not ``force``.
@@ -103,4 +104,4 @@ def backup(db: str | Path, destination: str | Path, *, force: bool = False) -> N
     if Path(destination).exists() and not force:
         raise InvalidArgumentError(f"{destination} exists; pass --force to overwrite it")
     with open_kb(db) as kb:
-        kb.backup(destination)
+        return kb.backup(destination)
