@@ -100,7 +100,14 @@ def test_the_mcp_documents_tool_pages_too(kb_file: Path) -> None:
     assert second["documents"] == first["documents"][2:]
 
 
-@pytest.mark.parametrize("text", ["a\x00b", "two\nlines", "esc\x1b[2J", "\u202eevil", "del\x7f"])
+UNSHOWN = [
+    "a\x00b", "two\nlines", "esc\x1b[2J", "\u202eevil", "del\x7f",
+    "a\u2028b", "p\u2029q", "rtl\u200fmark", "ltr\u200emark", "arabic\u061cmark", "zero\u200bwidth",
+    "bom\ufeff",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("text", UNSHOWN)
 def test_a_metadata_field_with_a_control_character_is_a_422(
     client: httpx.Client, text: str
 ) -> None:

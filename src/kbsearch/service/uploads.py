@@ -44,14 +44,16 @@ MAX_NAME_CHARS = 200  # an upload's file name: the store adds suffixes, file sys
 MAX_FIELD_CHARS = {"title": 300, "owner": 100, "doc_type": 100}
 
 
-# text-direction overrides and isolates: they can make a title read as another one
-DIRECTION_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+# Unicode categories a metadata field may not hold: controls (Cc: NUL, line breaks, ESC, DEL,
+# C1), format characters (Cf: the direction marks, embeddings, overrides and isolates U+200E,
+# U+200F, U+061C, U+202A-U+202E, U+2066-U+2069, zero-width characters, U+FEFF), which can make a
+# title read as another one, and the line and paragraph separators (Zl U+2028, Zp U+2029)
+UNSHOWN_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp"})
 
 
 def _unshown(ch: str) -> bool:
-    """Whether ``ch`` may not appear in a metadata field: a control character (Unicode
-    category Cc: NUL, a line break, ESC, DEL, C1) or a text-direction control."""
-    return unicodedata.category(ch) == "Cc" or ch in DIRECTION_CONTROLS
+    """Whether ``ch`` may not appear in a metadata field (:data:`UNSHOWN_CATEGORIES`)."""
+    return unicodedata.category(ch) in UNSHOWN_CATEGORIES
 
 
 @dataclass(frozen=True)
