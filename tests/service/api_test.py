@@ -474,6 +474,17 @@ def test_deleting_a_missing_version_names_the_version(client: httpx.Client) -> N
     assert len(get(client, "/documents/returns").json()["versions"]) == 2
 
 
+@pytest.mark.parametrize("version", ["", " "])
+def test_deleting_an_empty_version_is_a_422_and_removes_nothing(
+    client: httpx.Client, version: str
+) -> None:
+    gone = client.delete(
+        "/documents/returns", params={"version": version}, headers=auth(STAFF_WRITE)
+    )
+    assert gone.status_code == 422 and "version is empty" in gone.json()["error"]
+    assert len(get(client, "/documents/returns").json()["versions"]) == 2
+
+
 # -- time limit, loopback, metrics, logs -------------------------------------------------------
 
 

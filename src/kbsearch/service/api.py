@@ -286,6 +286,10 @@ async def put_document(
 async def delete_document(
     service: ServiceDep, caller: WriterDep, doc_id: str, version: str | None = None
 ) -> dict[str, Any]:
+    if version is not None and not version.strip():  # as PUT refuses an empty version
+        raise HTTPException(
+            422, "version is empty; leave it out to remove every version, or give a value"
+        )
     removed = await service.engine.run_write(
         lambda kb: ops.delete(kb, caller.audience, doc_id, version)
     )
