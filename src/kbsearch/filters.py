@@ -55,6 +55,11 @@ class Audience(StrEnum):
             f"unknown audience {shown_value(value)}; choose one of {choices}"
         )
 
+    def sees(self, access: str) -> bool:
+        """Whether this audience may see a document or passage labelled ``access``: staff
+        sees every label, the public only ``"public"``."""
+        return self is Audience.STAFF or access == Audience.PUBLIC
+
 
 AUDIENCES: tuple[str, ...] = tuple(a.value for a in Audience)
 

@@ -77,9 +77,9 @@ class Indexing:
             PartialWriteError: SQLite no longer holds a version but Qdrant failed
                 (``kbsearch sync`` repairs).
         """
-        staff = Audience.parse(audience) == Audience.STAFF
+        seer = Audience.parse(audience)
         found = self.store.documents.about([doc_id], []) if isinstance(doc_id, str) else {}
-        seen = sorted(v for (_, v), d in found.items() if staff or d.document.access == "public")
+        seen = sorted(v for (_, v), d in found.items() if seer.sees(d.document.access))
         if not seen:
             raise DocumentNotFoundError(f"no document {shown_value(doc_id)} for this audience")
         versions = [v for v in seen if version in (None, v)]

@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from dataclasses import asdict
 from typing import Any
 
+from ..filters import Audience
 from ..knowledge_base import KnowledgeBase
 from ..present.snippets import make_snippet, trigram_scores
 from ..present.sources import public_root_of, shown_source, uploads_folder
@@ -23,16 +24,13 @@ from ..store import StoredDocument
 from ..text.matching import match_spans, query_keys, sentence_spans
 
 
-def visible(document: Document, audience: str) -> bool:
-    return audience == "staff" or document.access == "public"
-
-
 def visible_documents(
     kb: KnowledgeBase, audience: str, doc_id: str | None = None
 ) -> list[StoredDocument]:
     """The stored document versions ``audience`` may see (of ``doc_id`` only, read by its
     key, when given), by doc id then version."""
-    return [d for d in kb.documents(doc_id) if visible(d.document, audience)]
+    seer = Audience.parse(audience)
+    return [d for d in kb.documents(doc_id) if seer.sees(d.document.access)]
 
 
 class Catalogue:

@@ -28,7 +28,7 @@ import sqlite3
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
-from ..filters import AUDIENCES
+from ..filters import Audience
 from .database import Database
 from .migration import add_missing_table
 from .schema import COUNTS_SQL, COUNTS_TABLE
@@ -49,7 +49,7 @@ def own_title(title: str, doc_id: str) -> str:
 def audiences_of(access: str) -> list[str]:
     """The audiences that may see a document labelled ``access`` (staff sees everything, the
     public only ``public`` documents)."""
-    return [a for a in AUDIENCES if a == "staff" or access == "public"]
+    return [a.value for a in Audience if a.sees(access)]
 
 
 def count_audience(audience: str) -> str:
