@@ -103,3 +103,26 @@ def test_deleting_the_last_version_leaves_no_empty_folder(
     assert client.delete("/documents/giftwrap", headers=auth(STAFF_WRITE)).status_code == 200
     assert not (uploads / "giftwrap").exists()
     assert get(client, "/documents/giftwrap", PUBLIC_READ).status_code == 404
+
+
+def test_explain_of_a_version_out_of_force_blames_the_day(client: httpx.Client) -> None:
+    dates = {"effective_from": "2020-01-01", "effective_to": "2020-12-31"}
+    assert put(client, "giftwrap", "wrap.md", NEW_FAQ, access="public", **dates).status_code == 201
+    params = {"q": "wrap gifts", "passage_id": "giftwrap@v1#wrapping"}
+    today = get(client, "/explain", **params)
+    assert today.status_code == 404
+    assert today.json()["error"].startswith("passage 'giftwrap@v1#wrapping' is not in force on "), (
+        today.json()
+    )
+    assert "in force from 2020-01-01 to 2020-12-31" in today.json()["error"]
+    assert get(client, "/explain", as_of="2020-06-01", **params).status_code == 200
+
+
+def test_a_hidden_version_out_of_force_reads_as_missing(client: httpx.Client) -> None:
+    dates = {"effective_from": "2020-01-01", "effective_to": "2020-12-31"}
+    assert put(client, "giftwrap", "wrap.md", NEW_FAQ, access="staff", **dates).status_code == 201
+    params = {"q": "wrap gifts", "passage_id": "giftwrap@v1#wrapping"}
+    answer = get(client, "/explain", **params).json()["error"]
+    assert answer == "no passage 'giftwrap@v1#wrapping' for this audience"
+    staff = get(client, "/explain", key=STAFF_WRITE, **params).json()["error"]
+    assert "not in force" in staff

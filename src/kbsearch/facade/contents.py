@@ -85,7 +85,34 @@ class Contents:
                     f"passage {shown_value(passage_id)} is in {row.language}: the language filter"
                     f" ({filters.language}) leaves it out"
                 )
+        dated = self.out_of_force(passage_id, filters)
+        if dated is not None:
+            return dated
         return self.not_found(passage_id, filters.audience, dated_message(filters))
+
+    def out_of_force(self, passage_id: str, filters: Filters) -> PassageNotFoundError | None:
+        """The error naming the day, when ``filters`` would let this audience see the passage
+        on a day its version is in force but not on ``filters.day``; else ``None`` (the
+        check runs the backend's filters on a day in force, so a hidden passage says nothing)."""
+        bounds = self.store.passages.in_force_bounds(passage_id)
+        if bounds is None or (bounds[0] is None and bounds[1] is None):
+            return None
+        in_force_day = bounds[0] or bounds[1]
+        moved = replace(filters, as_of=in_force_day)
+        if self.backend.passages([passage_id], moved).get(passage_id) is None:
+            return None
+        start, end = bounds
+        span = (
+            f"from {start} to {end}"
+            if start and end
+            else f"from {start} on"
+            if start
+            else f"until {end}"
+        )
+        return PassageNotFoundError(
+            f"passage {shown_value(passage_id)} is not in force on {filters.day}: its version"
+            f" is in force {span} (ask with as_of a day in that range)"
+        )
 
     def cited(self, hits: Sequence[Hit]) -> dict[tuple[str, str], Document]:
         """The documents an answer may cite (``hits``'), by ``(doc_id, version)``, read from the

@@ -29,6 +29,14 @@ class Passages:
         sql = f"SELECT count(*) FROM passages p WHERE {where}"
         return int(self.database.connection.execute(sql, params).fetchone()[0])
 
+    def in_force_bounds(self, passage_id: str) -> tuple[str | None, str | None] | None:
+        """The bounds ``(effective_from, effective_to)`` (ISO text, ``None`` = open) of the
+        version ``passage_id`` belongs to, ``None`` when no such passage is stored. Callers
+        decide who may be told (:meth:`kbsearch.facade.contents.Contents.excluded`)."""
+        sql = "SELECT effective_from, effective_to FROM passages WHERE passage_id = ?"
+        row = self.database.connection.execute(sql, [passage_id]).fetchone()
+        return None if row is None else (row[0], row[1])
+
     def rows(
         self, passage_ids: Iterable[str], filters: Filters | None = None
     ) -> dict[str, PassageRow]:
