@@ -39,6 +39,9 @@ from .report import Settings as Settings
 from .writer import DocumentWriter
 
 DEFAULT_ACCESS_META = "default_access"  # meta key: the index's remembered default label
+# meta key: the access labels the inventories gave, by file (JSON), applied to a file that a
+# later run finds with no inventory row, so leaving out --inventory cannot widen access
+INVENTORY_ACCESS_META = "inventory_access"
 
 
 def under_any(path: Path, roots: Sequence[Path]) -> bool:
@@ -127,6 +130,18 @@ class Indexer:
                 self.store.database.set_meta(DEFAULT_ACCESS_META, requested)
         return label
 
+    def inventory_access(self, rows: dict[Path, InventoryRow]) -> dict[str, str]:
+        """The access labels by file that the index remembers from its inventories, with
+        those of ``rows`` (this run's inventory) merged in and recorded."""
+        raw = self.store.database.get_meta(INVENTORY_ACCESS_META)
+        remembered: dict[str, str] = json.loads(raw) if raw else {}
+        given = {str(key): row.access for key, row in rows.items() if row.access}
+        merged = remembered | given
+        if merged != remembered:
+            with self.store.database.transaction():
+                self.store.database.set_meta(INVENTORY_ACCESS_META, json.dumps(merged))
+        return merged
+
     def run(
         self,
         paths: Sequence[str | Path],
@@ -155,6 +170,7 @@ class Indexer:
         self._uploads = [own[-1].resolve()]
         label = self.default_access(default_access)
         self.report.default_access_label = label
+        remembered = self.inventory_access(rows)
         inventory_file = Path(inventory).resolve() if inventory else None
         self.report.unsupported = [
             str(p) for p in found.unsupported if p.resolve() != inventory_file
@@ -167,7 +183,7 @@ class Indexer:
         listed = (p for p in rows if p not in found_keys and _gone(p) and under_any(p, root_keys))
         for missing in sorted(listed):
             self._fail(missing, "listed in the inventory but not found")
-        candidates, parsed_ok = self._resolve(found.files, rows, label, lang)
+        candidates, parsed_ok = self._resolve(found.files, rows, remembered, label, lang)
         # the stored versions this run may replace, refuse or find stale: those of its doc ids
         # and of the files it read (every document only for a prune, which looks at them all)
         stored = (
@@ -226,10 +242,17 @@ class Indexer:
         )
 
     def _resolve(
-        self, files: dict[Path, str], rows: dict[Path, InventoryRow], label: str, lang: str | None
+        self,
+        files: dict[Path, str],
+        rows: dict[Path, InventoryRow],
+        remembered: dict[str, str],
+        label: str,
+        lang: str | None,
     ) -> tuple[list[ResolvedDocument], set[str]]:
-        """Parse every file and resolve its documents' metadata. Returns the candidates (no
-        repeated doc_id+version) and the sources that parsed."""
+        """Parse every file and resolve its documents' metadata; a file with no inventory row
+        this run keeps the access label an earlier inventory gave it (``remembered``, by
+        file). Returns the candidates (no repeated doc_id+version) and the sources that
+        parsed."""
         candidates: list[ResolvedDocument] = []
         parsed_ok: set[str] = set()
         seen: dict[tuple[str, str], str] = {}
@@ -255,6 +278,9 @@ class Indexer:
                 except KbsearchError as exc:
                     self._fail(source, str(exc))
                     continue
+                kept = remembered.get(str(file_key(source)))
+                if kept is not None and file_key(source) not in rows:
+                    document, defaulted = replace(document, access=kept), False
                 key = (document.doc_id, document.version)
                 if key in seen:
                     hint = (
