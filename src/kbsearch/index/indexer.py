@@ -170,7 +170,13 @@ class Indexer:
         self._uploads = [own[-1].resolve()]
         label = self.default_access(default_access)
         self.report.default_access_label = label
-        remembered = self.inventory_access(rows)
+        # an upload names its file's label in its own inventory, and no later run reads the
+        # uploads folder without one: remembering it would grow the map (and each PUT) with N
+        remembered = (
+            {str(key): row.access for key, row in rows.items() if row.access}
+            if takeover
+            else self.inventory_access(rows)
+        )
         inventory_file = Path(inventory).resolve() if inventory else None
         self.report.unsupported = [
             str(p) for p in found.unsupported if p.resolve() != inventory_file
