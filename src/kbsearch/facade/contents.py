@@ -102,13 +102,10 @@ class Contents:
         if self.backend.passages([passage_id], moved).get(passage_id) is None:
             return None
         start, end = bounds
-        span = (
-            f"from {start} to {end}"
-            if start and end
-            else f"from {start} on"
-            if start
-            else f"until {end}"
-        )
+        if start and end:
+            span = f"from {start} to {end}"
+        else:
+            span = f"from {start} on" if start else f"until {end}"
         return PassageNotFoundError(
             f"passage {shown_value(passage_id)} is not in force on {filters.day}: its version"
             f" is in force {span} (ask with as_of a day in that range)"

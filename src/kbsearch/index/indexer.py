@@ -130,12 +130,17 @@ class Indexer:
                 self.store.database.set_meta(DEFAULT_ACCESS_META, requested)
         return label
 
-    def inventory_access(self, rows: dict[Path, InventoryRow]) -> dict[str, str]:
+    def inventory_access(
+        self, rows: dict[Path, InventoryRow], *, remember: bool = True
+    ) -> dict[str, str]:
         """The access labels by file that the index remembers from its inventories, with
-        those of ``rows`` (this run's inventory) merged in and recorded."""
+        those of ``rows`` (this run's inventory) merged in and recorded; with ``remember``
+        false, only those of ``rows``, and nothing is read or written."""
+        given = {str(key): row.access for key, row in rows.items() if row.access}
+        if not remember:
+            return given
         raw = self.store.database.get_meta(INVENTORY_ACCESS_META)
         remembered: dict[str, str] = json.loads(raw) if raw else {}
-        given = {str(key): row.access for key, row in rows.items() if row.access}
         merged = remembered | given
         if merged != remembered:
             with self.store.database.transaction():
@@ -172,11 +177,7 @@ class Indexer:
         self.report.default_access_label = label
         # an upload names its file's label in its own inventory, and no later run reads the
         # uploads folder without one: remembering it would grow the map (and each PUT) with N
-        remembered = (
-            {str(key): row.access for key, row in rows.items() if row.access}
-            if takeover
-            else self.inventory_access(rows)
-        )
+        remembered = self.inventory_access(rows, remember=not takeover)
         inventory_file = Path(inventory).resolve() if inventory else None
         self.report.unsupported = [
             str(p) for p in found.unsupported if p.resolve() != inventory_file
