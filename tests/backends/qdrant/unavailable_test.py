@@ -5,8 +5,12 @@ one-line message, the MCP tools a tool error, the CLI one line and exit 1."""
 from __future__ import annotations
 
 import asyncio
+import importlib.metadata
 import socket
+import threading
+import warnings
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import httpx
@@ -17,6 +21,7 @@ from support import FILES, FakeEmbedder, write_files
 from support_service import KEYS, STAFF_WRITE, Running, auth
 
 import kbsearch
+from kbsearch.backends.qdrant.client import ClientCollection
 from kbsearch.backends.qdrant.target import QdrantTarget
 from kbsearch.cli import cli
 from kbsearch.errors import BackendUnavailableError, PartialWriteError
@@ -135,3 +140,34 @@ def test_an_edge_failure_names_no_server_path(tmp_path: Path) -> None:
     assert found.json()["error"] == (
         "Qdrant cannot answer a search (segment the Qdrant shard/segments/0 is broken)"
     )
+
+
+def test_a_dead_server_gives_no_warning_from_another_thread() -> None:
+    """qdrant-client's own version check warns from a background thread, which the CLI printed
+    before its one error line; kbsearch checks in its own thread, where the error is raised."""
+    before = set(threading.enumerate())
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        collection = ClientCollection.open(f"http://127.0.0.1:{closed_port()}")
+        with pytest.raises(Exception):  # noqa: B017, PT011 - the client's own connection error
+            collection.ensure(None)
+        for thread in set(threading.enumerate()) - before:
+            thread.join(timeout=30)
+    assert [str(w.message) for w in caught] == []
+
+
+class _Server:
+    def __init__(self, version: str) -> None:
+        self.version = version
+
+    def info(self) -> Any:
+        return SimpleNamespace(version=self.version)
+
+
+def test_a_server_outside_the_clients_range_is_warned_about() -> None:
+    client_version = importlib.metadata.version("qdrant-client")
+    with pytest.warns(UserWarning, match=r"Qdrant server 0\.1\.0 may not work with qdrant-client"):
+        ClientCollection(_Server("0.1.0"), local=False)._check_version()  # type: ignore[arg-type]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ClientCollection(_Server(client_version), local=False)._check_version()  # type: ignore[arg-type]

@@ -4,12 +4,14 @@ Python, for tests). Every write waits for Qdrant to apply it (``wait=True``)."""
 
 from __future__ import annotations
 
+import importlib.metadata
 import os
 import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from qdrant_client import QdrantClient, models
+from qdrant_client.common.version_check import is_compatible
 
 from ...errors import BackendUnavailableError
 from .collection import (
@@ -68,7 +70,13 @@ class ClientCollection(Collection):
         """
         try:
             if location.startswith(("http://", "https://")):
-                client = QdrantClient(url=location, api_key=os.environ.get("QDRANT_API_KEY"))
+                # The client's own version check runs in a background thread and prints a
+                # warning of its own when the server is down; ensure() checks in this thread.
+                client = QdrantClient(
+                    url=location,
+                    api_key=os.environ.get("QDRANT_API_KEY"),
+                    check_compatibility=False,
+                )
             elif location == ":memory:":
                 client = QdrantClient(location=":memory:")
             else:
@@ -79,6 +87,8 @@ class ClientCollection(Collection):
         return cls(client, name, cluster, local=not remote)
 
     def ensure(self, dim: int | None) -> None:
+        if not self.local:
+            self._check_version()
         if self.client.collection_exists(self.name):
             found = self._dimension()
             if found != dim:
@@ -105,6 +115,19 @@ class ClientCollection(Collection):
             warnings.filterwarnings("ignore", "Payload indexes have no effect", UserWarning)
             for field, kind in PAYLOAD_INDEXES.items():
                 self.client.create_payload_index(self.name, field, _INDEX_KIND[kind], wait=True)
+
+    def _check_version(self) -> None:
+        """Warn (``UserWarning``) when the server's version is outside qdrant-client's supported
+        range (same major version, minor versions at most 1 apart: qdrant-client's own rule)."""
+        server = self.client.info().version
+        client = importlib.metadata.version("qdrant-client")
+        if not is_compatible(client, server):
+            warnings.warn(
+                f"Qdrant server {server} may not work with qdrant-client {client} (their major "
+                "versions should match and minor versions differ by at most 1)",
+                UserWarning,
+                stacklevel=2,
+            )
 
     def _dimension(self) -> int | None:
         params = self.client.get_collection(self.name).config.params.vectors
