@@ -69,6 +69,22 @@ BOUNDED_FORMATS = frozenset({"pdf", "word"})
 SUPPORTED_SUFFIXES: tuple[str, ...] = tuple(sorted(FORMAT_MODULES))
 
 
+def preload() -> None:
+    """Import every format's module (and the parsing library behind it) and load the language
+    identifier now: what the first document a process parses pays, about 0.4 s of CPU and
+    35 MB for all formats on the team's machine, so that a server pays it at start-up rather
+    than in its first upload (``benchmarks/http_load.py``'s ``write_first_ms``).
+
+    Raises:
+        ImportError: a format's parsing library is not installed.
+    """
+    from kbsearch.text.language import prepare
+
+    for module in sorted(set(FORMAT_MODULES.values())):
+        importlib.import_module(f"kbsearch.ingest.{module}")
+    prepare()
+
+
 def parse_file(
     path: Path,
     *,

@@ -107,6 +107,12 @@ def _identifier() -> LanguageIdentifier:
     return _loaded[0]
 
 
+def prepare() -> None:
+    """Load the language identifier now (once per process; ~0.03 s of CPU from its unpacked
+    copy), so the first text detected does not pay for it."""
+    _identifier()
+
+
 def detect_language(text: str, default: str = "en") -> str:
     """The ISO 639-1 code of ``text``'s language (``"en"``, ``"fr"``...), or ``default`` when
     the text has fewer than ``MIN_LETTERS`` letters or no language of ``PREFERRED`` is a
