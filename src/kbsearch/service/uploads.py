@@ -27,6 +27,7 @@ from ..filters import parse_day
 from ..index.indexer import IndexReport
 from ..ingest import FORMAT_MODULES, SUPPORTED_SUFFIXES
 from ..ingest.fields import MAX_FIELD_CHARS, check_fields
+from ..ingest.limits import byte_size
 from ..ingest.metadata import known_language
 from ..knowledge_base import KnowledgeBase
 from ..present.sources import UPLOADS_SHOWN, uploads_folder
@@ -73,7 +74,7 @@ class Upload:
                 f"{', '.join(SINGLE_DOCUMENT_SUFFIXES)}"
             )
         if len(self.content) > MAX_UPLOAD_BYTES:
-            raise UploadTooLargeError(f"file over {MAX_UPLOAD_BYTES // 2**20} MiB")
+            raise UploadTooLargeError(f"file over {byte_size(MAX_UPLOAD_BYTES)}")
         if len(Path(self.filename).name) > MAX_NAME_CHARS:
             raise InvalidArgumentError(
                 f"the file name is {len(Path(self.filename).name)} characters long; at most"
