@@ -5,6 +5,7 @@ replaced after the snapshot is never copied beside the older index."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import sqlite3
 from pathlib import Path
@@ -176,3 +177,55 @@ def test_a_backup_never_replaces_a_file_that_is_no_index(db: Path, tmp_path: Pat
     with pytest.raises(InvalidArgumentError, match="not a SQLite index"):
         backup(db, notes, force=True)
     assert notes.read_text() == "my notes" and not Path(f"{notes}.uploads").exists()
+
+
+def test_an_upload_a_crash_cut_short_is_settled_before_its_file_is_copied(
+    db: Path, tmp_path: Path
+) -> None:
+    """What ``kill -9`` mid-upload leaves (the journal, the new bytes in place, the old ones
+    as ``.previous``, the index at the old version): the backup settles it first and copies the
+    file the index holds, not the one on disk."""
+    from kbsearch.store.upload_files import JOURNALS, PREVIOUS, Intent
+
+    home = Path(f"{db}.uploads") / "memo" / "v1"
+    with kbsearch.open_kb(db, embedder="none") as kb:
+        state = kb.store.documents.state("memo", "1")
+    assert state is not None
+    journals = home.parent.parent / JOURNALS
+    journals.mkdir()
+    (journals / "memo@1").write_bytes(Intent(state[0], "memo.md", True).dumps())
+    os.link(home / "memo.md", home / PREVIOUS)
+    (home / "memo.md").unlink()
+    (home / "memo.md").write_bytes(NEWER)  # the dead writer's bytes, never indexed
+    copy = tmp_path / "copy.db"
+    assert backup(db, copy).uploads == 2
+    assert files_under(Path(f"{copy}.uploads"))["memo/v1/memo.md"] == MEMO
+    assert files_under(home) == {"memo.md": MEMO} and not journals.exists()
+
+
+def test_a_store_this_process_may_not_write_is_copied_unclaimed(
+    db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A read-only index (read-only media) is backed up as before, its uploads with it: no
+    journal is made there."""
+    uploads = Path(f"{db}.uploads").resolve()
+    real = os.access
+
+    def access(path: Any, mode: int, **kwargs: Any) -> bool:
+        if Path(path) == uploads and mode == os.W_OK:
+            return False  # as on read-only media
+        return real(path, mode, **kwargs)
+
+    monkeypatch.setattr(os, "access", access)
+    made: list[str] = []
+    real_mkdir = Path.mkdir
+
+    def mkdir(self: Path, *args: Any, **kwargs: Any) -> None:
+        made.append(str(self))
+        real_mkdir(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "mkdir", mkdir)
+    copy = tmp_path / "copy.db"
+    assert backup(db, copy).uploads == 2
+    assert not [m for m in made if m.startswith(str(uploads))]
+    assert files_under(Path(f"{copy}.uploads"))["memo/v1/memo.md"] == MEMO

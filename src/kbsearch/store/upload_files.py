@@ -197,11 +197,16 @@ class UploadFiles:
         """The version's folder held still, for the caller to read its file (a backup): its
         journal claimed, so no change of it runs meanwhile (a live writer is waited for, a
         dead one's change settled first); the folder then holds exactly the file
-        ``index.state`` names now. Settled on leaving, like any claim.
+        ``index.state`` names now. Settled on leaving, like any claim. A store this process
+        may not write (read-only media, another user's folder) is read as it is, unclaimed:
+        no journal can be made there, and a writer that may write it is not waited for.
 
         Raises:
             StorageFullError, StorageError: the journal cannot be claimed.
         """
+        if not os.access(self.root, os.W_OK):
+            yield
+            return
         with self._claim(index, doc_id, version) as journal:
             assert journal is not None  # waited for
             try:
