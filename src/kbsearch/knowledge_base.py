@@ -44,6 +44,7 @@ from .retrieve.dense import DenseIndex
 from .retrieve.encoder import QueryEncoder
 from .retrieve.lexical.impact import ImpactIndex
 from .store import PassageRow, Store, StoredDocument
+from .store.backup import Backup
 from .text.analysis import Analyzer
 
 if TYPE_CHECKING:
@@ -188,10 +189,16 @@ class KnowledgeBase:
     def stats(self) -> dict[str, Any]:
         return self.contents.stats()
 
-    def backup(self, destination: str | Path) -> bool:
-        """Write a consistent copy of the knowledge base (SQLite online backup API); ``True``
-        when the index's Qdrant target was left out of the copy
-        (:meth:`kbsearch.facade.contents.Contents.backup`)."""
+    def backup(self, destination: str | Path) -> Backup:
+        """Write a consistent copy of the knowledge base and of its uploaded files, a working
+        index of its own (SQLite online backup API; the uploads beside the copy); what was
+        copied, ``detached`` when the index's Qdrant target was left out of the copy
+        (:meth:`kbsearch.facade.contents.Contents.backup`).
+
+        Raises:
+            InvalidArgumentError: ``destination`` exists and is not a SQLite file.
+            StorageError: the copy cannot be written.
+        """
         return self.contents.backup(destination)
 
     # -- embedder ------------------------------------------------------------------------------

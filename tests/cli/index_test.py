@@ -82,3 +82,11 @@ def test_a_large_file_is_announced_before_indexing_starts(tmp_path: Path) -> Non
     assert code == 0
     assert err.splitlines()[0].startswith(f"warning: {tmp_path.resolve() / 'guide.md'}: a large")
     assert len(_documents(db)) == 1
+
+
+def test_the_help_gives_each_size_limit_in_bytes_and_mib() -> None:
+    """As the messages give sizes (1 MiB = 1,048,576 bytes), not as a bare byte count."""
+    text = " ".join(CliRunner().invoke(cli, ["index", "--help"]).output.split())
+    assert "max_file_bytes (67108864 bytes, 64 MiB)" in text
+    assert "warn_file_bytes (8388608 bytes, 8 MiB)" in text
+    assert "max_pages (1000 pages)" in text

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 from datetime import date
@@ -228,8 +229,9 @@ def test_version_bump_in_the_same_file_needs_prune(tmp_path: Path) -> None:
             "has the id nan",
         ),
         ("a@b.md", "# T\n\nText.\n", "contains '@'"),
-        ("v.md", "---\nversion: 1#2\n---\n# T\n\nText.\n", "contains '#'"),
-        ("fm.md", "---\ndoc_id: x@y\n---\n# T\n\nText.\n", "contains '@'"),
+        # written ids follow an upload's rules, with the API's message (ingest/fields.py)
+        ("v.md", "---\nversion: 1#2\n---\n# T\n\nText.\n", "version must be 1 to 128"),
+        ("fm.md", "---\ndoc_id: x@y\n---\n# T\n\nText.\n", "doc_id must be 1 to 128"),
         ("lang.md", "---\nlanguage: French\n---\n# T\n\nText.\n", "not an ISO 639-1 code"),
     ],
 )
@@ -511,3 +513,85 @@ def test_a_run_holds_no_parsed_document_while_it_writes(
     with _open(tmp_path) as kb:
         assert kb.index([docs]).added == 6
     assert alive and max(alive) == 0, alive
+
+
+WRITTEN_IDS = [
+    "a\\b",  # a Windows path separator
+    "/abs/id",
+    "guide//parking",
+    "../escape",
+    "guide/../up",
+    ".journal",  # a reserved name of the upload store
+    "has space",
+    "tab\there",
+    "x" * 129,
+    "café",
+]
+
+
+def _api_refusal(**fields: str) -> str:
+    """The message ``PUT /documents/{doc_id}`` answers for ``fields``."""
+    from kbsearch.service.uploads import Upload
+
+    upload = Upload(**{"doc_id": "ok", **fields, "filename": "f.md", "content": b"# T\n"})
+    with pytest.raises(InvalidArgumentError) as refused:
+        upload.check()
+    return str(refused.value)
+
+
+@pytest.mark.parametrize("doc_id", WRITTEN_IDS)
+def test_a_written_doc_id_the_api_refuses_fails_its_file_with_the_api_message(
+    tmp_path: Path, doc_id: str
+) -> None:
+    """Front matter and the inventory give ids as an upload's form does: the same rules
+    (kbsearch.ingest.fields), the same message, one failed file and nothing else changed."""
+    docs = write_files(
+        tmp_path / "docs",
+        {"good.md": "# Good\n\nFine text.\n", "kept.md": "# Kept\n\nStored before.\n"},
+    )
+    with _open(tmp_path) as kb:
+        assert kb.index([docs]).added == 2
+        (docs / "bad.md").write_text(
+            f"---\ndoc_id: {json.dumps(doc_id)}\n---\n# T\n\nText.\n", encoding="utf-8"
+        )
+        (docs / "listed.md").write_text("# L\n\nListed text.\n", encoding="utf-8")
+        (docs / "kept.md").write_text("# Kept\n\nChanged since.\n", encoding="utf-8")
+        inventory = docs / "inventory.csv"
+        with inventory.open("w", encoding="utf-8", newline="") as fh:
+            row = {"file": "listed.md", "doc_id": doc_id}
+            csv.writer(fh).writerows([COLUMNS, [row.get(c, "") for c in COLUMNS]])
+        report = kb.index([docs], inventory=inventory)
+        message = _api_refusal(doc_id=doc_id)
+        assert _reasons(report) == {"bad.md": message, "listed.md": message}
+        assert (report.updated, report.unchanged) == (1, 1)  # the others indexed as ever
+        assert _ids(kb) == [("good", "1"), ("kept", "1")]
+
+
+@pytest.mark.parametrize(
+    ("line", "fields"),
+    [
+        ("version: 1 beta", {"version": "1 beta"}),
+        ("access: everyone", {"access": "everyone"}),
+        ("owner: " + "o" * 101, {"owner": "o" * 101}),
+        ('title: "Refunds\\u202e"', {"title": "Refunds\u202e"}),
+    ],
+)
+def test_written_metadata_the_api_refuses_fails_its_file_with_the_api_message(
+    tmp_path: Path, line: str, fields: dict[str, str]
+) -> None:
+    docs = write_files(
+        tmp_path / "docs",
+        {"good.md": "# Good\n\nFine text.\n", "bad.md": f"---\n{line}\n---\n# T\n\nText.\n"},
+    )
+    with _open(tmp_path) as kb:
+        report = kb.index([docs])
+        assert _reasons(report) == {"bad.md": _api_refusal(**fields)}
+        assert _ids(kb) == [("good", "1")]
+
+
+def test_an_id_a_folder_gives_is_not_held_to_the_written_rules(tmp_path: Path) -> None:
+    """A path's id (spaces, accents: a person's file names) is indexed as before."""
+    docs = write_files(tmp_path / "docs", {"guide/Café menu.md": "# Menu\n\nCoffee.\n"})
+    with _open(tmp_path) as kb:
+        assert kb.index([docs]).ok
+        assert _ids(kb) == [("guide/Café menu", "1")]

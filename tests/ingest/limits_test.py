@@ -14,7 +14,7 @@ from hostile_files import docx_bomb, flate_bomb_pdf, many_pages_pdf
 import kbsearch.ingest.pdf as pdf_module
 from kbsearch.errors import IngestError, InvalidArgumentError, LimitExceededError
 from kbsearch.ingest import parse_file
-from kbsearch.ingest.limits import LIMITS, Budget, IngestLimits, limit_names
+from kbsearch.ingest.limits import LIMITS, MIB, Budget, IngestLimits, byte_size, limit_names
 
 MB = 1_000_000
 
@@ -70,6 +70,44 @@ def test_a_file_over_max_file_bytes_is_refused_unread(tmp_path: Path) -> None:
     with pytest.raises(LimitExceededError, match=r"big.md: refused: .*\(max_file_bytes\)"):
         parse_file(path, limits=IngestLimits(max_file_bytes=1000))
     assert parse_file(path, limits=IngestLimits(max_file_bytes=10_000))[0].title == "Big"
+
+
+@pytest.mark.parametrize(
+    ("size", "limit", "said"),
+    [
+        # "0.0 MiB, over the limit of 0.0 MiB" said nothing
+        (6_007, 1000, "the file is 6,007 bytes, over the limit of 1,000 bytes"),
+        # rounded, a file just over the limit read as the limit: "64.0 MiB, over ... 64.0 MiB"
+        (
+            64 * MIB + 1,
+            64 * MIB,
+            "the file is 64.0 MiB (67,108,865 bytes), over the limit of 64 MiB",
+        ),
+    ],
+)
+def test_a_size_refusal_gives_both_sizes_in_mib_or_bytes(
+    tmp_path: Path, size: int, limit: int, said: str
+) -> None:
+    path = tmp_path / "big.md"
+    with path.open("wb") as fh:
+        fh.truncate(size)  # sparse: the size is what is checked, before a byte is read
+    with pytest.raises(LimitExceededError, match=re.escape(said) + r" \(max_file_bytes\)"):
+        parse_file(path, limits=IngestLimits(max_file_bytes=limit))
+
+
+def test_sizes_read_in_the_units_the_limits_are_computed_in() -> None:
+    """1 MiB = 1024 x 1024 bytes, as every limit (ingest, upload, request body) is computed;
+    no message says MB."""
+    from kbsearch.service.app import MAX_BODY_BYTES, MAX_UPLOAD_BODY_BYTES
+    from kbsearch.service.uploads import MAX_UPLOAD_BYTES
+
+    assert [byte_size(n) for n in (MAX_UPLOAD_BYTES, MAX_BODY_BYTES, MAX_UPLOAD_BODY_BYTES)] == [
+        "20 MiB",
+        "1 MiB",
+        "21 MiB",
+    ]
+    assert byte_size(IngestLimits().max_uncompressed_bytes) == "128 MiB"
+    assert byte_size(3 * MB) == "2.9 MiB (3,000,000 bytes)"
 
 
 # -- .docx: zip members ---------------------------------------------------------------------------

@@ -159,3 +159,34 @@ def test_a_hit_names_its_source_file_and_an_undated_document_reads_undated(
     assert 'class="passage-link" href="/passages/' in hit and "passage (JSON)" in hit
     assert '<span class="dates">undated</span>' in hit and "in force" not in hit
     assert '<link rel="icon" href="data:,">' in page
+
+
+@pytest.mark.parametrize(
+    ("params", "said"),
+    [
+        ({"q": "parcel", "k": "3"}, "unknown parameter(s) k; this endpoint takes: as_of, lang,"),
+        ({"q": "parcel", "rout": "lexical"}, "unknown parameter(s) rout;"),
+        ([("q", "parcel"), ("q", "refund")], "parameter q given 2 times; it takes one value"),
+    ],
+)
+def test_the_page_refuses_a_parameter_it_does_not_take_as_the_api_does(
+    client: httpx.Client, params: dict[str, str] | list[tuple[str, str]], said: str
+) -> None:
+    """A misspelt or unsupported parameter was ignored silently (the search ran without it):
+    the page answers the API's 422 with its message, shown on the page, and searches nothing."""
+    page = client.get("/", params=params, headers=auth(PUBLIC_READ))
+    assert page.status_code == 422, page.text
+    assert "text/html" in page.headers["content-type"]
+    assert str(escape(said)) in page.text and 'class="hit"' not in page.text
+    assert 'name="q"' in page.text  # the form, to search again
+    api = client.get("/search", params={"q": "parcel", "rout": "x"}, headers=auth(PUBLIC_READ))
+    assert api.status_code == 422 and "unknown parameter(s) rout;" in api.json()["error"]
+    why = client.get(
+        "/ui/why",
+        params={"q": "parcel", "passage_id": "x@v1#y", "k": "3"},
+        headers=auth(PUBLIC_READ),
+    )
+    assert why.status_code == 422 and "unknown parameter(s) k;" in why.text
+    fine = client.get("/", params={"q": "parcel", "route": "lexical", "offset": "0"},
+                      headers=auth(PUBLIC_READ))  # fmt: skip
+    assert fine.status_code == 200 and 'class="hit"' in fine.text

@@ -9,6 +9,7 @@ import json
 import click
 
 from kbsearch.knowledge_base import open_kb
+from kbsearch.present.sources import UPLOADS_SUFFIX
 from kbsearch.tasks.workflows import backup
 
 from .ingest import write_starter_inventory
@@ -81,11 +82,28 @@ def delete_command(doc_id: str, db: str, version: str | None) -> None:
 @db_option
 @click.option("--force", is_flag=True, help="Overwrite DESTINATION if it exists.")
 def backup_command(destination: str, db: str, force: bool) -> None:
-    """Write a consistent copy of the knowledge base to DESTINATION (SQLite's online backup:
-    readers and writers may continue)."""
-    detached = backup(db, destination, force=force)
-    click.echo(f"backed up {db} to {destination}")
-    if detached:
+    """Write a consistent copy of the knowledge base to DESTINATION and of its uploaded files
+    to DESTINATION.uploads (SQLite's online backup: readers and writers may continue). The
+    copy is an index of its own: restore it the same way (`kbsearch backup DB --db COPY
+    --force`, the server stopped)."""
+    done = backup(db, destination, force=force)
+    if done.uploads_folder is None:
+        uploads = "no uploaded files"
+    else:
+        files = "file" if done.uploads == 1 else "files"
+        uploads = (
+            f"{done.uploads} uploaded {files}, {done.upload_bytes:,} bytes,"
+            f" to {destination}{UPLOADS_SUFFIX}"
+        )
+    versions = "version" if done.documents == 1 else "versions"
+    click.echo(f"backed up {db} to {destination}: {done.documents} document {versions}; {uploads}")
+    if done.missing:
+        click.echo(
+            f"warning: {len(done.missing)} uploaded file(s) the index names were missing from"
+            f" the upload store, not copied: {', '.join(done.missing)}",
+            err=True,
+        )
+    if done.detached:
         click.echo(
             "the copy is a SQLite index: it does not share this index's Qdrant copy"
             " (`kbsearch sync --db COPY --qdrant-path FOLDER` gives it its own)"

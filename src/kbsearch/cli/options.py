@@ -13,7 +13,7 @@ from kbsearch.errors import InvalidArgumentError, shown_value
 from kbsearch.filters import AUDIENCES, parse_day
 from kbsearch.fuse.methods import DEFAULT_FUSION, SCORE_FUSIONS, fusion_names, parse_fusion
 from kbsearch.fuse.rrf import DEFAULT_RRF_K
-from kbsearch.ingest.limits import LIMITS, IngestLimits
+from kbsearch.ingest.limits import LIMITS, IngestLimits, Limit, byte_size
 from kbsearch.ingest.metadata import known_language
 from kbsearch.knowledge_base import DEFAULT_DEPTH, DEFAULT_K, DEFAULT_WEIGHTS, MAX_K, parse_weights
 from kbsearch.pipeline.request import FUSION_SETTINGS, parse_rrf_k
@@ -300,10 +300,16 @@ def _ingest_limits(ctx: click.Context, param: click.Parameter, values: tuple[str
         raise click.BadParameter(str(error), ctx, param) from None
 
 
+def _amount(limit: Limit) -> str:
+    """A limit's default as the help lists it: a size also in MiB, as messages give it."""
+    shown = f"{limit.default} {limit.unit}"
+    return f"{shown}, {byte_size(limit.default)}" if limit.unit == "bytes" else shown
+
+
 def ingest_limits_option(func: F) -> F:
     """``--limit NAME=VALUE`` (repeatable): the ingest limits of :data:`LIMITS`, as an
     :class:`IngestLimits` (the defaults for the ones not given)."""
-    listed = ", ".join(f"{limit.name} ({limit.default} {limit.unit})" for limit in LIMITS)
+    listed = ", ".join(f"{limit.name} ({_amount(limit)})" for limit in LIMITS)
     return click.option(
         "--limit",
         "ingest_limits",

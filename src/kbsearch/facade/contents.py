@@ -16,6 +16,7 @@ from ..present.sources import public_root_of, shown_source, uploads_folder
 from ..records import DEFAULT_AUDIENCE, Document, Hit, Passage
 from ..retrieve.backend import Backend
 from ..store import Store, StoredDocument
+from ..store.backup import Backup, write_backup
 from ..text.analysis import is_text
 
 SHOWN_IDS = 10  # passage ids named in the error for a document id given as a passage id
@@ -152,12 +153,27 @@ class Contents:
             **{f"documents_by_{k}": v for k, v in by.items()},
         }
 
-    def backup(self, destination: str | Path) -> bool:
-        """Write a consistent copy of the knowledge base (SQLite online backup API). The copy
-        does not share the index's Qdrant copy (a write to it would change the original's
-        points): it is a SQLite index, ``True`` when a Qdrant target was left out
-        (``kbsearch sync --qdrant-path`` gives it its own)."""
-        return self.store.database.backup(destination, without_meta=(QDRANT_SETTINGS_KEY,))
+    def backup(self, destination: str | Path) -> Backup:
+        """Write a consistent copy of the knowledge base to ``destination`` and of its upload
+        store to the copy's own (:func:`~kbsearch.present.sources.uploads_folder` of
+        ``destination``), the copy's uploaded documents naming their files there
+        (:func:`kbsearch.store.backup.write_backup`). The copy does not share the index's
+        Qdrant copy (a write to it would change the original's points): it is a SQLite index
+        (``detached`` when a Qdrant target was left out; ``kbsearch sync --qdrant-path``
+        gives it its own).
+
+        Raises:
+            InvalidArgumentError: ``destination`` exists and is not a SQLite file.
+            StorageError: the copy cannot be written.
+        """
+        return write_backup(
+            self.store.database,
+            self.store.documents,
+            uploads_folder(self.store.path),
+            destination,
+            uploads_folder(destination),
+            without_meta=(QDRANT_SETTINGS_KEY,),
+        )
 
 
 def dated_message(filters: Filters) -> str:

@@ -31,7 +31,19 @@ from pathlib import Path
 
 from kbsearch.errors import InvalidArgumentError, LimitExceededError
 
-MIB = 2**20
+MIB = 2**20  # the unit every size is given in (1 MiB = 1,048,576 bytes), never MB
+
+
+def byte_size(n: int) -> str:
+    """``n`` bytes as every message gives a size, in the binary units the limits are written in
+    (:data:`MIB`): ``"20 MiB"`` for a whole number of MiB, ``"64.0 MiB (67,108,865 bytes)"``
+    otherwise (rounded, a size just over a limit would read as the limit), ``"1,000 bytes"``
+    under 1 MiB (``"0.0 MiB"`` says nothing)."""
+    if n < MIB:
+        return f"{n:,} bytes"
+    if n % MIB == 0:
+        return f"{n // MIB:,} MiB"
+    return f"{n / MIB:,.1f} MiB ({n:,} bytes)"
 
 
 @dataclass(frozen=True)
@@ -187,8 +199,8 @@ def check_size(path: Path, limits: IngestLimits) -> int:
     size = path.stat().st_size
     if size > limits.max_file_bytes:
         raise LimitExceededError(
-            f"{path}: refused: the file is {size / MIB:.1f} MiB, over the limit of"
-            f" {limits.max_file_bytes / MIB:.1f} MiB (max_file_bytes); nothing of it was indexed"
+            f"{path}: refused: the file is {byte_size(size)}, over the limit of"
+            f" {byte_size(limits.max_file_bytes)} (max_file_bytes); nothing of it was indexed"
         )
     return size
 
@@ -198,16 +210,16 @@ def large_file_warning(size: int, limits: IngestLimits) -> str | None:
     if size <= limits.warn_file_bytes:
         return None
     return (
-        f"a large file ({size / MIB:.1f} MiB, over warn_file_bytes): parsing and embedding it"
+        f"a large file ({byte_size(size)}, over warn_file_bytes): parsing and embedding it"
         " may take minutes"
     )
 
 
 def over_uncompressed(path: Path | str, what: str, limits: IngestLimits) -> LimitExceededError:
     """The refusal of a file whose content expands past ``max_uncompressed_bytes``
-    (``what``: how it was found, e.g. "its zip members declare 300.0 MiB")."""
+    (``what``: how it was found, e.g. "its zip members declare 300 MiB")."""
     return LimitExceededError(
-        f"{path}: refused: {what}; the limit is {limits.max_uncompressed_bytes / MIB:.1f} MiB"
+        f"{path}: refused: {what}; the limit is {byte_size(limits.max_uncompressed_bytes)}"
         " uncompressed (max_uncompressed_bytes); nothing of it was indexed"
     )
 

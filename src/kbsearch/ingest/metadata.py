@@ -18,11 +18,12 @@ import yaml
 
 from kbsearch.errors import IngestError, InvalidArgumentError, shown_value
 from kbsearch.filters import parse_day
+from kbsearch.ingest.fields import ACCESS_LABELS as ACCESS_LABELS
+from kbsearch.ingest.fields import MAX_FIELD_CHARS, check_fields
 from kbsearch.ingest.inventory import InventoryRow, period_text
 from kbsearch.records import Document, ParsedDocument
 from kbsearch.text.language import LANGUAGES, detect_language
 
-ACCESS_LABELS = ("public", "staff")
 RESERVED_ID_CHARS = "@#"  # passage ids are doc_id@vVERSION#slug
 _LANGUAGE = re.compile(r"^[a-z]{2,3}$")
 _CONTROL_OR_SPACE = re.compile(r"[\s\x00-\x1f\x7f]+")
@@ -189,17 +190,21 @@ def resolve_document(
     # a row's or card's own id in a file of many documents (BEIR, cards) names that document;
     # a single document's id from its front matter is metadata, below the inventory's
     own = parsed.doc_id if parsed.doc_id and parsed.doc_id != meta.get("doc_id") else None
-    doc_id = str(own or pick("doc_id") or path_id or path_doc_id(PurePath(source.name)))
-    check_identifier(doc_id, "doc id")
-    version = check_identifier(str(pick("version", "1")).strip(), f"{doc_id}: version")
-    title = str(pick("title") or parsed.title or doc_id)
+    written = None if own else pick("doc_id")  # written by a person: an upload's rules
+    doc_id = str(own or written or path_id or path_doc_id(PurePath(source.name)))
+    version = str(pick("version", "1")).strip()
     access = str(pick("access", "")).strip()
     defaulted = not access
     access = access or default_access
-    if access not in ACCESS_LABELS:
-        raise IngestError(
-            f"unknown access label {access!r} (expected {' or '.join(ACCESS_LABELS)})"
+    texts = {name: str(pick(name)) for name in MAX_FIELD_CHARS if pick(name)}
+    try:  # what the API refuses in an upload's form, with its message
+        check_fields(
+            doc_id=doc_id if written else None, version=version, access=access, texts=texts
         )
+    except InvalidArgumentError as exc:
+        raise IngestError(str(exc)) from exc
+    check_identifier(doc_id, "doc id")  # an id a path or a BEIR or card file gives
+    title = str(pick("title") or parsed.title or doc_id)
     declared = pick("language") or language_from_name(source) or lang
     if declared:
         try:
@@ -222,9 +227,10 @@ def resolve_document(
         format=str(pick("format") or source.suffix.lstrip(".").lower()),
         source=str(source),
     )
-    start, end = document.effective_from, document.effective_to
-    if start and end and end < start:
-        raise IngestError(f"{doc_id}: effective_to is before effective_from")
+    try:
+        check_fields(effective_from=document.effective_from, effective_to=document.effective_to)
+    except InvalidArgumentError as exc:
+        raise IngestError(f"{doc_id}: {exc}") from exc
     return document, defaulted
 
 

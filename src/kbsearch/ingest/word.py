@@ -26,7 +26,7 @@ from docx.table import Table as WordTable
 from docx.text.paragraph import Paragraph
 
 from kbsearch.errors import IngestError
-from kbsearch.ingest.limits import MIB, Budget, IngestLimits, over_uncompressed
+from kbsearch.ingest.limits import Budget, IngestLimits, byte_size, over_uncompressed
 from kbsearch.ingest.outline import DEEPEST_LEVEL, Outline
 from kbsearch.ingest.text import normalize
 from kbsearch.records import ParsedDocument, Table
@@ -64,9 +64,7 @@ def check_archive(path: Path, limits: IngestLimits) -> None:
         members = archive.infolist()
         declared = sum(info.file_size for info in members)
         if declared > limit:
-            raise over_uncompressed(
-                path, f"its zip members declare {declared / MIB:.1f} MiB", limits
-            )
+            raise over_uncompressed(path, f"its zip members declare {byte_size(declared)}", limits)
         total = 0
         for info in members:
             with archive.open(info) as member:

@@ -28,7 +28,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from .. import errors
 from ..embedders import Embedder
 from ..errors import SearchTimeout
-from ..ingest.limits import IngestLimits
+from ..ingest.limits import IngestLimits, byte_size
 from . import access_log
 from .context import HERE, Service, answer_head
 from .docs import declare_keys, install_docs
@@ -151,7 +151,7 @@ class _BodyLimit:
             await self.app(scope, receive, send)
             return
         limit = MAX_UPLOAD_BODY_BYTES if scope["method"] == "PUT" else MAX_BODY_BYTES
-        message = f"request body over {limit / 2**20:g} MiB"
+        message = f"request body over {byte_size(limit)}"
         declared = dict(scope["headers"]).get(b"content-length", b"")
         if declared.isdigit() and int(declared) > limit:
             await _error(413, message)(scope, receive, send)

@@ -150,26 +150,39 @@ def _single_names(dependant: Any) -> set[str]:
 async def known_parameters(request: Request) -> None:
     """Rejects (422) a query parameter the endpoint does not take: a misspelt or unsupported
     option (``fusion=``, ``rrf_k=`` on ``/search``) would otherwise be ignored silently; and
-    a single-valued parameter given twice (``k=3&k=5``), of which the last would be read.
-    ``audience`` gets its own message (:func:`caller_of`). An endpoint that needs a key
-    authenticates first: without a key the answer is 401, whatever the parameters."""
+    a single-valued parameter given twice (``k=3&k=5``), of which the last would be read
+    (:func:`parameter_problem`). ``audience`` gets its own message (:func:`caller_of`). An
+    endpoint that needs a key authenticates first: without a key the answer is 401, whatever
+    the parameters."""
     dependant = getattr(request.scope.get("route"), "dependant", None)
     if dependant is None:
         return
     if _needs_caller(dependant):
         await caller_of(request)
     check_utf8_query(request)
+    problem = parameter_problem(request)
+    if problem is not None:
+        raise HTTPException(422, problem)
+
+
+def parameter_problem(request: Request) -> str | None:
+    """Why the request's query parameters do not fit its endpoint, for a 422: one it does not
+    take (``audience`` left to :func:`caller_of`) or a single-valued one given more than
+    once; ``None`` when they fit (or the request matched no endpoint). The API raises it
+    (:func:`known_parameters`); the search page shows it on the page."""
+    dependant = getattr(request.scope.get("route"), "dependant", None)
+    if dependant is None:
+        return None
     known = _query_names(dependant)
     unknown = sorted(set(request.query_params) - known - {"audience"})
     if unknown:
         takes = ", ".join(sorted(known)) or "none"
-        raise HTTPException(
-            422, f"unknown parameter(s) {shown_names(unknown)}; this endpoint takes: {takes}"
-        )
+        return f"unknown parameter(s) {shown_names(unknown)}; this endpoint takes: {takes}"
     for name in sorted(_single_names(dependant)):
         given = len(request.query_params.getlist(name))
         if given > 1:  # else the last one would be read, silently
-            raise HTTPException(422, f"parameter {name} given {given} times; it takes one value")
+            return f"parameter {name} given {given} times; it takes one value"
+    return None
 
 
 def check_utf8_query(request: Request) -> None:

@@ -18,7 +18,16 @@ from ..errors import KbsearchError, SearchTimeout
 from ..judge.answer import NO_ANSWER, UNCERTAIN_NOTE
 from ..pipeline import HYBRID
 from . import operations as ops
-from .context import COOKIE, HERE, Service, answer_head, caller_of, service_of, utf8_query
+from .context import (
+    COOKIE,
+    HERE,
+    Service,
+    answer_head,
+    caller_of,
+    parameter_problem,
+    service_of,
+    utf8_query,
+)
 from .keys import Caller
 from .messages import shown_error
 from .statuses import status_of
@@ -62,22 +71,25 @@ async def search_page(
     min_confidence: float | None = None,
 ) -> Response:
     """The page; without ``route``, the best one the index supports (hybrid, or lexical on an
-    index without vectors, which the page says, offering no other route)."""
+    index without vectors, which the page says, offering no other route). A parameter it does
+    not take (``rout=``, ``k=``) or a single-valued one sent twice is a 422 that says so, as
+    the API's, the form shown and nothing searched: it would otherwise be ignored silently."""
+    problem = parameter_problem(request)
 
     def facts(kb: Any) -> tuple[list[str], tuple[str, ...]]:
         return ops.document_languages(kb, caller.audience), ops.available_routes(kb)
 
     def read(kb: Any) -> tuple[list[str], tuple[str, ...], dict[str, Any] | None]:
         languages, routes = facts(kb)
-        if not q.strip():
+        if problem is not None or not q.strip():
             return languages, routes, None
         args = ops.SearchArgs(q, 10, route, as_of or None, lang or None, (), offset,
                               min_confidence)  # fmt: skip
         return languages, routes, ops.search(kb, caller.audience, args, service.limits)
 
-    error: str | None = None
+    error: str | None = problem
     result: dict[str, Any] | None = None
-    status = 200
+    status = 200 if problem is None else 422
     try:
         languages, routes, result = await service.engine.run_read(read)
     except (KbsearchError, SearchTimeout) as exc:
@@ -114,6 +126,9 @@ async def why_fragment(
     as_of: str = "",
     lang: str = "",
 ) -> Response:
+    problem = parameter_problem(request)
+    if problem is not None:
+        return HTMLResponse(f'<p class="error">{escape(problem)}</p>', status_code=422)
     try:
         explanation = await service.engine.run_read(
             lambda kb: ops.explain(

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import csv
 import re
-import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,6 +26,8 @@ from ..errors import (
 from ..filters import parse_day
 from ..index.indexer import IndexReport
 from ..ingest import FORMAT_MODULES, SUPPORTED_SUFFIXES
+from ..ingest.fields import MAX_FIELD_CHARS, check_fields
+from ..ingest.limits import byte_size
 from ..ingest.metadata import known_language
 from ..knowledge_base import KnowledgeBase
 from ..present.sources import UPLOADS_SHOWN, uploads_folder
@@ -35,25 +36,8 @@ from ..store.upload_files import INVENTORY, UploadFiles, file_errors
 # one file, one document: the BEIR corpus (.jsonl) and card (.json) formats hold many
 SINGLE_DOCUMENT_SUFFIXES = tuple(s for s in SUPPORTED_SUFFIXES if s not in (".jsonl", ".json"))
 SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
-ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
-# a doc id as a folder makes them (kbsearch.ingest.metadata.path_doc_id): segments like ID
-DOC_ID = re.compile(r"(?=[^\n]{1,128}$)[A-Za-z0-9][A-Za-z0-9._-]*(?:/[A-Za-z0-9][A-Za-z0-9._-]*)*")
 MAX_UPLOAD_BYTES = 20 * 1024 * 1024
 MAX_NAME_CHARS = 200  # an upload's file name: the store adds suffixes, file systems allow 255
-# the free-text metadata an upload sets: a title is shown with every hit, owner and type in lists
-MAX_FIELD_CHARS = {"title": 300, "owner": 100, "doc_type": 100}
-
-
-# Unicode categories a metadata field may not hold: controls (Cc: NUL, line breaks, ESC, DEL,
-# C1), format characters (Cf: the direction marks, embeddings, overrides and isolates U+200E,
-# U+200F, U+061C, U+202A-U+202E, U+2066-U+2069, zero-width characters, U+FEFF), which can make a
-# title read as another one, and the line and paragraph separators (Zl U+2028, Zp U+2029)
-UNSHOWN_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp"})
-
-
-def _unshown(ch: str) -> bool:
-    """Whether ``ch`` may not appear in a metadata field (:data:`UNSHOWN_CATEGORIES`)."""
-    return unicodedata.category(ch) in UNSHOWN_CATEGORIES
 
 
 @dataclass(frozen=True)
@@ -78,8 +62,10 @@ class Upload:
         UploadTooLargeError: over ``MAX_UPLOAD_BYTES``.
         InvalidArgumentError: a file name over ``MAX_NAME_CHARS``, a title, owner or
             doc_type over its ``MAX_FIELD_CHARS`` or holding a control character, a
-            malformed id, version, access label or date, a language kbsearch does not know
-            (the language detector's; ``""`` detects it).
+            malformed id, version, access label or date
+            (:func:`~kbsearch.ingest.fields.check_fields`, as ``kbsearch index`` applies them
+            to front matter and inventories), a language kbsearch does not know (the
+            language detector's; ``""`` detects it).
         """
         suffix = Path(self.filename).suffix.lower()
         if suffix not in SINGLE_DOCUMENT_SUFFIXES:
@@ -88,44 +74,23 @@ class Upload:
                 f"{', '.join(SINGLE_DOCUMENT_SUFFIXES)}"
             )
         if len(self.content) > MAX_UPLOAD_BYTES:
-            raise UploadTooLargeError(f"file over {MAX_UPLOAD_BYTES // 2**20} MiB")
+            raise UploadTooLargeError(f"file over {byte_size(MAX_UPLOAD_BYTES)}")
         if len(Path(self.filename).name) > MAX_NAME_CHARS:
             raise InvalidArgumentError(
                 f"the file name is {len(Path(self.filename).name)} characters long; at most"
                 f" {MAX_NAME_CHARS}"
             )
-        for name, most in MAX_FIELD_CHARS.items():
-            value: str = getattr(self, name)
-            if len(value) > most:
-                raise InvalidArgumentError(
-                    f"{name} is {len(value):,} characters long; at most {most}"
-                )
-            odd = next((ch for ch in value if _unshown(ch)), None)
-            if odd is not None:
-                raise InvalidArgumentError(
-                    f"{name} holds the control character U+{ord(odd):04X}; send one line of"
-                    " text without control or text-direction characters"
-                )
-        if not DOC_ID.fullmatch(self.doc_id):
-            raise InvalidArgumentError(
-                "doc_id must be 1 to 128 letters, digits, '.', '_' or '-' (and '/' between"
-                f" parts that start with a letter or digit), got {shown_value(self.doc_id)}"
-            )
-        if not ID.fullmatch(self.version):
-            raise InvalidArgumentError(
-                "version must be 1 to 128 letters, digits, '.', '_' or '-', got"
-                f" {shown_value(self.version)}"
-            )
-        if self.access not in ("public", "staff"):
-            raise InvalidArgumentError(
-                f"access must be public or staff, got {shown_value(self.access)}"
-            )
+        check_fields(
+            doc_id=self.doc_id,
+            version=self.version,
+            access=self.access,
+            texts={name: getattr(self, name) for name in MAX_FIELD_CHARS},
+        )
         if self.language:
             known_language(self.language)
         start = parse_day(self.effective_from or None)
         end = parse_day(self.effective_to or None)
-        if start and end and end < start:
-            raise InvalidArgumentError("effective_to is before effective_from")
+        check_fields(effective_from=start, effective_to=end)
 
 
 # the metadata an upload sets (a form field each); one left out takes its default, not the

@@ -192,6 +192,29 @@ class UploadFiles:
                 with file_errors():
                     self._settle(index, doc_id, version, journal)
 
+    @contextlib.contextmanager
+    def holding(self, index: IndexState, doc_id: str, version: str) -> Iterator[None]:
+        """The version's folder held still, for the caller to read its file (a backup): its
+        journal claimed, so no change of it runs meanwhile (a live writer is waited for, a
+        dead one's change settled first); the folder then holds exactly the file
+        ``index.state`` names now. Settled on leaving, like any claim. A store this process
+        may not write (read-only media, another user's folder) is read as it is, unclaimed:
+        no journal can be made there, and a writer that may write it is not waited for.
+
+        Raises:
+            StorageFullError, StorageError: the journal cannot be claimed.
+        """
+        if not os.access(self.root, os.W_OK):
+            yield
+            return
+        with self._claim(index, doc_id, version) as journal:
+            assert journal is not None  # waited for
+            try:
+                yield
+            finally:
+                with file_errors():
+                    self._settle(index, doc_id, version, journal)
+
     def recover(self, index: IndexState, *, sweep: bool = False) -> list[str]:
         """Settle every journal whose writer died; with ``sweep``, also every version folder
         that does not hold exactly the file the index names (left by a version of kbsearch

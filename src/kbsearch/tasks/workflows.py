@@ -14,6 +14,7 @@ from ..backends.factory import Mirrored
 from ..errors import InvalidArgumentError, KbsearchError
 from ..index.indexer import IndexReport
 from ..knowledge_base import KnowledgeBase, open_kb
+from ..store.backup import Backup
 from ..store.staging import discard_if_empty
 
 if TYPE_CHECKING:
@@ -91,9 +92,10 @@ def sync_copy(
         return report, changed, copy.verify()
 
 
-def backup(db: str | Path, destination: str | Path, *, force: bool = False) -> bool:
-    """Write a consistent copy of ``db`` to ``destination`` (SQLite's online backup); ``True``
-    when the copy left out the index's Qdrant target (it is a SQLite index).
+def backup(db: str | Path, destination: str | Path, *, force: bool = False) -> Backup:
+    """Write a consistent copy of ``db`` to ``destination`` (SQLite's online backup) and of
+    its uploaded files to the copy's uploads folder (:meth:`KnowledgeBase.backup`); what was
+    copied (``detached``: the copy left out the index's Qdrant target, it is a SQLite index).
 
     Raises:
         InvalidArgumentError: ``destination`` is ``db`` itself, or exists and not ``force``.
