@@ -94,9 +94,14 @@ def test_a_failed_qdrant_delete_is_a_partial_write_that_sync_repairs(
     assert_in_sync(kb)
 
 
-def test_a_point_sqlite_no_longer_holds_is_left_out_of_searches(kb: KnowledgeBase) -> None:
+@pytest.mark.parametrize("exact", [True, False])
+def test_a_point_sqlite_no_longer_holds_is_left_out_of_searches(
+    kb: KnowledgeBase, exact: bool
+) -> None:
     """As a failed Qdrant delete leaves it (or a write after the reader's transaction began):
-    the search answers from what SQLite holds; it failed after five tries."""
+    the search answers from what SQLite holds; it failed after five tries. HNSW (``exact``
+    False) rescores its candidates from SQLite's vectors, which leaves such a point out."""
+    kb.backend.exact = exact  # type: ignore[attr-defined]
     kb.backend.sqlite.delete_document("delivery", "1")  # type: ignore[attr-defined]
     assert LOST in kb.backend.verify().extra  # type: ignore[attr-defined]
     for route in ROUTES:

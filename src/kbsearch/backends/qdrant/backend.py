@@ -252,7 +252,8 @@ class QdrantBackend:
 
     def dense_candidates(self, vector: np.ndarray, filters: Filters, depth: int) -> Ranking:
         """:func:`.dense.dense_candidates`: exact or HNSW by :meth:`exact_search`; only
-        passages SQLite holds (:meth:`_held`)."""
+        passages SQLite holds: an exact search's are checked (:meth:`_held`), an HNSW
+        search's already are (rescored from SQLite's vectors, :func:`.dense.rescored`)."""
         exact = self.exact_search()
         found = dense_candidates(
             self._collection(len(vector)),
@@ -263,7 +264,7 @@ class QdrantBackend:
             exact=exact,
             hnsw_ef=None if exact else self.hnsw_ef or HNSW_EF,
         )
-        return self._held(found)
+        return self._held(found) if exact else found
 
     def _held(self, ranking: Ranking) -> Ranking:
         """``ranking`` without the passages SQLite, as this thread reads it, does not hold:
