@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import json
 import threading
-import uuid
 from collections.abc import Iterable, Sequence
 
 import numpy as np
@@ -54,7 +53,8 @@ from .mirror import (
     verify,
     write_points,
 )
-from .points import PassagePoint, passage_points, point_id
+from .names import passage_ids_of, passage_key
+from .points import PassagePoint, passage_points
 from .sparse import LengthStatistics, SparseWeights
 from .statistics import CollectionStatistics, FtsStatistics
 from .target import EXACT_UP_TO, HNSW_EF, SETTINGS_KEY, QdrantTarget
@@ -171,7 +171,7 @@ class QdrantBackend:
             else [p.passage_id for p in self.store.passages.in_document(stored.row_id)]
         )
         self.sqlite.delete_document(doc_id, version)
-        self.store.point_ids.forget([uuid.UUID(point_id(p)).bytes for p in ids])
+        self.store.point_ids.forget([passage_key(p) for p in ids])
         delete_version(collection, doc_id, version)
 
     def record_point_ids(self, passage_ids: Sequence[str] | None = None) -> None:
@@ -180,19 +180,12 @@ class QdrantBackend:
         wanted = [e.passage_id for e in self.expected()] if passage_ids is None else passage_ids
         for start in range(0, len(wanted), 5000):
             rows = self.store.passages.rows(wanted[start : start + 5000])
-            self.store.point_ids.record(
-                (uuid.UUID(point_id(pid)).bytes, row.row_id) for pid, row in rows.items()
-            )
+            self.store.point_ids.record((passage_key(pid), row.row_id) for pid, row in rows.items())
 
     def passage_ids_of(self, point_ids: Sequence[str]) -> dict[str, str]:
-        """``{point id: passage id}``: from SQLite (:mod:`kbsearch.store.point_ids`), from the
-        points' payload for those it does not name."""
-        by_bytes = {uuid.UUID(p).bytes: p for p in point_ids}
-        named, unknown = self.store.point_ids.names(list(by_bytes))
-        out = {by_bytes[b]: pid for b, pid in named.items()}
-        if unknown:
-            out.update(self.collection.passage_ids_of([by_bytes[b] for b in unknown]))
-        return out
+        """``{point id: passage id}`` (:func:`.names.passage_ids_of`: SQLite's table, else
+        the points' payload)."""
+        return passage_ids_of(self.store, self.collection, point_ids)
 
     # -- reads ------------------------------------------------------------------------------
 
