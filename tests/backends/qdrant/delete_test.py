@@ -58,6 +58,19 @@ def test_a_deleted_documents_points_leave_qdrant(kb: KnowledgeBase) -> None:
         assert hits  # goodwill's late parcel
 
 
+def test_a_delete_runs_no_full_sync(kb: KnowledgeBase, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The version's points go by filter, the rest are re-weighted as needed
+    (``sync_deletes``), and the collection is level without reading every point."""
+
+    def full_sync() -> None:
+        raise AssertionError("a full sync after a delete")
+
+    monkeypatch.setattr(kb.backend, "sync", full_sync)
+    assert kb.delete("delivery") == ["1"]
+    monkeypatch.undo()
+    assert_in_sync(kb)
+
+
 def test_deleting_one_version_keeps_the_other(kb: KnowledgeBase) -> None:
     assert kb.delete("returns", "1") == ["1"]
     assert [d.document.version for d in kb.documents("returns")] == ["2"]

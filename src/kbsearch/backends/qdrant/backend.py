@@ -49,6 +49,7 @@ from .mirror import (
     DriftReport,
     ExpectedPassage,
     delete_version,
+    reweigh,
     sync,
     verify,
     write_points,
@@ -146,18 +147,12 @@ class QdrantBackend:
         self.record_point_ids([p.passage_id for p in passages])
         sparse = [SparseWeights.from_body(b) for b in bodies]
         points = passage_points(document, list(passages), sparse, vectors)
-        write_points(
-            collection,
-            points,
-            self.lengths(),
-            self.batch_size,
-            stale=(document.doc_id, document.version),
-        )
+        stale = (document.doc_id, document.version)
+        write_points(collection, points, self.lengths(), self.batch_size, stale=stale)
 
     def delete_document(self, doc_id: str, version: str) -> None:
-        """SQLite first, then every point of the version (O(its points); the remaining
-        points' length statistics are re-weighted by the :meth:`sync` that follows a write
-        through :func:`kbsearch.backends.factory.mirrored`).
+        """SQLite first, then every point of the version (O(its points); the others are
+        re-weighted by :meth:`sync_deletes`, :func:`kbsearch.backends.factory.mirrored_deletes`).
 
         Raises:
             BackendUnavailableError: Qdrant cannot be reached (nothing is deleted).
@@ -260,10 +255,9 @@ class QdrantBackend:
         return self._held(found) if exact else found
 
     def _held(self, ranking: Ranking) -> Ranking:
-        """``ranking`` without the passages SQLite, as this thread reads it, does not hold:
-        a point a failed delete left (``kbsearch verify`` reports it, ``sync`` removes it),
-        or one a write added after this reader's transaction began (the system of record
-        decides what a search may return; such a passage made every search of it fail)."""
+        """``ranking`` without the passages SQLite (as this thread reads it) does not hold: a
+        point a failed delete left (``sync`` removes it) or a write added after this reader's
+        transaction began (such a passage made every search of it fail)."""
         if not ranking:
             return ranking
         held = self.store.passages.languages_of([pid for pid, _ in ranking], Audience.STAFF)
@@ -355,6 +349,28 @@ class QdrantBackend:
         self.save_statistics()
         self.optimize()
         return report, changed
+
+    def sync_deletes(self) -> int:
+        """Bring the collection level after :meth:`delete_document` calls in the work they
+        moved (:meth:`sync` reads every point and re-records every point id): record the
+        statistics, re-write the points the deletes put out of length (:func:`.mirror.reweigh`,
+        a payload filter) and :meth:`optimize` when there are some. When the collection holds
+        another number of points than SQLite passages (an earlier failure's drift, which the
+        full sync after every delete used to repair), :meth:`sync`. Returns the points written.
+
+        Raises:
+            BackendUnavailableError: Qdrant cannot be reached.
+            PartialWriteError: Qdrant failed (run ``kbsearch sync``).
+        """
+        self.save_statistics()
+        with engine_errors("count its points"):
+            points = self._collection().count()
+        if points != self.title_counts(Audience.STAFF).passages:
+            return self.sync()[1]
+        changed = reweigh(self.collection, self.points_of, self.lengths(), self.batch_size)
+        if changed:
+            self.optimize()
+        return changed
 
     def optimize(self) -> None:
         """Let the collection build its indexes now (:meth:`.collection.Collection.optimize`:
