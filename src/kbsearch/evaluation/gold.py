@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from kbsearch.evaluation.judging import section_covers
 from kbsearch.evaluation.questions import QuestionSet
 from kbsearch.evaluation.runner import question_filters
-from kbsearch.filters import in_force
+from kbsearch.filters import Audience, in_force
 from kbsearch.records import Document
 
 
@@ -51,15 +51,13 @@ def unreachable_relevant(
         if not q.has_relevant:
             continue
         filters = question_filters(q, questions.access_aware, use_language=False)
-        day = filters.day
+        day, seer = filters.day, Audience.parse(filters.audience)
         for item in q.relevant:
             if item.passage_id is not None:
                 if passage_ids is not None and item.passage_id not in passage_ids:
                     out.append(Unreachable(q.qid, item.passage_id, "no such passage"))
-                elif (
-                    isinstance(passage_ids, Mapping)
-                    and filters.audience != "staff"
-                    and passage_ids[item.passage_id] != "public"
+                elif isinstance(passage_ids, Mapping) and not seer.sees(
+                    passage_ids[item.passage_id]
                 ):
                     out.append(
                         Unreachable(q.qid, item.passage_id, "hidden from the question's audience")
@@ -76,7 +74,7 @@ def unreachable_relevant(
             if not candidates:
                 out.append(Unreachable(q.qid, name, "no such version in the index"))
                 continue
-            if filters.audience != "staff" and all(d.access != "public" for d in candidates):
+            if not any(seer.sees(d.access) for d in candidates):
                 out.append(Unreachable(q.qid, name, "hidden from the question's audience"))
             elif not any(in_force(d.effective_from, d.effective_to, day) for d in candidates):
                 out.append(Unreachable(q.qid, name, f"not in force on {day.isoformat()}"))
@@ -85,8 +83,7 @@ def unreachable_relevant(
                 reachable = [
                     d
                     for d in candidates
-                    if (filters.audience == "staff" or d.access == "public")
-                    and in_force(d.effective_from, d.effective_to, day)
+                    if seer.sees(d.access) and in_force(d.effective_from, d.effective_to, day)
                 ]
                 if not any(
                     section_covers(wanted, s)

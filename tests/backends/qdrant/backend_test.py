@@ -460,3 +460,66 @@ def test_the_lexical_route_names_its_passages_from_sqlite(
     store.point_ids.forget(every)
     assert qdrant.lexical_candidates(terms, public, 50) == found and asked
     assert qdrant.lexical_scores(terms, "public", [pid for pid, _ in found]) == scores
+
+
+def _most_moving(corpus) -> Document:
+    """The document whose deletion moves the average passage length the most."""
+    lengths = {
+        corpus.key(d): [len(b.split()) for b in corpus.bodies[corpus.key(d)]]
+        for d in corpus.documents
+    }
+    total = sum(sum(v) for v in lengths.values())
+    count = sum(len(v) for v in lengths.values())
+
+    def moved(d: Document) -> float:
+        mine = lengths[corpus.key(d)]
+        return abs((total - sum(mine)) / (count - len(mine)) - total / count)
+
+    return max(corpus.documents, key=moved)
+
+
+def test_after_a_delete_only_the_points_it_moved_are_rewritten(
+    qdrant: QdrantBackend, store: Store, corpus, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """sync_deletes re-weights the points the deleted passages put out of date (found by a
+    payload filter), reads no whole SQLite table and no unfiltered list of points, and runs
+    no full sync."""
+    gone = _most_moving(corpus)
+    qdrant.delete_document(gone.doc_id, gone.version)
+    stale = qdrant.verify().stale_lengths
+    assert stale  # the delete moved the averages past the tolerance
+    listed: list[object] = []
+    points = qdrant.collection.points
+
+    def listing(where: object = None) -> list:
+        listed.append(where)
+        return points(where)  # type: ignore[arg-type]
+
+    def full_sync() -> None:
+        raise AssertionError("a full sync after a delete")
+
+    monkeypatch.setattr(qdrant.collection, "points", listing)
+    monkeypatch.setattr(qdrant, "sync", full_sync)
+    statements: list[str] = []
+    with store.database.tracing(statements.append):
+        assert qdrant.sync_deletes() == len(stale)
+    assert listed and None not in listed
+    own = [s for s in statements if not s.startswith("--")]
+    assert whole_table_reads(tmp_path / "kb.db", own) == []
+    monkeypatch.undo()
+    assert qdrant.verify().ok
+    assert qdrant.statistics().generation == store.database.generation()
+
+
+def test_after_a_delete_a_collection_with_other_drift_gets_the_full_sync(
+    qdrant: QdrantBackend, corpus
+) -> None:
+    """A point an earlier failure lost (the count differs from SQLite's passages): the full
+    sync puts it back, as the sync after every delete did."""
+    lost = corpus.passages[corpus.key(corpus.documents[1])][0].passage_id
+    qdrant.collection.delete([lost])
+    gone = corpus.documents[0]
+    qdrant.delete_document(gone.doc_id, gone.version)
+    assert lost in qdrant.verify().missing
+    assert qdrant.sync_deletes() >= 1
+    assert qdrant.verify().ok

@@ -9,7 +9,14 @@ import numpy as np
 import pytest
 
 from kbsearch.backends.qdrant.collection import Collection
-from kbsearch.backends.qdrant.mirror import ExpectedPassage, sync, verify, write_points
+from kbsearch.backends.qdrant.mirror import (
+    LENGTH_TOLERANCE,
+    ExpectedPassage,
+    stale_lengths,
+    sync,
+    verify,
+    write_points,
+)
 from kbsearch.backends.qdrant.points import PassagePoint
 from kbsearch.backends.qdrant.sparse import LengthStatistics
 from kbsearch.errors import PartialWriteError
@@ -111,3 +118,31 @@ def test_stale_points_of_a_rewritten_version_go(collection: Collection, corpus) 
     write_points(collection, mine[:1], corpus.lengths(), stale=(doc.doc_id, doc.version))
     assert collection.count() == len(points) - len(mine) + 1
     assert np.isfinite(corpus.lengths().avgdl_all)
+
+
+@pytest.mark.parametrize(
+    ("all_factor", "public_factor"),
+    [(1.0, 1.0), (1.04, 0.97), (1.2, 1.0), (0.8, 1.0), (1.0, 1.2), (1.0, 0.7), (1.3, 0.6)],
+)
+def test_the_stale_lengths_filter_finds_what_verify_flags(
+    collection: Collection, corpus, all_factor: float, public_factor: float
+) -> None:
+    """The payload filter a delete's re-weighting uses selects exactly the points verify calls
+    stale: none within the tolerance, every point when the overall average moved, the public
+    points only when only the public average did (a staff point has no public vector)."""
+    points = corpus.points()
+    lengths = corpus.lengths()
+    collection.ensure(32)
+    write_points(collection, points[:10], lengths)
+    moved = LengthStatistics(lengths.avgdl_all * 1.5, lengths.avgdl_public * 1.5)
+    write_points(collection, points[10:], moved)  # points written at two averages
+    now = LengthStatistics(lengths.avgdl_all * all_factor, lengths.avgdl_public * public_factor)
+    flagged = verify(collection, expected(points), 32, now).stale_lengths
+    found = sorted(p.passage_id for p in collection.points(stale_lengths(now)))
+    assert found == flagged
+    public = {p.passage_id for p in points if p.public}
+    first = {p.passage_id for p in points[:10]}
+    if max(abs(all_factor - 1), abs(public_factor - 1)) <= LENGTH_TOLERANCE:
+        assert first.isdisjoint(found)
+    elif all_factor == 1.0:
+        assert first & set(found) == first & public != set()

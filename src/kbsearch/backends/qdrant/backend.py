@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import json
 import threading
-import uuid
 from collections.abc import Iterable, Sequence
 
 import numpy as np
@@ -50,11 +49,13 @@ from .mirror import (
     DriftReport,
     ExpectedPassage,
     delete_version,
+    reweigh,
     sync,
     verify,
     write_points,
 )
-from .points import PassagePoint, passage_points, point_id
+from .names import passage_ids_of, passage_key
+from .points import PassagePoint, passage_points
 from .sparse import LengthStatistics, SparseWeights
 from .statistics import CollectionStatistics, FtsStatistics
 from .target import EXACT_UP_TO, HNSW_EF, SETTINGS_KEY, QdrantTarget
@@ -146,18 +147,12 @@ class QdrantBackend:
         self.record_point_ids([p.passage_id for p in passages])
         sparse = [SparseWeights.from_body(b) for b in bodies]
         points = passage_points(document, list(passages), sparse, vectors)
-        write_points(
-            collection,
-            points,
-            self.lengths(),
-            self.batch_size,
-            stale=(document.doc_id, document.version),
-        )
+        stale = (document.doc_id, document.version)
+        write_points(collection, points, self.lengths(), self.batch_size, stale=stale)
 
     def delete_document(self, doc_id: str, version: str) -> None:
-        """SQLite first, then every point of the version (O(its points); the remaining
-        points' length statistics are re-weighted by the :meth:`sync` that follows a write
-        through :func:`kbsearch.backends.factory.mirrored`).
+        """SQLite first, then every point of the version (O(its points); the others are
+        re-weighted by :meth:`sync_deletes`, :func:`kbsearch.backends.factory.mirrored_deletes`).
 
         Raises:
             BackendUnavailableError: Qdrant cannot be reached (nothing is deleted).
@@ -171,7 +166,7 @@ class QdrantBackend:
             else [p.passage_id for p in self.store.passages.in_document(stored.row_id)]
         )
         self.sqlite.delete_document(doc_id, version)
-        self.store.point_ids.forget([uuid.UUID(point_id(p)).bytes for p in ids])
+        self.store.point_ids.forget([passage_key(p) for p in ids])
         delete_version(collection, doc_id, version)
 
     def record_point_ids(self, passage_ids: Sequence[str] | None = None) -> None:
@@ -180,19 +175,12 @@ class QdrantBackend:
         wanted = [e.passage_id for e in self.expected()] if passage_ids is None else passage_ids
         for start in range(0, len(wanted), 5000):
             rows = self.store.passages.rows(wanted[start : start + 5000])
-            self.store.point_ids.record(
-                (uuid.UUID(point_id(pid)).bytes, row.row_id) for pid, row in rows.items()
-            )
+            self.store.point_ids.record((passage_key(pid), row.row_id) for pid, row in rows.items())
 
     def passage_ids_of(self, point_ids: Sequence[str]) -> dict[str, str]:
-        """``{point id: passage id}``: from SQLite (:mod:`kbsearch.store.point_ids`), from the
-        points' payload for those it does not name."""
-        by_bytes = {uuid.UUID(p).bytes: p for p in point_ids}
-        named, unknown = self.store.point_ids.names(list(by_bytes))
-        out = {by_bytes[b]: pid for b, pid in named.items()}
-        if unknown:
-            out.update(self.collection.passage_ids_of([by_bytes[b] for b in unknown]))
-        return out
+        """``{point id: passage id}`` (:func:`.names.passage_ids_of`: SQLite's table, else
+        the points' payload)."""
+        return passage_ids_of(self.store, self.collection, point_ids)
 
     # -- reads ------------------------------------------------------------------------------
 
@@ -252,7 +240,8 @@ class QdrantBackend:
 
     def dense_candidates(self, vector: np.ndarray, filters: Filters, depth: int) -> Ranking:
         """:func:`.dense.dense_candidates`: exact or HNSW by :meth:`exact_search`; only
-        passages SQLite holds (:meth:`_held`)."""
+        passages SQLite holds: an exact search's are checked (:meth:`_held`), an HNSW
+        search's already are (rescored from SQLite's vectors, :func:`.dense.rescored`)."""
         exact = self.exact_search()
         found = dense_candidates(
             self._collection(len(vector)),
@@ -263,13 +252,12 @@ class QdrantBackend:
             exact=exact,
             hnsw_ef=None if exact else self.hnsw_ef or HNSW_EF,
         )
-        return self._held(found)
+        return self._held(found) if exact else found
 
     def _held(self, ranking: Ranking) -> Ranking:
-        """``ranking`` without the passages SQLite, as this thread reads it, does not hold:
-        a point a failed delete left (``kbsearch verify`` reports it, ``sync`` removes it),
-        or one a write added after this reader's transaction began (the system of record
-        decides what a search may return; such a passage made every search of it fail)."""
+        """``ranking`` without the passages SQLite (as this thread reads it) does not hold: a
+        point a failed delete left (``sync`` removes it) or a write added after this reader's
+        transaction began (such a passage made every search of it fail)."""
         if not ranking:
             return ranking
         held = self.store.passages.languages_of([pid for pid, _ in ranking], Audience.STAFF)
@@ -361,6 +349,28 @@ class QdrantBackend:
         self.save_statistics()
         self.optimize()
         return report, changed
+
+    def sync_deletes(self) -> int:
+        """Bring the collection level after :meth:`delete_document` calls in the work they
+        moved (:meth:`sync` reads every point and re-records every point id): record the
+        statistics, re-write the points the deletes put out of length (:func:`.mirror.reweigh`,
+        a payload filter) and :meth:`optimize` when there are some. When the collection holds
+        another number of points than SQLite passages (an earlier failure's drift, which the
+        full sync after every delete used to repair), :meth:`sync`. Returns the points written.
+
+        Raises:
+            BackendUnavailableError: Qdrant cannot be reached.
+            PartialWriteError: Qdrant failed (run ``kbsearch sync``).
+        """
+        self.save_statistics()
+        with engine_errors("count its points"):
+            points = self._collection().count()
+        if points != self.title_counts(Audience.STAFF).passages:
+            return self.sync()[1]
+        changed = reweigh(self.collection, self.points_of, self.lengths(), self.batch_size)
+        if changed:
+            self.optimize()
+        return changed
 
     def optimize(self) -> None:
         """Let the collection build its indexes now (:meth:`.collection.Collection.optimize`:

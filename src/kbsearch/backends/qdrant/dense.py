@@ -23,7 +23,6 @@ backend's, computed from those passages' vectors in SQLite.
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Sequence
 
 import numpy as np
@@ -33,6 +32,7 @@ from ...filters import Filters
 from ...store import Store
 from .collection import Collection, Ranking, ranked
 from .filters import to_qdrant
+from .names import passage_ids_of, point_keys
 from .points import DENSE
 
 # quantized candidates rescored per result: TurboQuant 2 bits on E5 vectors keeps 0.942 of
@@ -99,14 +99,14 @@ def rescored(
     """``{passage_id: cosine}`` of the points ``point_ids`` whose passages pass ``filters``
     (all when ``None``): passages and vectors read from SQLite by point id
     (:mod:`kbsearch.store.point_ids`); the points it does not name (a file indexed before
-    it) by the passage id of their payload."""
-    by_bytes = {uuid.UUID(p).bytes: p for p in point_ids}
-    found, vectors, unknown = store.point_ids.vectors(list(by_bytes), filters)
+    it) are named by :func:`.names.passage_ids_of`."""
+    keys = point_keys(point_ids)
+    found, vectors, unknown = store.point_ids.vectors(list(keys), filters)
     out: dict[str, float] = {}
     if found:
         scores = (vectors @ np.asarray(vector, dtype=np.float32)).tolist()
         out.update(zip(found, scores, strict=True))
     if unknown:
-        named = collection.passage_ids_of([by_bytes[b] for b in unknown])
+        named = passage_ids_of(store, collection, [keys[k] for k in unknown])
         out.update(dense_scores(store, vector, list(named.values()), filters))
     return out

@@ -10,12 +10,17 @@ collection.
 document versions, dense dimension, and the length statistics each point's sparse values were
 computed with (stale beyond :data:`LENGTH_TOLERANCE` once the corpus has grown or shrunk).
 :func:`sync` deletes the extra points and re-writes the missing, mismatched and stale ones.
+After deletes only, :func:`reweigh` re-writes the points whose length statistics the deleted
+passages put out of date, found by a payload filter (:func:`stale_lengths`), not by reading
+every point.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+
+from qdrant_client import models
 
 from ...errors import PartialWriteError, shown_value
 from .collection import Collection, engine_errors, engine_message
@@ -181,6 +186,26 @@ def verify(
     )
 
 
+def stale_lengths(lengths: LengthStatistics, tolerance: float = LENGTH_TOLERANCE) -> models.Filter:
+    """The points whose sparse values used length statistics that differ from ``lengths`` by
+    more than ``tolerance`` (relative), as :func:`verify` flags them
+    (:meth:`.sparse.LengthStatistics.drifted`): ``avgdl_all`` outside its band, or, for a
+    public point, ``avgdl_public`` outside its own (payload ranges, so the engine finds them)."""
+
+    def outside(key: str, value: float) -> list[models.Condition]:
+        margin = tolerance * max(abs(value), 1e-12)
+        return [
+            models.FieldCondition(key=key, range=models.Range(lt=value - margin)),
+            models.FieldCondition(key=key, range=models.Range(gt=value + margin)),
+        ]
+
+    public = models.FieldCondition(key="access", match=models.MatchValue(value="public"))
+    public_off = models.Filter(
+        must=[public, models.Filter(should=outside("avgdl_public", lengths.avgdl_public))]
+    )
+    return models.Filter(should=[*outside("avgdl_all", lengths.avgdl_all), public_off])
+
+
 def sync(
     collection: Collection,
     report: DriftReport,
@@ -201,3 +226,23 @@ def sync(
     for start in range(0, len(ids), batch_size):
         write_points(collection, load(ids[start : start + batch_size]), lengths, batch_size)
     return len(report.extra) + len(ids)
+
+
+def reweigh(
+    collection: Collection,
+    load: Callable[[Sequence[str]], list[PassagePoint]],
+    lengths: LengthStatistics,
+    batch_size: int = BATCH_SIZE,
+) -> int:
+    """Re-write, from ``load(passage_ids)``, the points whose sparse values used length
+    statistics off ``lengths`` by more than :data:`LENGTH_TOLERANCE` (found by
+    :func:`stale_lengths`, not by reading every point); returns how many.
+
+    Raises:
+        BackendUnavailableError: the collection cannot be read.
+        PartialWriteError: a batch failed (``kbsearch sync`` repairs).
+    """
+    with engine_errors("list its points"):
+        stale = sorted(p.passage_id for p in collection.points(stale_lengths(lengths)))
+    report = DriftReport(expected=len(stale), points=len(stale), stale_lengths=stale)
+    return sync(collection, report, load, lengths, batch_size)
