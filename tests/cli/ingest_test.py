@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 from support import write_files
 
@@ -36,7 +37,8 @@ def test_first_index_then_search_says_why_nothing_public(tmp_path: Path) -> None
     assert "1 warning(s)" in err
     code, out, err = run("search", "refunds", "--db", db, "--route", "lexical")
     assert (code, out.strip()) == (0, "no results")
-    assert "2 staff-only passage(s) match" in err and "--default-access public" in err
+    assert "staff-only passages match" in err and "--default-access public" in err
+    assert not any(ch.isdigit() for ch in err), err  # no count of the hidden passages
     # nothing matches at all: no hint
     code, out, err = run("search", "zebra", "--db", db, "--route", "lexical")
     assert (code, out.strip(), err) == (0, "no results", "")
@@ -114,3 +116,34 @@ def test_inventory_init_says_why_a_file_with_its_own_id_is_not_listed(tmp_path: 
     args = ["index", str(docs), "--db", db, "--inventory", str(docs / "inventory.csv")]
     code, out, err = run(*args, "--embedder", "none")
     assert code == 0 and "added 2" in out, (out, err)
+
+
+def test_a_declined_public_search_or_question_says_staff_only_passages_match(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Dense and hybrid searches always return the nearest public passages, so "no results"
+    never came and the hint never fired: a verdict of "the documents don't say" gives it
+    too, when staff-only passages match by keyword (and none other when they do not)."""
+    from support import FILES, FakeEmbedder
+
+    from kbsearch import embedders
+
+    monkeypatch.setitem(embedders.EMBEDDERS, "fake", (lambda arg, threads: FakeEmbedder(), "test"))
+    docs = write_files(tmp_path / "docs", FILES)
+    db = str(tmp_path / "kb.db")
+    code, out, err = run("index", str(docs), "--db", db, "--embedder", "fake",
+                         "--inventory", str(docs / "inventory.csv"))  # fmt: skip
+    assert code == 0, err
+    for command in ("search", "ask"):
+        # "goodwill" is in the staff-only document alone
+        code, out, err = run(command, "goodwill credit euros", "--db", db, "--min-confidence", "1")
+        assert code == 0, err
+        assert "The documents don't say" in out and "goodwill@" not in out, out
+        assert f"{command.capitalize()} with --audience staff" in err, err
+        assert "staff-only passages match" in err and not any(c.isdigit() for c in err), err
+        # staff sees it: no hint
+        code, out, err = run(command, "goodwill credit euros", "--db", db, "--audience", "staff")
+        assert code == 0 and "staff-only" not in err, err
+        # nothing staff-only matches: no hint
+        code, out, err = run(command, "late parcel", "--db", db, "--min-confidence", "1")
+        assert code == 0 and err == "", err

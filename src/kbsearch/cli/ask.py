@@ -13,7 +13,7 @@ from kbsearch.judge.answer import render, verdict_line
 from kbsearch.judge.verdict import DONT_SAY, Decision
 from kbsearch.knowledge_base import open_kb
 
-from .ingest import MAKE_PUBLIC
+from .ingest import MAKE_PUBLIC, staff_hint
 from .options import (
     NumberRange,
     color_option,
@@ -66,6 +66,8 @@ def ask_command(question: str, db: str, k: int, audience: str, as_of: str | None
     filters = make_filters(audience, as_of, lang, doc_ids)
     with open_kb(db) as kb:
         answer = kb.ask(question, k=k, filters=filters, min_confidence=min_confidence)
+        declined = not as_json and answer.verdict == DONT_SAY and bool(answer.nearest)
+        hint = staff_hint(kb, question, filters, "ask") if declined else None
     if as_json:
         click.echo(json.dumps(answer.to_dict(), indent=2, ensure_ascii=False))
         return
@@ -79,3 +81,5 @@ def ask_command(question: str, db: str, k: int, audience: str, as_of: str | None
             f" --audience staff to see staff-only ones. {MAKE_PUBLIC}",
             err=True,
         )
+    elif hint is not None:
+        click.echo(hint, err=True)

@@ -1,5 +1,6 @@
 """Output of the ingest-side commands: the ``index`` report, the hint when a public search
-finds nothing although staff-only passages match, and ``inventory --init``."""
+or question finds nothing or is not answered although staff-only passages match, and
+``inventory --init``."""
 
 from __future__ import annotations
 
@@ -52,14 +53,17 @@ def print_index_report(report: IndexReport, verbose: bool) -> None:
         click.echo(f"failed: {source}: {reason.removeprefix(f'{source}: ')}", err=True)
 
 
-def staff_only_matches(kb: KnowledgeBase, query: str, filters: Filters) -> int:
-    """How many passages a staff search for ``query`` finds by keyword (at most ``MAX_K``)
-    when the public search under ``filters`` found nothing. For the operator's CLI only:
-    never say this to a public interface."""
+def staff_only_match(kb: KnowledgeBase, query: str, filters: Filters) -> bool:
+    """Whether a staff search for ``query`` by keyword finds a passage that the public search
+    under ``filters`` does not (each at most ``MAX_K``). For the operator's CLI only (who
+    holds the file, so may see every passage): never say this to a public interface."""
     if filters.audience != "public":
-        return 0
-    staff = replace(filters, audience="staff")
-    return len(kb.search(query, k=MAX_K, route="lexical", filters=staff))
+        return False
+    staff = kb.search(query, k=MAX_K, route="lexical", filters=replace(filters, audience="staff"))
+    if not staff:
+        return False
+    public = {h.passage_id for h in kb.search(query, k=MAX_K, route="lexical", filters=filters)}
+    return any(h.passage_id not in public for h in staff)
 
 
 # how a document becomes public: what search and ask say when the public sees nothing
@@ -70,16 +74,17 @@ MAKE_PUBLIC = (
 )
 
 
-def print_no_results(hidden: int) -> None:
-    """``no results``, and when staff-only passages match, how to make documents public."""
-    click.echo("no results")
-    if hidden:
-        count = f"{hidden}+" if hidden >= MAX_K else str(hidden)
-        click.echo(
-            f"{count} staff-only passage(s) match; public searches do not see them. Search "
-            f"with --audience staff to see them. {MAKE_PUBLIC}",
-            err=True,
-        )
+def staff_hint(kb: KnowledgeBase, query: str, filters: Filters, command: str) -> str | None:
+    """The line for stderr when a public ``search`` or ``ask`` (``command``) found nothing or
+    its verdict is "the documents don't say": that staff-only passages match by keyword, if
+    they do (:func:`staff_only_match`), and how documents become public; else ``None``. No
+    count: how many passages the public may not see is not said to it."""
+    if not staff_only_match(kb, query, filters):
+        return None
+    return (
+        "staff-only passages match; public searches do not see them."
+        f" {command.capitalize()} with --audience staff to see them. {MAKE_PUBLIC}"
+    )
 
 
 def write_starter_inventory(folder: str, output: str | None, force: bool) -> None:

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 import click
 
 from kbsearch.fuse.methods import parse_fusion
-from kbsearch.judge.verdict import decision_fields
+from kbsearch.judge.verdict import DONT_SAY, decision_fields
 from kbsearch.knowledge_base import DEFAULT_ROUTE, open_kb
 from kbsearch.pipeline.explain import RerankPosition, rerank_position
 from kbsearch.pipeline.request import check_fusion_settings
@@ -22,7 +22,7 @@ from kbsearch.rerank.stage import RerankReport
 from .ask import decision_line, min_confidence_option
 from .explain_text import _render_rerank as render_rerank
 from .explain_text import render_explanation
-from .ingest import print_no_results, staff_only_matches
+from .ingest import staff_hint
 from .options import (
     audience_option,
     color_option,
@@ -154,9 +154,14 @@ def search_command(query: str, db: str, k: int, route: str | None, audience: str
         )  # fmt: skip
         hits, decision = assessed.hits, assessed.decision
         languages = kb.store.documents.languages(str(filters.audience))
-        if not hits and not as_json:
-            print_no_results(staff_only_matches(kb, query, filters))
-            return
+        declined = decision is not None and decision.verdict == DONT_SAY
+        asks_why = not as_json and (not hits or declined)
+        hint = staff_hint(kb, query, filters, "search") if asks_why else None
+    if not hits and not as_json:
+        click.echo("no results")
+        if hint is not None:
+            click.echo(hint, err=True)
+        return
     trace = assessed.trace
     report = trace.verdict("rerank") if explain and trace is not None else None
     reranked = report if isinstance(report, RerankReport) else None
@@ -184,6 +189,8 @@ def search_command(query: str, db: str, k: int, route: str | None, audience: str
             click.echo(f"      {rerank_hit_line(rerank_position(trace, hit.passage_id))}")
         line = marked_snippet(hit.text, query, languages, hit.section)
         click.echo(f"      {line}", color=color)
+    if hint is not None:
+        click.echo(hint, err=True)
 
 
 @click.command("explain")
