@@ -241,9 +241,9 @@ def show_command(passage_id: str, db: str, audience: str, as_json: bool) -> None
         if not passages:
             passage = kb.get_passage(passage_id, audience=audience)
             key = (passage.doc_id, passage.version)
-            formats = [
+            formats = [  # the document's versions, read by its key (not every document)
                 d.document.format
-                for d in kb.documents()
+                for d in kb.documents(passage.doc_id)
                 if (d.document.doc_id, d.document.version) == key
             ]
     if passages:
