@@ -82,6 +82,9 @@ def test_eval_abstention_table_and_report_chart(db: str, tmp_path: Path) -> None
     assert "refused 1 question(s), left out: q3" in out  # one bad question stops nothing
     html = report.read_text()
     assert "Answer or abstain" in html and "Risk-coverage" in html
+    # the model's minimum (0.498150829) to 2 decimals, as search and ask show every confidence
+    assert "(minimum confidence 0.50)" in out and "(minimum confidence 0.50)" in html
+    assert "0.498" not in out + html
 
 
 def test_ask_shares_search_color_option(db: str) -> None:

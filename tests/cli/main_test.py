@@ -310,3 +310,19 @@ def test_index_refuses_an_unknown_language_as_a_usage_error(
     code, _, err = run("index", str(docs), "--db", db, "--lang", lang)
     assert code == 2 and err.count("\n") == 1, err
     assert f"--lang {lang!r}" in err and "en, eo, es" in err
+
+
+@pytest.mark.parametrize(("color", "flags"), [(False, []), (True, ["--no-color"])])
+def test_explain_is_plain_when_piped_or_no_color(db: str, color: bool, flags: list[str]) -> None:
+    args = ["explain", "lost parcel", "delivery@v1#lost-parcel", "--db", db, *flags]
+    result = CliRunner().invoke(cli, args, color=color)
+    assert result.exit_code == 0, result.output
+    assert "\x1b[" not in result.output
+    assert "  lost             idf=" in result.output
+
+
+def test_explain_bolds_the_terms_the_passage_holds_with_color(db: str) -> None:
+    args = ["explain", "lost parcel", "delivery@v1#lost-parcel", "--db", db, "--color"]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 0, result.output
+    assert f"  {click.style('lost', bold=True)}             idf=" in result.output

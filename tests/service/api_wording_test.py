@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from support_service import PUBLIC_READ, STAFF_WRITE, auth
+from support_service import PUBLIC_READ, STAFF_READ, STAFF_WRITE, auth
 
 from kbsearch.present.sources import uploads_folder
 
@@ -126,3 +126,21 @@ def test_a_hidden_version_out_of_force_reads_as_missing(client: httpx.Client) ->
     assert answer == "no passage 'giftwrap@v1#wrapping' for this audience"
     staff = get(client, "/explain", key=STAFF_WRITE, **params).json()["error"]
     assert "not in force" in staff
+
+
+def test_a_document_id_as_a_passage_id_names_its_passages_to_whom_may_see_them(
+    client: httpx.Client,
+) -> None:
+    """``GET /passages/{id}`` given a document id answers as ``kbsearch show``/``explain``:
+    it is a document id, with its passage ids; a staff-only document's ids never reach a
+    public key (its 404 is the one of a missing passage)."""
+    answer = get(client, "/passages/returns@v1")
+    assert answer.status_code == 404
+    assert answer.json()["error"] == (
+        "'returns@v1' is a document id, not a passage id; its passages: returns@v1#return-window"
+    )
+    hidden = get(client, "/passages/goodwill")
+    assert hidden.status_code == 404
+    assert hidden.json()["error"] == "no passage 'goodwill' for this audience"
+    staff = get(client, "/passages/goodwill", key=STAFF_READ)
+    assert staff.status_code == 404 and STAFF_PASSAGE in staff.json()["error"]

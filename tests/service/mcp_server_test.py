@@ -277,3 +277,19 @@ def test_an_argument_error_is_one_line_without_pydantics_report(lexical_kb: Path
     assert texts[2] == "Error executing tool search: query: Field required"
     for text in texts:
         assert "\n" not in text and "validation error" not in text and "pydantic" not in text
+
+
+def test_show_given_a_document_id_names_its_passages_to_whom_may_see_them(
+    lexical_kb: Path,
+) -> None:
+    """The ``show`` tool given a document id answers as ``kbsearch show``/``explain`` do:
+    it is a document id, with its passage ids; a staff-only one reads as a missing passage."""
+    calls = [("show", {"passage_id": "returns@v2"}), ("show", {"passage_id": "goodwill"})]
+    _, (document, hidden) = run(lexical_kb, "public", calls)
+    assert document.is_error
+    assert "'returns@v2' is a document id, not a passage id; its passages: " in (
+        document.content[0].text
+    )
+    assert "returns@v2#return-window" in document.content[0].text
+    assert hidden.is_error and "no passage 'goodwill' for this audience" in hidden.content[0].text
+    assert "goodwill@v1" not in hidden.content[0].text

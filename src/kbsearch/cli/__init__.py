@@ -1,6 +1,39 @@
 """The command line: thin click commands over the library (:mod:`kbsearch.tasks`,
-:mod:`kbsearch.knowledge_base`, :mod:`kbsearch.evaluation`), one error adapter for all."""
+:mod:`kbsearch.knowledge_base`, :mod:`kbsearch.evaluation`), one error adapter for all.
 
-from .main import cli, main
+Importing this package is light: the commands (and numpy, the embedders, the store they
+import) load in :func:`main`, inside its Ctrl-C handler, or on the first ``kbsearch.cli.cli``.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING, Any
+
+from .errors import INTERRUPTED, interrupted
+
+if TYPE_CHECKING:
+    from .main import cli
 
 __all__ = ["cli", "main"]
+
+
+def main() -> None:
+    """The console script ``kbsearch`` (and ``python -m kbsearch``): Ctrl-C at any point,
+    while the commands import or while one runs, prints ``interrupted`` and exits 130
+    (:data:`~kbsearch.cli.errors.INTERRUPTED`), never a traceback."""
+    try:
+        from .main import cli
+
+        cli()
+    except KeyboardInterrupt:  # while importing; a command's own is handled by its group
+        interrupted()
+        sys.exit(INTERRUPTED)
+
+
+def __getattr__(name: str) -> Any:
+    if name == "cli":
+        from .main import cli
+
+        return cli
+    raise AttributeError(f"module 'kbsearch.cli' has no attribute {name!r}")

@@ -6,7 +6,8 @@ that does not parse or is out of range) is a usage error: one line ``error: <cli
 message> (see 'kbsearch COMMAND --help')`` and exit status 2, as are options that cannot go
 together (:class:`kbsearch.errors.OptionConflictError`, which the library finds) and a language
 filter naming a language the index does not hold
-(:class:`kbsearch.errors.UnknownLanguageError`).
+(:class:`kbsearch.errors.UnknownLanguageError`). Ctrl-C prints the one line ``interrupted``
+and exits 130 (a command that has more to say, ``index``, says it on that line itself).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from kbsearch.errors import (
 
 LIBRARY_ERROR = 1
 USAGE_ERROR = 2  # what click.UsageError exits with
+INTERRUPTED = 130  # Ctrl-C: 128 + SIGINT, as a shell reports it
 # ``kbsearch model`` without a subcommand is a usage error whose display is the help
 _SHOWS_HELP = getattr(click.exceptions, "NoArgsIsHelpError", ())
 
@@ -55,6 +57,11 @@ def report(error: KbsearchError) -> None:
     click.echo(f"error: {message}", err=True)
 
 
+def interrupted() -> None:
+    """Print ``interrupted`` on stderr: what Ctrl-C says (then exit :data:`INTERRUPTED`)."""
+    click.echo("interrupted", err=True)
+
+
 class OneLineUsageError(click.ClickException):
     """A usage error shown as one line ``error: <message>`` on stderr; exit status 2."""
 
@@ -77,7 +84,8 @@ def usage_error(
 
 class Group(click.Group):
     """A click group whose commands (and nested groups') library errors exit through
-    :func:`report` with status 1, and usage errors as one line with click's status 2."""
+    :func:`report` with status 1, usage errors as one line with click's status 2, and
+    Ctrl-C as ``interrupted`` with status 130 (before click would print "Aborted!", exit 1)."""
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -99,6 +107,9 @@ class Group(click.Group):
                 err=True,
             )
             ctx.exit(LIBRARY_ERROR)
+        except KeyboardInterrupt:
+            interrupted()
+            ctx.exit(INTERRUPTED)
 
 
 class ParsedValue(click.ParamType):

@@ -16,6 +16,7 @@ from rich.table import Table
 
 from kbsearch.evaluation.questions import QuestionSet
 from kbsearch.evaluation.runner import EvaluationResult
+from kbsearch.judge.verdict import shown_confidence
 from kbsearch.knowledge_base import KnowledgeBase
 from kbsearch.pipeline import RankingOptions
 from kbsearch.tasks.evaluate import RerankLog, assess_questions, base_route
@@ -84,7 +85,7 @@ def print_abstention(kb: KnowledgeBase, qset: QuestionSet, k: int, console: Cons
         return
     threshold = float(str(items[0]["threshold"]))
     groups = summarise_groups(items, ["kind", "language"], threshold)
-    table = Table(title=f"answer or abstain (minimum confidence {threshold:.3f})")
+    table = Table(title=f"answer or abstain (minimum confidence {shown_confidence(threshold)})")
     columns = ["group", "questions", "unanswerable", "AUROC", "abstained", "precision",
                "recall", "answered", "hit@k answered"]  # fmt: skip
     for name in columns:

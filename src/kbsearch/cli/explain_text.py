@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from kbsearch.pipeline.explain import Explanation, RerankPosition, RoutePosition
 
 
@@ -13,12 +15,14 @@ def _pos(p: RoutePosition, score: str = "score") -> str:
     return f"{rank}, {score} {p.score:.6f}"
 
 
-def render_explanation(e: Explanation) -> str:
-    text = _render_routes(e)
+def render_explanation(e: Explanation, mark: Callable[[str], str] = str) -> str:
+    """The explanation as lines; ``mark`` styles each BM25 term the passage holds (e.g. bold
+    on a terminal, as ``search`` marks matched words)."""
+    text = _render_routes(e, mark)
     return text if e.rerank is None else text + "\n" + _render_rerank(e.rerank)
 
 
-def _render_routes(e: Explanation) -> str:
+def _render_routes(e: Explanation, mark: Callable[[str], str]) -> str:
     lines = [f"{e.passage_id} for {e.query!r}", f"query terms: {' '.join(e.terms)}", ""]
     lines.append(f"lexical (BM25): {_pos(e.lexical)}")
     if "lexical" in e.not_applicable:
@@ -26,8 +30,9 @@ def _render_routes(e: Explanation) -> str:
     b = e.bm25
     lines.append(f"  N={b.passages} passages, avgdl={b.avgdl:.3f}, |D|={b.length}")
     for t in b.terms:
+        term = (mark(t.term) if t.tf else t.term) + " " * (16 - len(t.term))
         lines.append(
-            f"  {t.term:<16} idf={t.idf:.6f} tf={t.tf} df={t.document_frequency} "
+            f"  {term} idf={t.idf:.6f} tf={t.tf} df={t.document_frequency} "
             f"norm={t.length_norm:.6f} -> {t.contribution:.6f}"
         )
     if b.ignored:

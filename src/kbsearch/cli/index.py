@@ -14,7 +14,7 @@ from kbsearch.ingest.limits import IngestLimits, large_files
 from kbsearch.ingest.metadata import ACCESS_LABELS, known_language
 from kbsearch.tasks.workflows import index_files
 
-from .errors import ParsedValue
+from .errors import INTERRUPTED, ParsedValue
 from .ingest import print_index_report
 from .options import db_option, ingest_limits_option
 from .qdrant import qdrant_options, target_from_options
@@ -90,10 +90,10 @@ def index_command(paths: tuple[str, ...], db: str, inventory: str | None,
                 f" ({written.passages} passages); re-run the same command to resume",
                 err=True,
             )
-        sys.exit(130)
+        sys.exit(INTERRUPTED)
     except KeyboardInterrupt:  # before any document: loading the embedder, listing files
         click.echo("interrupted: nothing was written", err=True)
-        sys.exit(130)
+        sys.exit(INTERRUPTED)
     if as_json:
         click.echo(json.dumps(report.to_dict(), indent=2))
     else:

@@ -1,5 +1,6 @@
 """The ``kbsearch`` command group: registers every command; :mod:`kbsearch.cli.errors` turns
-library errors into one line and exit 1 for all of them (usage errors exit 2)."""
+library errors into one line and exit 1 for all of them (usage errors exit 2, Ctrl-C 130);
+:func:`kbsearch.cli.main` is the console script."""
 
 from __future__ import annotations
 
@@ -47,8 +48,3 @@ def cli() -> None:
 
 for _command in COMMANDS:
     cli.add_command(_command)
-
-
-def main() -> None:
-    """The console script ``kbsearch`` (and ``python -m kbsearch``)."""
-    cli()

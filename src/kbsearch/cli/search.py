@@ -208,11 +208,12 @@ def search_command(query: str, db: str, k: int, route: str | None, audience: str
     help="The search's route [default: hybrid; lexical without vectors].",
 )
 @json_option
+@color_option
 def explain_command(query: str, passage_id: str, db: str, audience: str, as_of: str | None,
                     lang: str | None, doc_ids: tuple[str, ...], fusion: str, rrf_k: float,
                     depth: int, weights: tuple[float, float], rerank: str | None,
                     rerank_top_n: int | None, rerank_budget_ms: float | None, k: int,
-                    route: str | None, as_json: bool) -> None:  # fmt: skip
+                    route: str | None, as_json: bool, color: bool | None) -> None:  # fmt: skip
     """Explain why PASSAGE_ID ranks where it does for QUERY (the same run as `search
     --explain` with the same options)."""
     filters = make_filters(audience, as_of, lang, doc_ids)
@@ -226,7 +227,12 @@ def explain_command(query: str, passage_id: str, db: str, audience: str, as_of: 
             query, passage_id, k=k, route=route, filters=filters, rrf_k=rrf_k, depth=depth,
             weights=weights, fusion=fusion, rerank=reranking,
         )  # fmt: skip
-    click.echo(dumps(result.to_dict()) if as_json else render_explanation(result))
+    if as_json:
+        click.echo(dumps(result.to_dict()))
+        return
+    # the BM25 terms the passage holds in bold, as search's matched words
+    text = render_explanation(result, mark=lambda term: click.style(term, bold=True))
+    click.echo(text, color=color)
 
 
 @click.command("show")

@@ -237,6 +237,7 @@ def abstention_html(items: Sequence[Mapping[str, Any]], threshold: float) -> str
         [float(i["confidence"]) for i in items], [bool(i["answerable"] and i["hit"]) for i in items]
     )
     return (
-        f"<h2>Answer or abstain (minimum confidence {threshold:.3f})</h2>"
+        # 2 decimals, as every confidence is shown (kbsearch.judge.verdict.shown_confidence)
+        f"<h2>Answer or abstain (minimum confidence {threshold:.2f})</h2>"
         f"<table><tr>{head}</tr>{rows}</table>" + risk_coverage_chart({"hybrid": points})
     )

@@ -30,7 +30,7 @@ from ..text.analysis import Analyzer, stem_words, words
 from ..text.matching import match_spans, query_keys
 from ..text.stopwords import content_words, strip_elisions
 from .span import Candidate, Span, choose_span
-from .verdict import ANSWERED, DONT_SAY, UNCERTAIN, VERDICTS, Decision, band
+from .verdict import ANSWERED, DONT_SAY, UNCERTAIN, VERDICTS, Decision, band, shown_confidence
 
 NO_ANSWER = "The documents don't say"
 __all__ = ["ANSWERED", "DONT_SAY", "UNCERTAIN", "VERDICTS", "Answer", "compose", "render"]
@@ -326,14 +326,12 @@ def marked(text: str, marks: Sequence[tuple[int, int]], mark: Callable[[str], st
 def verdict_line(verdict_: str, confidence: float, threshold: float, floor: float) -> str:
     """The one line that states a verdict and its confidence, as ``ask`` and ``search`` print
     it (the same words on the page and in the MCP tools' descriptions)."""
+    shown, answers = shown_confidence(confidence), shown_confidence(threshold)
     if verdict_ == ANSWERED:
-        return f"Answered (confidence {confidence:.2f}, answers from {threshold:.2f})"
+        return f"Answered (confidence {shown}, answers from {answers})"
     if verdict_ == UNCERTAIN:
-        return (
-            f"Uncertain (confidence {confidence:.2f}, answers from {threshold:.2f}):"
-            f" {UNCERTAIN_NOTE.lower()}"
-        )
-    return f"{NO_ANSWER} (confidence {confidence:.2f}, below {min(floor, threshold):.2f})"
+        return f"Uncertain (confidence {shown}, answers from {answers}): {UNCERTAIN_NOTE.lower()}"
+    return f"{NO_ANSWER} (confidence {shown}, below {shown_confidence(min(floor, threshold))})"
 
 
 def render(answer: Answer, mark: Callable[[str], str] = str) -> str:

@@ -46,6 +46,12 @@ ANSWERED, UNCERTAIN, DONT_SAY = "answered", "uncertain", "dont_say"
 VERDICTS = (ANSWERED, UNCERTAIN, DONT_SAY)
 
 
+def shown_confidence(value: float) -> str:
+    """A confidence or a band's bound (``min_confidence``, ``uncertain_from``) as text shows
+    it, to 2 decimals (``0.498150829`` -> ``"0.50"``); JSON carries the number itself."""
+    return f"{value:.2f}"
+
+
 def band(confidence: float, threshold: float, floor: float | None) -> str:
     """The verdict of a confidence alone: ``answered`` from ``threshold``, ``uncertain`` from
     ``floor`` (``None``: no uncertain band), else ``dont_say``."""
