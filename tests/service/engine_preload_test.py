@@ -1,5 +1,6 @@
-"""A served index loads the parsers and the language identifier on its write thread at
-start-up, so its first upload does not pay for them (a fresh process: nothing imported yet)."""
+"""A served index loads the parsers, the language identifier and (without an embedder) the
+default embedder's token counter on its write thread at start-up, so its first upload does not
+pay for them (a fresh process: nothing imported yet)."""
 
 from __future__ import annotations
 
@@ -16,12 +17,14 @@ import kbsearch
 CHECK = """
 import json, sys
 from kbsearch.service.engine import Engine
+from kbsearch.embedders import default_token_count
 from kbsearch.text import language
 
 def loaded():
     parsers = sorted(m for m in sys.modules if m.startswith("kbsearch.ingest.") and
                      m.rsplit(".", 1)[1] in ("html", "markdown", "pdf", "rst", "word"))
-    return {"parsers": parsers, "identifier": bool(language._loaded)}
+    counter = default_token_count.cache_info().currsize == 1
+    return {"parsers": parsers, "identifier": bool(language._loaded), "counter": counter}
 
 engine = Engine(sys.argv[1], embedder=None, background=sys.argv[2] == "1")
 engine._writes.submit(lambda: None).result()  # what was queued before it has run
@@ -48,6 +51,7 @@ def test_the_write_thread_loads_the_parsers_first(tmp_path: Path, background: bo
         assert loaded == {
             "parsers": [f"kbsearch.ingest.{m}" for m in ("html", "markdown", "pdf", "rst", "word")],
             "identifier": True,
+            "counter": True,  # an index without an embedder cuts passages with E5's counts
         }
     else:  # tests' engines: nothing loaded ahead
-        assert loaded == {"parsers": [], "identifier": False}
+        assert loaded == {"parsers": [], "identifier": False, "counter": False}
