@@ -62,13 +62,15 @@ def test_ctrl_c_while_a_command_runs_is_one_line_and_130(db: str, tmp_path: Path
     assert (child.returncode, err, out) == (130, "interrupted\n", "")
 
 
-# raises KeyboardInterrupt when numpy is first imported, as Ctrl-C while it loads would
+# raises KeyboardInterrupt when a module is first imported, as Ctrl-C while it loads would
 INTERRUPTED_IMPORT = """
 import sys
 
+MODULE = sys.argv[2]
+
 class CtrlC:
     def find_spec(self, name, path=None, target=None):
-        if name == "numpy":
+        if name == MODULE:
             raise KeyboardInterrupt
         return None
 
@@ -79,9 +81,10 @@ main()
 """
 
 
-def test_ctrl_c_while_the_modules_import_is_one_line_and_130(db: str) -> None:
+@pytest.mark.parametrize("module", ["click", "numpy"])  # the first a command needs; the heavy one
+def test_ctrl_c_while_the_modules_import_is_one_line_and_130(db: str, module: str) -> None:
     done = subprocess.run(
-        [sys.executable, "-c", INTERRUPTED_IMPORT, db],
+        [sys.executable, "-c", INTERRUPTED_IMPORT, db, module],
         env=ENV,
         capture_output=True,
         text=True,
@@ -93,8 +96,9 @@ def test_ctrl_c_while_the_modules_import_is_one_line_and_130(db: str) -> None:
 
 def test_the_command_line_imports_nothing_heavy_before_its_handler() -> None:
     """``import kbsearch`` and ``import kbsearch.cli`` (what the console script runs first)
-    load neither numpy nor the knowledge base: Ctrl-C then meets :func:`kbsearch.cli.main`."""
-    check = "import sys, kbsearch, kbsearch.cli; print(sorted(m for m in ('numpy', "
+    load neither click, numpy nor the knowledge base: Ctrl-C then meets
+    :func:`kbsearch.cli.main`."""
+    check = "import sys, kbsearch, kbsearch.cli; print(sorted(m for m in ('click', 'numpy', "
     check += "'kbsearch.knowledge_base', 'kbsearch.cli.main') if m in sys.modules))"
     done = subprocess.run(
         [sys.executable, "-c", check], env=ENV, capture_output=True, text=True, check=True

@@ -1,8 +1,9 @@
 """The command line: thin click commands over the library (:mod:`kbsearch.tasks`,
 :mod:`kbsearch.knowledge_base`, :mod:`kbsearch.evaluation`), one error adapter for all.
 
-Importing this package is light: the commands (and numpy, the embedders, the store they
-import) load in :func:`main`, inside its Ctrl-C handler, or on the first ``kbsearch.cli.cli``.
+Importing this package is light (not even click): the commands (and click, numpy, the
+embedders, the store they import) load in :func:`main`, inside its Ctrl-C handler, or on the
+first ``kbsearch.cli.cli``.
 """
 
 from __future__ import annotations
@@ -10,12 +11,20 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, Any
 
-from .errors import INTERRUPTED, interrupted
-
 if TYPE_CHECKING:
     from .main import cli
 
-__all__ = ["cli", "main"]
+__all__ = ["INTERRUPTED", "cli", "interrupted", "main"]
+
+INTERRUPTED = 130  # Ctrl-C: 128 + SIGINT, as a shell reports it
+
+
+def interrupted() -> None:
+    """Print ``interrupted`` on stderr: what Ctrl-C says (then exit :data:`INTERRUPTED`).
+    Plain ``sys.stderr`` (click's ``echo`` writes there too), so that it needs no import
+    a Ctrl-C may have cut short."""
+    sys.stderr.write("interrupted\n")
+    sys.stderr.flush()
 
 
 def main() -> None:

@@ -27,9 +27,10 @@ from kbsearch.errors import (
     shown_value,
 )
 
+from . import INTERRUPTED, interrupted
+
 LIBRARY_ERROR = 1
 USAGE_ERROR = 2  # what click.UsageError exits with
-INTERRUPTED = 130  # Ctrl-C: 128 + SIGINT, as a shell reports it
 # ``kbsearch model`` without a subcommand is a usage error whose display is the help
 _SHOWS_HELP = getattr(click.exceptions, "NoArgsIsHelpError", ())
 
@@ -55,11 +56,6 @@ def report(error: KbsearchError) -> None:
     text = error.cli if isinstance(error, NoVectorsError) else str(error)
     message = one_line(text) or type(error).__name__
     click.echo(f"error: {message}", err=True)
-
-
-def interrupted() -> None:
-    """Print ``interrupted`` on stderr: what Ctrl-C says (then exit :data:`INTERRUPTED`)."""
-    click.echo("interrupted", err=True)
 
 
 class OneLineUsageError(click.ClickException):
