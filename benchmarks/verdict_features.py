@@ -37,8 +37,8 @@ EXTRA = ("first_rank", "passages_listed", "relevant_top5")
 
 
 def rows_of(name: str, path: str, gold: dict) -> list[dict]:
-    """One dict per collected search: set, qid, condition, group, label and every feature
-    (the retrieval ones as collected; the span's for the span ``choose`` picks now)."""
+    """One dict per collected search: set, qid, condition, group, label, the span ``choose``
+    picks now and every feature (the retrieval ones as collected, the span's of that span)."""
     with open(path, "rb") as f:
         collected = pickle.load(f)
     out = []
@@ -66,7 +66,7 @@ def rows_of(name: str, path: str, gold: dict) -> list[dict]:
             "kind": q.kind or "", "group": group, "label": label,
             "retrieval": retrieval, "shown": r["decision"].confidence,
             "first_rank": ranks[0] if ranks and not removed else -1,
-            "passages_listed": len(hits),
+            "passages_listed": len(hits), "span": span,
             "relevant_top5": int(bool(ranks) and ranks[0] < 5 and not removed),
             **{n: values.get(n, math.nan) for n in ALL_FEATURES},
             **{n: values.get(n, math.nan) for n in SPAN_FEATURES},
@@ -128,7 +128,7 @@ def main() -> None:
         rows += rows_of(name, path, gold)
     report(rows, names)
     if args.out:
-        keys = list(rows[0])
+        keys = [k for k in rows[0] if k != "span"]
         with open(args.out, "w", encoding="utf-8") as f:
             f.write("\t".join(keys) + "\n")
             for r in rows:
