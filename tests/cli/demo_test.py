@@ -3,11 +3,14 @@ instead of failing half-way at the first dense search."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 from click.testing import CliRunner
 
+import kbsearch
 from kbsearch.cli import cli
+from kbsearch.tasks.demo import demo_files, examples_dir
 
 
 def test_demo_without_vectors_runs_the_lexical_route(tmp_path: Path) -> None:
@@ -22,3 +25,19 @@ def test_demo_without_vectors_runs_the_lexical_route(tmp_path: Path) -> None:
         f"error: {tmp_path / 'helpcentre.db'} has no vectors (built with --embedder none):"
         " use --route lexical"
     ]
+
+
+def test_a_demo_index_built_from_another_copy_is_rebuilt(tmp_path: Path) -> None:
+    """The demo's data directory is shared by every checkout and install: an index built
+    from another copy of the help centre made every bundled file fail ("already indexed
+    from ..."), and the run still exited 0 evaluating the old index."""
+    other = tmp_path / "other-checkout"
+    shutil.copytree(examples_dir(), other)
+    folder = tmp_path / "demo"
+    folder.mkdir()
+    with kbsearch.open_kb(folder / "helpcentre.db", create=True, embedder="none") as kb:
+        assert kb.index(demo_files(other), inventory=other / "inventory.csv").ok
+    result = CliRunner().invoke(cli, ["demo", "--dir", str(folder), "--route", "lexical"])
+    assert result.exit_code == 0, result.output
+    assert f"it was indexed from {other}" in result.output.replace("\n", "")
+    assert "failed 0" in result.output and "already indexed" not in result.output

@@ -15,10 +15,12 @@ from kbsearch.knowledge_base import open_kb
 from kbsearch.records import ROUTES
 from kbsearch.tasks.demo import (
     DEMO_K,
+    built_elsewhere,
     default_demo_dir,
     demo_files,
     example_searches,
     examples_dir,
+    remove_index,
 )
 from kbsearch.tasks.workflows import index_files
 
@@ -58,6 +60,10 @@ def demo_command(directory: Path | None, routes: tuple[str, ...], embedder: str 
     db = folder / "helpcentre.db"
     examples = examples_dir()
     console.print(f"[bold]kbsearch demo[/bold]: the help centre in {examples}")
+    elsewhere = built_elsewhere(db, examples)
+    if elsewhere is not None:  # its documents would clash with these files' doc ids
+        console.print(f"rebuilding {db}: it was indexed from {elsewhere}", markup=False)
+        remove_index(db)
     with progress_bar("embedding") as bar:
         report = index_files(
             db, demo_files(examples), embedder=embedder, progress=bar,

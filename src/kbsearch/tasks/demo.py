@@ -31,6 +31,29 @@ def default_demo_dir() -> Path:
     return base / "kbsearch" / "demo"
 
 
+def built_elsewhere(db: Path, examples: Path) -> Path | None:
+    """The folder a document of the demo index ``db`` was indexed from when it is not
+    ``examples`` (the demo run by another checkout or install of kbsearch, which shares the
+    data directory), else ``None`` (also when ``db`` does not exist yet)."""
+    if not db.exists():
+        return None
+    from ..knowledge_base import open_kb
+
+    here = examples.resolve()
+    with open_kb(db) as kb:
+        for stored in kb.documents():
+            source = Path(stored.document.source)
+            if not source.resolve().is_relative_to(here):
+                return source.parent
+    return None
+
+
+def remove_index(db: Path) -> None:
+    """Delete the index file ``db`` and SQLite's journal files beside it."""
+    for path in (db, db.with_name(db.name + "-wal"), db.with_name(db.name + "-shm")):
+        path.unlink(missing_ok=True)
+
+
 def demo_files(folder: Path | None = None) -> list[Path]:
     """The documents the inventory lists (so the question set is not indexed)."""
     folder = folder or examples_dir()
