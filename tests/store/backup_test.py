@@ -229,3 +229,26 @@ def test_a_store_this_process_may_not_write_is_copied_unclaimed(
     assert backup(db, copy).uploads == 2
     assert not [m for m in made if m.startswith(str(uploads))]
     assert files_under(Path(f"{copy}.uploads"))["memo/v1/memo.md"] == MEMO
+
+
+def test_a_backup_never_replaces_an_uploads_folder_it_did_not_write(
+    db: Path, tmp_path: Path
+) -> None:
+    """A folder named DEST.uploads beside no DEST is someone's files: it was deleted without
+    --force; with an existing DEST (a backup's), only --force replaces both."""
+    copy = tmp_path / "y.db"
+    mine = tmp_path / "y.db.uploads" / "mine" / "file.txt"
+    mine.parent.mkdir(parents=True)
+    mine.write_text("precious")
+    with pytest.raises(InvalidArgumentError, match=r"y\.db\.uploads exists; pass --force"):
+        backup(db, copy)
+    with pytest.raises(InvalidArgumentError, match="exists beside no index; not replacing it"):
+        backup(db, copy, force=True)
+    result = CliRunner().invoke(cli, ["backup", str(copy), "--db", str(db)])
+    assert result.exit_code == 1 and "pass --force" in result.output, result.output
+    assert mine.read_text() == "precious" and not copy.exists()
+    shutil.rmtree(mine.parent.parent)
+    backup(db, copy)  # a backup's own pair: replaced with --force only
+    with pytest.raises(InvalidArgumentError, match=r"y\.db exists; pass --force"):
+        backup(db, copy)
+    assert backup(db, copy, force=True).uploads

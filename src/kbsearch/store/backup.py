@@ -81,7 +81,8 @@ def write_backup(
     docstring.
 
     Raises:
-        InvalidArgumentError: ``destination`` exists and is not a SQLite file.
+        InvalidArgumentError: ``destination`` exists and is not a SQLite file, or does not
+            exist while ``copy_uploads`` does.
         StorageError: the copy cannot be written (missing folder, full disk, an upload store
             that kept changing for :data:`TRIES` snapshots).
     """
@@ -91,6 +92,9 @@ def write_backup(
     except OSError as exc:
         raise _error(target, exc) from exc
     files, copy_root = UploadFiles(uploads), UploadFiles(copy_uploads).root
+    if not target.exists() and (copy_root.exists() or copy_root.is_symlink()):
+        # no backup's folder (no index beside it): someone's files, not replaced
+        raise InvalidArgumentError(f"{copy_root} exists beside no index; not replacing it")
     for _ in range(TRIES):
         try:
             work = Path(

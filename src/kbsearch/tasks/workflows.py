@@ -14,6 +14,7 @@ from ..backends.factory import Mirrored
 from ..errors import InvalidArgumentError, KbsearchError
 from ..index.indexer import IndexReport
 from ..knowledge_base import KnowledgeBase, open_kb
+from ..present.sources import uploads_folder
 from ..store.backup import Backup
 from ..store.staging import discard_if_empty
 
@@ -98,12 +99,16 @@ def backup(db: str | Path, destination: str | Path, *, force: bool = False) -> B
     copied (``detached``: the copy left out the index's Qdrant target, it is a SQLite index).
 
     Raises:
-        InvalidArgumentError: ``destination`` is ``db`` itself, or exists and not ``force``.
+        InvalidArgumentError: ``destination`` is ``db`` itself, or it or its uploads folder
+            exists and not ``force``.
         KbsearchError: as :func:`open_kb` and :meth:`KnowledgeBase.backup`.
     """
     if Path(destination).resolve() == Path(db).resolve():
         raise InvalidArgumentError("backup destination is the database itself")
     if Path(destination).exists() and not force:
         raise InvalidArgumentError(f"{destination} exists; pass --force to overwrite it")
+    copy_uploads = Path(uploads_folder(destination))
+    if (copy_uploads.exists() or copy_uploads.is_symlink()) and not force:
+        raise InvalidArgumentError(f"{copy_uploads} exists; pass --force to overwrite it")
     with open_kb(db) as kb:
         return kb.backup(destination)
