@@ -232,6 +232,15 @@ def test_version_bump_in_the_same_file_needs_prune(tmp_path: Path) -> None:
         # written ids follow an upload's rules, with the API's message (ingest/fields.py)
         ("v.md", "---\nversion: 1#2\n---\n# T\n\nText.\n", "version must be 1 to 128"),
         ("fm.md", "---\ndoc_id: x@y\n---\n# T\n\nText.\n", "doc_id must be 1 to 128"),
+        # an empty value written is refused as the API's form refuses "version=", not the
+        # default taken silently
+        (
+            "ev.md",
+            '---\nversion: ""\n---\n# T\n\nText.\n',
+            "version is empty; leave it out for '1'",
+        ),
+        ("nv.md", "---\nversion:\n---\n# T\n\nText.\n", "version is empty; leave it out for '1'"),
+        ("ea.md", "---\naccess: ' '\n---\n# T\n\nText.\n", "access is empty; leave it out for"),
         ("lang.md", "---\nlanguage: French\n---\n# T\n\nText.\n", "not an ISO 639-1 code"),
     ],
 )

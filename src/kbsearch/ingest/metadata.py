@@ -198,6 +198,12 @@ def resolve_document(
     access = access or default_access
     texts = {name: str(pick(name)) for name in MAX_FIELD_CHARS if pick(name)}
     try:  # what the API refuses in an upload's form, with its message
+        for name, default in (("version", "1"), ("access", default_access)):
+            if name in meta and not inv.get(name) and not str(meta[name] or "").strip():
+                # ``version: ""`` (or none) written in front matter: not the default silently
+                raise InvalidArgumentError(
+                    f"{name} is empty; leave it out for {default!r}, or give a value"
+                )
         check_fields(
             doc_id=doc_id if written else None, version=version, access=access, texts=texts
         )
