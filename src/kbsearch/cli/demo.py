@@ -13,6 +13,7 @@ from kbsearch.evaluation.formats import load_questions
 from kbsearch.evaluation.report import write_report
 from kbsearch.knowledge_base import open_kb
 from kbsearch.records import ROUTES
+from kbsearch.store.staging import remove_database
 from kbsearch.tasks.demo import (
     DEMO_K,
     built_elsewhere,
@@ -20,7 +21,6 @@ from kbsearch.tasks.demo import (
     demo_files,
     example_searches,
     examples_dir,
-    remove_index,
 )
 from kbsearch.tasks.workflows import index_files
 
@@ -63,7 +63,7 @@ def demo_command(directory: Path | None, routes: tuple[str, ...], embedder: str 
     elsewhere = built_elsewhere(db, examples)
     if elsewhere is not None:  # its documents would clash with these files' doc ids
         console.print(f"rebuilding {db}: it was indexed from {elsewhere}", markup=False)
-        remove_index(db)
+        remove_database(db)
     with progress_bar("embedding") as bar:
         report = index_files(
             db, demo_files(examples), embedder=embedder, progress=bar,

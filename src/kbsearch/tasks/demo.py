@@ -48,12 +48,6 @@ def built_elsewhere(db: Path, examples: Path) -> Path | None:
     return None
 
 
-def remove_index(db: Path) -> None:
-    """Delete the index file ``db`` and SQLite's journal files beside it."""
-    for path in (db, db.with_name(db.name + "-wal"), db.with_name(db.name + "-shm")):
-        path.unlink(missing_ok=True)
-
-
 def demo_files(folder: Path | None = None) -> list[Path]:
     """The documents the inventory lists (so the question set is not indexed)."""
     folder = folder or examples_dir()
