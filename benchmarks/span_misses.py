@@ -10,11 +10,16 @@ questions whose span misses the gold (PIAF's gold answers with ``--gold``, else 
   split by where its sentence stands from the span (``after by 1`` = the sentence right after
   the span's last one; ``across sentences`` = no one sentence holds it);
 - ``in another of the top 3``: another of the first 3 passages holds it;
-- ``in none of the top 3``.
+- ``in none of the top 3``; with ``--db INDEX``, split into ``in none of the top 3`` and
+  ``in no passage of the index`` (no single passage holds the gold, e.g. the keys stand in two
+  passages or in another language's words: no span of one passage can be right, whatever the
+  ranking).
 
     python benchmarks/span_misses.py /tmp/spanx/piaf_dev.pkl \
         --gold /work/shared/data/piaf_fr/answers.jsonl
     python benchmarks/span_misses.py /tmp/spanx/syncthing_en.pkl --show
+    python benchmarks/span_misses.py /tmp/spanx/demo.pkl \
+        --db ~/.local/share/kbsearch/demo/helpcentre.db
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 from kbsearch.evaluation.answers import Gold, gold_of, read_gold_answers  # noqa: E402
 from kbsearch.judge.answer import compose  # noqa: E402
 from kbsearch.judge.confidence import Decision  # noqa: E402
+from kbsearch.knowledge_base import open_kb  # noqa: E402
 from kbsearch.text.sentences import sentences  # noqa: E402
 
 TOP = 3  # passages searched for the gold beside the cited one
@@ -54,11 +60,18 @@ def main() -> None:
     parser.add_argument("rows")
     parser.add_argument("--gold", default=None)
     parser.add_argument("--show", action="store_true", help="print each miss in the cited one")
+    parser.add_argument("--db", default=None, help="the index: count golds no passage holds")
     args = parser.parse_args()
     with open(args.rows, "rb") as f:
         rows = [r for r in pickle.load(f) if r.get("condition", "present") == "present"]
     answers = read_gold_answers(Path(args.gold)) if args.gold else {}
     counts: Counter[str] = Counter()
+    texts: list[str] = []
+    if args.db:
+        with open_kb(args.db) as kb:  # every passage any audience may see
+            for stored in kb.documents():
+                d = stored.document
+                texts += [p.text for p in kb.document_passages(f"{d.doc_id}@v{d.version}", "staff")]
     for r in rows:
         q = r["question"]
         gold = gold_of(q.extra, answers, q.qid)
@@ -80,6 +93,8 @@ def main() -> None:
                 print(f"{q.qid}\t{q.text}\t{a.text!r}")
         elif any(gold.right(h.text) for h in r["hits"][:TOP]):
             where = f"in another of the top {TOP}"
+        elif texts and not any(gold.right(t) for t in texts):
+            where = "in no passage of the index"
         else:
             where = f"in none of the top {TOP}"
         counts[where] += 1

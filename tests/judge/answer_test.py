@@ -149,3 +149,14 @@ def test_sentence_cosines_given_by_passage_choose_among_its_sentences() -> None:
     assert str(compose(*args, ["en"]).text).startswith("Pick")
     cosines = {hit.passage_id: {first: 0.80, second: 0.86}}
     assert compose(*args, ["en"], sentence_cosines=cosines).text == text[second[0] : second[1]]
+
+
+def test_a_nearest_passage_without_a_section_ends_its_line_without_blanks() -> None:
+    card = Hit(1, "gc-1@v1#top", "gc-1", "1", "", 0.3, "GC-1\n\nA gift card has no refund.")
+    doc = Document("gc-1", "1", "GC-1", "en", "public", None, None, format="json")
+    answer = compose(
+        "gift card refund", Decision(False, 0.1, 0.4), [card], {("gc-1", "1"): doc}, ["en"]
+    )
+    printed = render(answer)
+    assert "  1. gc-1@v1#top\n" in printed + "\n"
+    assert all(line == line.rstrip() for line in printed.split("\n"))

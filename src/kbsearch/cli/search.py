@@ -258,7 +258,7 @@ def show_command(passage_id: str, db: str, audience: str, as_json: bool) -> None
             return
         click.echo(f"{passage_id} is a document id; its {len(passages)} passage(s):")
         for p in passages:
-            click.echo(f"  {p.passage_id}  {snippet(p.section, 60)}")
+            click.echo(f"  {p.passage_id}  {snippet(p.section, 60)}".rstrip())
         return
     if as_json:
         click.echo(dumps(passage.to_dict()))

@@ -356,5 +356,5 @@ def render(answer: Answer, mark: Callable[[str], str] = str) -> str:
     lines = [f"{state}."]
     if answer.nearest:
         lines += ["", "Nearest passages, for checking:"]
-        lines += [f"  {h.rank}. {h.passage_id}  {h.section}" for h in answer.nearest]
+        lines += [f"  {h.rank}. {h.passage_id}  {h.section}".rstrip() for h in answer.nearest]
     return "\n".join(lines)
