@@ -160,9 +160,23 @@ def test_cli_convert_is_idempotent_and_info_lists_models(root: Path) -> None:
     assert res.exit_code == 0 and res.output.count("converted,") == 2, res.output
 
 
-def test_the_thread_pool_waits_instead_of_spinning(root: Path) -> None:
-    # a spinning intra-op pool doubled a query's CPU time on 2 threads, for no gain in wall time
+def test_each_call_runs_on_one_thread_of_the_embedders_pool(root: Path) -> None:
+    # two one-thread calls at once cost less CPU than one call on two threads; at most
+    # num_threads calls run at once, on the pool's threads
     embedder = _embedder(root, "int8", num_threads=2)
     options = embedder._session.get_session_options()
-    assert options.get_session_config_entry("session.intra_op.allow_spinning") == "0"
-    assert options.intra_op_num_threads == 2 and options.inter_op_num_threads == 1
+    assert options.intra_op_num_threads == 1 and options.inter_op_num_threads == 1
+    assert embedder._workers._max_workers == 2
+    texts = [f"passage number {i} about parcels and refunds" * (1 + i % 3) for i in range(7)]
+    together = embedder.encode_passages(texts)
+    alone = np.stack([embedder.encode_passages([t])[0] for t in texts])
+    np.testing.assert_allclose(together, alone, atol=1e-6)
+
+
+def test_denormals_are_flushed_on_the_pools_threads_only(root: Path) -> None:
+    embedder = _embedder(root, "int8", num_threads=2)
+    options = embedder._session.get_session_options()
+    assert options.get_session_config_entry("session.set_denormal_as_zero") == "1"
+    embedder.encode_queries(["where is my parcel"])
+    tiny = np.array([1e-39], dtype=np.float32) * np.float32(1.0)
+    assert tiny[0] > 0  # the calling thread still computes with denormals

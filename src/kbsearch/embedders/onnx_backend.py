@@ -32,6 +32,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -120,11 +121,18 @@ class OnnxEmbedder:
     """Sentence embeddings from an exported model directory on ONNX Runtime (CPU).
 
     ``name`` is ``onnx:<model name>:<variant>``, so an index built with one model or precision is
-    refused by another. Thread pools are set on purpose: ``intra_op_num_threads`` from
-    ``num_threads`` / ``$KBSEARCH_THREADS`` (default 2), ``inter_op_num_threads`` 1. The CPU
-    memory arena is off; a model stored with external data (as the converter writes it) has
-    its initializers memory-mapped by ONNX Runtime, so only the word-embedding rows in use stay
-    resident.
+    refused by another. Thread pools are set on purpose: the session runs each call on one
+    thread (``intra_op_num_threads`` and ``inter_op_num_threads`` 1), and the embedder runs its
+    calls on a pool of ``num_threads`` / ``$KBSEARCH_THREADS`` (default 2) worker threads, the
+    batches of one text list side by side and the queries of concurrent searches each on a
+    worker: for the short inputs of this model, two one-thread calls at once cost less CPU than
+    one call on two threads (benchmarks/query_encoding.py), and at most ``num_threads`` calls
+    ever run at once, whatever the number of searching threads. Denormal floats are flushed to
+    zero (``session.set_denormal_as_zero``; the same vectors on the demo, less CPU); ONNX
+    Runtime sets that flag on the threads that create and run the session, which are only the
+    pool's. The CPU memory arena is off; a model stored with external data (as the converter
+    writes it) has its initializers memory-mapped by ONNX Runtime, so only the word-embedding
+    rows in use stay resident.
 
     Raises:
         EmbedderUnavailableError: missing or unreadable files, or a model whose output width
@@ -163,23 +171,25 @@ class OnnxEmbedder:
         )
         self._unk = self._token_id(cfg.unk_token) if cfg.unk_per_char else -1
         options = ort.SessionOptions()
-        options.intra_op_num_threads = self.num_threads
+        options.intra_op_num_threads = 1
         options.inter_op_num_threads = 1
         options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
         # No CPU memory arena: the arena keeps the peak of the largest batch for the life of the
         # session (+500 MB after one 16 x 512-token batch, measured); without it the
         # activations are freed after each run, at no measurable cost to query latency.
         options.enable_cpu_mem_arena = False
-        # No spinning: an idle pool thread waits on the OS instead of spinning for the next
-        # operator; with spinning, a 20-token query on 2 threads cost 19.5 ms CPU for 12 ms
-        # without, at no wall-clock gain (benchmarks/query_encoding.py), and a spinning pool
-        # takes a core from the other requests of a served process.
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        # Flush denormals: a 20-token query cost 7.7 ms CPU with them and 6.2 ms without, the
+        # vectors identical (benchmarks/query_encoding.py, a quiet machine). The flag is a
+        # property of the threads that create and run the session, hence the pool below.
+        options.add_session_config_entry("session.set_denormal_as_zero", "1")
+        self._workers = ThreadPoolExecutor(self.num_threads, thread_name_prefix="kbsearch-onnx")
+        path = str(self.model_dir / MODEL_NAME)
         try:
-            self._session = ort.InferenceSession(
-                str(self.model_dir / MODEL_NAME), options, providers=["CPUExecutionProvider"]
-            )
+            self._session = self._workers.submit(
+                ort.InferenceSession, path, options, providers=["CPUExecutionProvider"]
+            ).result()
         except Exception as exc:  # onnxruntime raises its own (non-exported) exception types
+            self._workers.shutdown(wait=False)
             raise EmbedderUnavailableError(f"cannot load {MODEL_NAME}: {exc}") from exc
         self._inputs = {i.name for i in self._session.get_inputs()}
         if not {"input_ids", "attention_mask"} <= self._inputs:
@@ -280,23 +290,27 @@ class OnnxEmbedder:
                 batches[-1].append(j)
                 continue
             batches.append([j])
-        for batch in batches:
-            seqs = [[self._bos, *windows[j], self._eos] for j in batch]
-            longest = max(len(s) for s in seqs)
-            ids = np.full((len(seqs), longest), self._pad, dtype=np.int64)
-            mask = np.zeros((len(seqs), longest), dtype=np.int64)
-            for r, s in enumerate(seqs):
-                ids[r, : len(s)] = s
-                mask[r, : len(s)] = 1
-            feeds = {"input_ids": ids, "attention_mask": mask}
-            if "token_type_ids" in self._inputs:
-                feeds["token_type_ids"] = np.zeros_like(ids)
-            states = np.asarray(self._session.run(None, feeds)[0], dtype=np.float32)
-            if states.ndim != 3 or states.shape[2] != self.dim:
-                raise EmbeddingError(f"the model returned token states of shape {states.shape}")
-            if self.config.pooling == "cls":
-                out[batch] = states[:, 0]
-            else:
-                m = mask[:, :, None].astype(np.float32)
-                out[batch] = (states * m).sum(axis=1) / m.sum(axis=1)
+        seqs = [[[self._bos, *windows[j], self._eos] for j in batch] for batch in batches]
+        for batch, pooled in zip(batches, self._workers.map(self._run, seqs), strict=True):
+            out[batch] = pooled
         return out
+
+    def _run(self, seqs: list[list[int]]) -> np.ndarray:
+        """One ONNX Runtime call on a pool worker: ``(len(seqs), dim)`` pooled float32 vectors
+        of token-id sequences (padded to the longest here)."""
+        longest = max(len(s) for s in seqs)
+        ids = np.full((len(seqs), longest), self._pad, dtype=np.int64)
+        mask = np.zeros((len(seqs), longest), dtype=np.int64)
+        for r, s in enumerate(seqs):
+            ids[r, : len(s)] = s
+            mask[r, : len(s)] = 1
+        feeds = {"input_ids": ids, "attention_mask": mask}
+        if "token_type_ids" in self._inputs:
+            feeds["token_type_ids"] = np.zeros_like(ids)
+        states = np.asarray(self._session.run(None, feeds)[0], dtype=np.float32)
+        if states.ndim != 3 or states.shape[2] != self.dim:
+            raise EmbeddingError(f"the model returned token states of shape {states.shape}")
+        if self.config.pooling == "cls":
+            return states[:, 0]
+        m = mask[:, :, None].astype(np.float32)
+        return (states * m).sum(axis=1) / m.sum(axis=1)
