@@ -108,3 +108,12 @@ def test_serve_parses_http_with_httptools_whose_url_limit_is_documented(
     result = CliRunner().invoke(cli, ["serve", "--db", db, "--port", "0"])
     assert result.exit_code == 0, result.output
     assert [c.http for c in configs] == ["httptools"]
+
+
+def test_the_help_gives_the_upload_cap_beside_the_ingest_limits() -> None:
+    """A file under max_file_bytes can still be over the upload cap: the help says both."""
+    from kbsearch.ingest.limits import MAX_UPLOAD_BYTES, byte_size
+
+    shown = " ".join(CliRunner().invoke(cli, ["serve", "--help"]).output.split())
+    assert f"An uploaded file over {byte_size(MAX_UPLOAD_BYTES)} is refused (413)" in shown
+    assert "max_file_bytes (67108864 bytes, 64 MiB)" in shown

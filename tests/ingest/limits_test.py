@@ -98,8 +98,8 @@ def test_a_size_refusal_gives_both_sizes_in_mib_or_bytes(
 def test_sizes_read_in_the_units_the_limits_are_computed_in() -> None:
     """1 MiB = 1024 x 1024 bytes, as every limit (ingest, upload, request body) is computed;
     no message says MB."""
+    from kbsearch.ingest.limits import MAX_UPLOAD_BYTES
     from kbsearch.service.app import MAX_BODY_BYTES, MAX_UPLOAD_BODY_BYTES
-    from kbsearch.service.uploads import MAX_UPLOAD_BYTES
 
     assert [byte_size(n) for n in (MAX_UPLOAD_BYTES, MAX_BODY_BYTES, MAX_UPLOAD_BODY_BYTES)] == [
         "20 MiB",

@@ -13,7 +13,7 @@ from kbsearch.errors import InvalidArgumentError, shown_value
 from kbsearch.filters import AUDIENCES, parse_day
 from kbsearch.fuse.methods import DEFAULT_FUSION, SCORE_FUSIONS, fusion_names, parse_fusion
 from kbsearch.fuse.rrf import DEFAULT_RRF_K
-from kbsearch.ingest.limits import LIMITS, IngestLimits, Limit, byte_size
+from kbsearch.ingest.limits import LIMITS, MAX_UPLOAD_BYTES, IngestLimits, Limit, byte_size
 from kbsearch.ingest.metadata import known_language
 from kbsearch.knowledge_base import DEFAULT_DEPTH, DEFAULT_K, DEFAULT_WEIGHTS, MAX_K, parse_weights
 from kbsearch.pipeline.request import FUSION_SETTINGS, parse_rrf_k
@@ -309,6 +309,19 @@ def _amount(limit: Limit) -> str:
 def ingest_limits_option(func: F) -> F:
     """``--limit NAME=VALUE`` (repeatable): the ingest limits of :data:`LIMITS`, as an
     :class:`IngestLimits` (the defaults for the ones not given)."""
+    return _limits_option(func, "")
+
+
+def served_ingest_limits_option(func: F) -> F:
+    """:func:`ingest_limits_option` for ``kbsearch serve``, whose help also gives the cap on
+    an uploaded file (:data:`MAX_UPLOAD_BYTES`), which no limit raises."""
+    cap = byte_size(MAX_UPLOAD_BYTES)
+    return _limits_option(
+        func, f" An uploaded file over {cap} is refused (413) whatever the limits."
+    )
+
+
+def _limits_option(func: F, also: str) -> F:
     listed = ", ".join(f"{limit.name} ({_amount(limit)})" for limit in LIMITS)
     return click.option(
         "--limit",
@@ -316,5 +329,5 @@ def ingest_limits_option(func: F) -> F:
         multiple=True,
         metavar="NAME=VALUE",
         callback=_ingest_limits,
-        help=f"An ingest limit; a file over one is refused, nothing of it indexed: {listed}.",
+        help=f"An ingest limit; a file over one is refused, nothing of it indexed: {listed}.{also}",
     )(func)

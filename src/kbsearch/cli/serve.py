@@ -17,7 +17,7 @@ import click
 from kbsearch.errors import InvalidArgumentError, ServerStartError, install_hint
 from kbsearch.ingest.limits import IngestLimits
 
-from .options import NumberRange, ingest_limits_option
+from .options import NumberRange, served_ingest_limits_option
 
 LOOPBACK_NAMES = ("localhost",)
 
@@ -92,7 +92,7 @@ def is_loopback(host: str) -> bool:
               help="Evaluation report (HTML) or a folder of them, shown at /report.")  # fmt: skip
 @click.option("--log-format", type=click.Choice(["text", "json"]), default="text",
               show_default=True, help="Access log lines on stderr: text or JSON.")  # fmt: skip
-@ingest_limits_option
+@served_ingest_limits_option
 def serve_command(db: str, host: str, port: int, keys: str | None, workers: int,
                   model_threads: int, time_limit: float, report: Path | None,
                   log_format: str, ingest_limits: IngestLimits) -> None:  # fmt: skip

@@ -32,6 +32,9 @@ from pathlib import Path
 from kbsearch.errors import InvalidArgumentError, LimitExceededError
 
 MIB = 2**20  # the unit every size is given in (1 MiB = 1,048,576 bytes), never MB
+# a file uploaded to the server (PUT /documents/...), whatever max_file_bytes: the request body
+# is read into memory before any limit of a parsed file applies
+MAX_UPLOAD_BYTES = 20 * MIB
 
 
 def byte_size(n: int) -> str:

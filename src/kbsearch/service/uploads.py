@@ -27,7 +27,7 @@ from ..filters import parse_day
 from ..index.indexer import IndexReport
 from ..ingest import FORMAT_MODULES, SUPPORTED_SUFFIXES
 from ..ingest.fields import MAX_FIELD_CHARS, check_fields
-from ..ingest.limits import byte_size
+from ..ingest.limits import MAX_UPLOAD_BYTES, byte_size
 from ..ingest.metadata import known_language
 from ..knowledge_base import KnowledgeBase
 from ..present.sources import UPLOADS_SHOWN, uploads_folder
@@ -36,7 +36,6 @@ from ..store.upload_files import INVENTORY, UploadFiles, file_errors
 # one file, one document: the BEIR corpus (.jsonl) and card (.json) formats hold many
 SINGLE_DOCUMENT_SUFFIXES = tuple(s for s in SUPPORTED_SUFFIXES if s not in (".jsonl", ".json"))
 SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
-MAX_UPLOAD_BYTES = 20 * 1024 * 1024
 MAX_NAME_CHARS = 200  # an upload's file name: the store adds suffixes, file systems allow 255
 
 
