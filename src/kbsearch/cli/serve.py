@@ -83,9 +83,10 @@ def is_loopback(host: str) -> bool:
 )
 @click.option("--workers", default=4, show_default=True, type=click.IntRange(1, 64),
               help="Search threads.")  # fmt: skip
-@click.option("--model-threads", default=1, show_default=True, type=click.IntRange(1, 64),
-              help="Threads of one query encoding ($KBSEARCH_THREADS); requests run in "
-              "parallel on the search threads.")  # fmt: skip
+@click.option("--model-threads", type=click.IntRange(1, 64),
+              help="Model threads ($KBSEARCH_THREADS): query encodings that run at once, "
+              "one thread each; also a large dense scan's threads.  "
+              "[default: the search threads, at most the CPU count]")  # fmt: skip
 @click.option("--time-limit", default=5.0, show_default=True, type=NumberRange(0.01),
               help="Seconds a search may take before it is answered with 503.")  # fmt: skip
 @click.option("--report", type=click.Path(path_type=Path),
@@ -94,7 +95,7 @@ def is_loopback(host: str) -> bool:
               show_default=True, help="Access log lines on stderr: text or JSON.")  # fmt: skip
 @served_ingest_limits_option
 def serve_command(db: str, host: str, port: int, keys: str | None, workers: int,
-                  model_threads: int, time_limit: float, report: Path | None,
+                  model_threads: int | None, time_limit: float, report: Path | None,
                   log_format: str, ingest_limits: IngestLimits) -> None:  # fmt: skip
     """Serve the knowledge base DB over HTTP: JSON API, search page, /metrics, /docs."""
     with serve_extra("serve"):
@@ -112,7 +113,8 @@ def serve_command(db: str, host: str, port: int, keys: str | None, workers: int,
         )
     sock = bind(host, port)  # before the model loads: an address in use fails at once
     try:
-        os.environ["KBSEARCH_THREADS"] = str(model_threads)  # read when the embedder loads
+        encodings = model_threads or min(workers, os.cpu_count() or 1)
+        os.environ["KBSEARCH_THREADS"] = str(encodings)  # read when the embedder loads
         app = create_app(
             db, keys=keys, workers=workers, time_limit=time_limit, report=report,
             log_format=log_format, ingest_limits=ingest_limits,
