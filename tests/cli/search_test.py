@@ -96,7 +96,10 @@ def test_the_command_line_says_how_to_re_embed_an_index_without_vectors(db: str)
     assert searched.exit_code == asked.exit_code == 1
     assert "search --route lexical" in searched.stderr
     for result in (searched, asked):
-        assert "no vectors" in result.stderr and "--reembed --embedder SPEC" in result.stderr
+        assert (
+            "no vectors" in result.stderr
+            and "--db DB --reembed (the default embedder" in result.stderr
+        )
         # a state of the index, not a malformed command line: one line, exit 1 (errors page)
         assert len(result.stderr.splitlines()) == 1 and result.stderr.startswith("error: ")
 

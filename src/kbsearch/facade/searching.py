@@ -103,8 +103,9 @@ class Searching:
         # before the search, whose error is another; no file path (an API caller reads it)
         no_vectors = NoVectorsError(
             "this index has no vectors: answering needs both routes (search route=lexical)",
-            cli="this index has no vectors: answering needs both routes; re-embed it with"
-            " --reembed --embedder SPEC",
+            cli="this index has no vectors (built with --embedder none): answering needs both"
+            " routes; re-embed it: kbsearch index PATH... --db DB --reembed (the default"
+            " embedder; --embedder SPEC for another)",
         )
         language = filters.language if filters is not None else None
         audience = str(filters.audience) if filters is not None else DEFAULT_AUDIENCE

@@ -68,7 +68,8 @@ class QueryEncoder:
             raise NoVectorsError(  # no file path, no option: an API caller may read it
                 "this index has no vectors: search route=lexical",
                 cli="this index has no vectors (built with --embedder none): search --route"
-                " lexical, or re-embed it with --reembed --embedder SPEC",
+                " lexical, or re-embed it: kbsearch index PATH... --db DB --reembed (the"
+                " default embedder; --embedder SPEC for another)",
             )
         query_words(query)
         query = clean_text(query)
