@@ -7,14 +7,15 @@ same verdict for the same query:
 
 - ``answered``: the confidence reaches the answer threshold: the span, cited;
 - ``uncertain``: the confidence reaches the band's floor: the best span and its passage, said
-  plainly to maybe not answer;
+  plainly to maybe not answer, then the other top passages, for checking;
 - ``dont_say``: "the documents don't say" (:data:`NO_ANSWER`), with the nearest passages (also
   when no passage has a sentence to show).
 
 The span is chosen from the top passages by :func:`kbsearch.judge.span.choose_span`; the
-citation names the passage it came from: passage id, document title, section, version,
-effective dates and source. The passages come from the search's own hits, so nothing the
-audience may not see can appear. The nearest passages are kept in every verdict.
+citation names the passage it came from: passage id, document title, section, version and
+effective dates (left out for a first version with no dates) and source. The passages come
+from the search's own hits, so nothing the audience may not see can appear. The nearest
+passages are kept in every verdict.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from .verdict import ANSWERED, DONT_SAY, UNCERTAIN, VERDICTS, Decision, band, sh
 NO_ANSWER = "The documents don't say"
 __all__ = ["ANSWERED", "DONT_SAY", "UNCERTAIN", "VERDICTS", "Answer", "compose", "render"]
 UNCERTAIN_NOTE = "This may not answer the question"
+UNCERTAIN_OTHERS = 4  # the other passages an uncertain answer lists, for checking
 
 
 @dataclass(frozen=True)
@@ -340,19 +342,22 @@ def render(answer: Answer, mark: Callable[[str], str] = str) -> str:
     state = verdict_line(answer.verdict, answer.confidence, answer.threshold, answer.floor)
     if answer.verdict != DONT_SAY and answer.citation is not None:
         c = answer.citation
-        dates = _in_force(c.effective_from, c.effective_to)
+        about = ""  # a first version in force with no dates: nothing worth saying
+        if c.version != "1" or c.effective_from or c.effective_to:
+            about = f" (version {c.version}, {_in_force(c.effective_from, c.effective_to)})"
         lines = [f"{UNCERTAIN_NOTE}:", ""] if answer.verdict == UNCERTAIN else []
-        return "\n".join(
-            [
-                *lines,
-                marked(str(answer.text), answer.marks, mark),
-                "",
-                f"Source: {' > '.join(filter(None, (c.title, c.section)))}"
-                f" (version {c.version}, {dates})",
-                f"Passage: {c.passage_id}" + (f"  File: {c.source}" if c.source else ""),
-                state,
-            ]
-        )
+        lines += [
+            marked(str(answer.text), answer.marks, mark),
+            "",
+            f"Source: {' > '.join(filter(None, (c.title, c.section)))}{about}",
+            f"Passage: {c.passage_id}" + (f"  File: {c.source}" if c.source else ""),
+            state,
+        ]
+        others = [h for h in answer.nearest if h.passage_id != c.passage_id][:UNCERTAIN_OTHERS]
+        if answer.verdict == UNCERTAIN and others:  # the answer may be in another of them
+            lines += ["", "Other passages, for checking:"]
+            lines += [f"  {h.rank}. {h.passage_id}  {h.section}".rstrip() for h in others]
+        return "\n".join(lines)
     lines = [f"{state}."]
     if answer.nearest:
         lines += ["", "Nearest passages, for checking:"]
