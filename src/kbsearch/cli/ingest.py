@@ -54,16 +54,18 @@ def print_index_report(report: IndexReport, verbose: bool) -> None:
 
 
 def staff_only_match(kb: KnowledgeBase, query: str, filters: Filters) -> bool:
-    """Whether a staff search for ``query`` by keyword finds a passage that the public search
-    under ``filters`` does not (each at most ``MAX_K``). For the operator's CLI only (who
-    holds the file, so may see every passage): never say this to a public interface."""
+    """Whether the best keyword match of a staff search for ``query`` is a passage that the
+    public search under ``filters`` does not find (at most ``MAX_K``): the case of documents
+    left staff-only by mistake, not of every question whose words also occur in a staff page.
+    For the operator's CLI only (who holds the file, so may see every passage): never say
+    this to a public interface."""
     if filters.audience != "public":
         return False
-    staff = kb.search(query, k=MAX_K, route="lexical", filters=replace(filters, audience="staff"))
+    staff = kb.search(query, k=1, route="lexical", filters=replace(filters, audience="staff"))
     if not staff:
         return False
     public = {h.passage_id for h in kb.search(query, k=MAX_K, route="lexical", filters=filters)}
-    return any(h.passage_id not in public for h in staff)
+    return staff[0].passage_id not in public
 
 
 # how a document becomes public: what search and ask say when the public sees nothing
@@ -76,13 +78,13 @@ MAKE_PUBLIC = (
 
 def staff_hint(kb: KnowledgeBase, query: str, filters: Filters, command: str) -> str | None:
     """The line for stderr when a public ``search`` or ``ask`` (``command``) found nothing or
-    its verdict is "the documents don't say": that staff-only passages match by keyword, if
-    they do (:func:`staff_only_match`), and how documents become public; else ``None``. No
-    count: how many passages the public may not see is not said to it."""
+    its verdict is "the documents don't say": that a staff-only passage is the best keyword
+    match, if it is (:func:`staff_only_match`), and how documents become public; else
+    ``None``. No count: how many passages the public may not see is not said to it."""
     if not staff_only_match(kb, query, filters):
         return None
     return (
-        "staff-only passages match; public searches do not see them."
+        "staff-only passages match best by keyword; public searches do not see them."
         f" {command.capitalize()} with --audience staff to see them. {MAKE_PUBLIC}"
     )
 
