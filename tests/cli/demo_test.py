@@ -19,6 +19,10 @@ def test_demo_without_vectors_runs_the_lexical_route(tmp_path: Path) -> None:
     assert "public · lexical" in result.output
     assert "· dense" not in result.output and "· hybrid" not in result.output
     assert (tmp_path / "report.html").exists()
+    said = " ".join(result.output.split())
+    assert "What was measured: 79 of the 93 questions have a relevant passage" in said
+    assert "the lexical route puts one in the top 5" in said and "The other 14 are not" in said
+    assert "--route lexical" in said and "kbsearch ask" not in said  # no vectors: no answers
     result = CliRunner().invoke(cli, ["demo", "--dir", str(tmp_path), "--route", "dense"])
     assert result.exit_code == 1
     assert result.stderr.strip().splitlines() == [

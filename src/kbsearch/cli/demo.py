@@ -11,6 +11,7 @@ from kbsearch.cli.progress import progress_bar
 from kbsearch.errors import InvalidArgumentError
 from kbsearch.evaluation.formats import load_questions
 from kbsearch.evaluation.report import write_report
+from kbsearch.evaluation.runner import EvaluationResult
 from kbsearch.knowledge_base import open_kb
 from kbsearch.records import ROUTES
 from kbsearch.store.staging import remove_database
@@ -100,4 +101,40 @@ def demo_command(directory: Path | None, routes: tuple[str, ...], embedder: str 
     print_result(result, console, show_missed=5)
     report_path = folder / "report.html"
     write_report(report_path, result)
-    console.print(f"HTML report: {report_path}")
+    console.print(f"HTML report: {report_path} (every question, every miss)")
+    console.print()
+    for line in what_was_measured(result, db, examples / "questions.jsonl", "dense" in chosen):
+        console.print(line, markup=False)
+
+
+def what_was_measured(
+    result: EvaluationResult, db: Path, questions: Path, vectors: bool
+) -> list[str]:
+    """The demo's closing lines in words: what the tables measured on the best route shown
+    (hybrid when evaluated), what the questions without a relevant passage are, and the
+    commands to try next: with ``vectors``, an answer and the answers judged; else a search
+    (answers need vectors)."""
+    res = result.routes.get("hybrid") or next(iter(result.routes.values()))
+    ev = res.evaluation
+    hit = next((m for m in result.measures if m.startswith("hit@")), None)
+    found = f"{ev.means[hit]:.0%}" if hit is not None else "?"
+    return [
+        f"What was measured: {ev.evaluated} of the {result.questions} questions have a relevant"
+        f" passage; the {res.route} route puts one in the top {result.k} for {found} of them"
+        f" ({hit}), and MRR@10 and nDCG@10 also reward ranking it first.",
+        f"The other {ev.no_relevant_queries} are not answered by the documents: every route"
+        " still returns passages for them ('no relevant, with results'); saying \"the"
+        " documents don't say\" is the answer's job, not the search's.",
+    ] + (
+        [
+            "Next, an answer with its citation, then every answer of the question set judged:",
+            f'  kbsearch ask "is there a student discount?" --db {db}',
+            f"  kbsearch eval {questions} --db {db} --answers",
+        ]
+        if vectors
+        else [
+            "Next, a search of your own (answers need vectors: run the demo without"
+            " --embedder none):",
+            f'  kbsearch search "is there a student discount?" --db {db} --route lexical',
+        ]
+    )

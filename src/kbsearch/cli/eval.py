@@ -94,7 +94,10 @@ def print_result(result: EvaluationResult, console: Console, show_missed: int = 
     for res in routes:
         if res.refused:
             console.print(f"{res.route}: search refused {len(res.refused)} question(s) (scored 0)")
-        console.print(f"{res.route}: {len(res.missed)} question(s) missed in the top {result.k}")
+        shown = "" if len(res.missed) <= show_missed else f" (the first {show_missed}:)"
+        console.print(
+            f"{res.route}: {len(res.missed)} question(s) missed in the top {result.k}{shown}"
+        )
         for missed in res.missed[:show_missed]:
             top = missed.top[0].passage_id if missed.top else "(no result)"
             console.print(f"  {missed.qid}: {missed.text[:70]!r} -> {top}", markup=False)
