@@ -49,6 +49,14 @@ The spans built on a sentence (:func:`windows`):
 - on the first sentence kept, the rest of the body (across its paragraphs) when it fits in
   :data:`BODY_WIDTH` characters: a short section answers whole.
 
+A passage may hold sub-sections too small to stand alone, merged into it with their heading
+as a line of its body (:mod:`kbsearch.index.chunking`, ``TINY_SHARE``): an FAQ section's
+questions, each followed by its answer. Such a line (:func:`sub_headings`) is passed over, and
+it splits the body into parts: no span runs across one (the carry of a ":" sentence, the
+short body answering whole: the rest of its part), and the lead term of a span opening a part
+reads that part's headings (the passage's, then its sub-heading line), so the question that a
+sub-heading asks is answered from under it.
+
 Spans are whole sentences, so an answer is never cut inside brackets or quotes (the segmenter
 does not end a sentence there), nor inside an abbreviation (the segmenter joins "av. J.-C." and
 "Le Dr. Martin" back: :func:`kbsearch.text.sentences.sentences`).
@@ -58,6 +66,7 @@ from __future__ import annotations
 
 import math
 import re
+from bisect import bisect_right
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -82,6 +91,8 @@ CARRY_WIDTH = 600  # characters of a ":" sentence and the lines it carries on in
 LEAD_WEIGHT = 0.3  # score gained by a span opening the body, times its heading's coverage
 NEXT_WIDTH = 325  # characters of a sentence and the next one, opening on an anaphor, at most
 ITEM_WIDTH = 250  # characters of a one-sentence paragraph a ":" sentence carries on into
+HEADING_WIDTH = 100  # characters of a merged sub-heading line at most
+HEADING_WORDS = 8  # words of a merged sub-heading line that asks no question at most
 INTRODUCTION = re.compile(
     r"\b(this|the following) (page|article|guide|section|document|chapter|faq)\b"
     r"|\b(cette|la présente) (page|rubrique|section|fiche|foire)\b|\bcet article\b|\bce guide\b"
@@ -94,6 +105,9 @@ ANAPHOR = re.compile(  # a sentence opening on one of these goes on about the on
     re.IGNORECASE,
 )
 BLANK_LINE = re.compile(r"\n[ \t]*\n")
+SENTENCE_END = re.compile(r"[.!?…][\"'»”)\]]*$")  # a paragraph ending a sentence
+HEADING_END = re.compile(r"[\w)]$")  # how a heading line may end (no . ! : ; ,)
+LIST_ITEM = re.compile(r"([-*+•]|\d+[.)])\s")  # a line opening as a list item
 DIGIT = re.compile(r"\d")
 NUMBER_QUESTION = re.compile(
     r"\bhow (much|many|long|old|far|often|big|large|heavy|tall|wide|deep|soon)\b|\bwhen\b"
@@ -258,6 +272,58 @@ def table_headers(text: str, spans: Sequence[tuple[int, int]]) -> list[int | Non
     return out
 
 
+def paragraphs(text: str, start: int) -> list[tuple[int, int]]:
+    """The ``(start, end)`` offsets of the paragraphs of ``text`` from ``start`` on (runs of
+    lines between blank lines, their surrounding white space left out)."""
+    out = []
+    last = start
+    for gap in [*BLANK_LINE.finditer(text, start), None]:
+        end = len(text) if gap is None else gap.start()
+        piece = text[last:end]
+        if piece.strip():
+            lead = len(piece) - len(piece.lstrip())
+            out.append((last + lead, last + len(piece.rstrip())))
+        if gap is not None:
+            last = gap.end()
+    return out
+
+
+def heading_line(line: str) -> bool:
+    """True when the paragraph ``line`` reads as a heading: one line that is no table row
+    nor list item (:data:`LIST_ITEM`), either a question of at most :data:`HEADING_WIDTH`
+    characters (an FAQ's entry) or at most :data:`HEADING_WORDS` words without a comma that
+    end as a heading may (a letter, a digit or ")": not ".", ":", ";"...)."""
+    if "\n" in line or "|" in line or LIST_ITEM.match(line) or len(line) > HEADING_WIDTH:
+        return False
+    if line.endswith("?"):
+        return True
+    return (
+        HEADING_END.search(line) is not None
+        and "," not in line
+        and len(line.split()) <= HEADING_WORDS
+    )
+
+
+def sub_headings(text: str, body: int) -> list[tuple[int, int]]:
+    """The ``(start, end)`` offsets of the sub-heading lines of the body of ``text`` (from
+    offset ``body``): the headings of sub-sections merged into the passage (module
+    docstring). A paragraph is one when it reads as a heading (:func:`heading_line`) and
+    stands between the body's start or a paragraph ending a sentence (not a list's items,
+    nor a sentence ending in ":") and a paragraph that opens on a capital letter or a digit
+    and ends a sentence (its text)."""
+    found = paragraphs(text, body)
+    ends = [SENTENCE_END.search(text, s, e) is not None for s, e in found]
+    return [
+        (s, e)
+        for i, (s, e) in enumerate(found)
+        if heading_line(text[s:e])
+        and i + 1 < len(found)
+        and ends[i + 1]
+        and (text[found[i + 1][0]].isupper() or text[found[i + 1][0]].isdigit())
+        and (i == 0 or ends[i - 1])
+    ]
+
+
 def windows(
     text: str, spans: Sequence[tuple[int, int]], index: int, skipped: Sequence[bool]
 ) -> list[tuple[int, int]]:
@@ -345,14 +411,29 @@ def choose_span(
         scored = [t if h is None else t | own[h] for t, h in zip(own, headers, strict=True)]
         heading_terms = terms(text[: candidate.body])
         local = topic_weights(heading_terms, words, local_weights(scored, words, idf))
-        skipped = [_passed_over(text[s:e], own[i], words, i) for i, (s, e) in enumerate(spans)]
+        heads = sub_headings(text, candidate.body)
+        starts = [h[0] for h in heads]
+        part = [bisect_right(starts, s) for s, _ in spans]  # 0: before any sub-heading
+        skipped = [
+            any(h[0] <= s and e <= h[1] for h in heads) or _passed_over(text[s:e], own[i], words, i)
+            for i, (s, e) in enumerate(spans)
+        ]
         kept = [i for i in range(len(spans)) if not skipped[i]]
-        whole = (spans[kept[0]][0], spans[-1][1]) if kept else (0, 0)
-        lead = LEAD_WEIGHT * coverage(terms(asked_heading(text[: candidate.body])), words, idf)
+        stop = [bisect_right(part, k) for k in part]  # where each sentence's part ends
+        opening: dict[int, int] = {}  # per part, its first sentence kept
         for i in kept:
-            built = windows(text, spans, i, skipped)
-            if i == kept[0] and 0 < whole[1] - whole[0] <= BODY_WIDTH:
-                built.append(whole)  # a short body answers whole
+            opening.setdefault(part[i], i)
+        asked = asked_heading(text[: candidate.body])
+        for i in kept:
+            opens = opening[part[i]] == i
+            built = windows(text, spans[: stop[i]], i, skipped)
+            whole = (spans[i][0], spans[stop[i] - 1][1])
+            if opens and whole[1] - whole[0] <= BODY_WIDTH:
+                built.append(whole)  # a short body (or part of it) answers whole
+            lead = 0.0
+            if opens:  # the part's headings: the passage's, then its own sub-heading line
+                sub = text[slice(*heads[part[i] - 1])] if part[i] else ""
+                lead = LEAD_WEIGHT * coverage(terms(f"{asked}\n{sub}"), words, idf)
             for start, end in built:
                 window = frozenset().union(
                     *(scored[j] for j, (s, e) in enumerate(spans) if start <= s and e <= end)
@@ -360,8 +441,7 @@ def choose_span(
                 cover = coverage(window, words, idf)
                 score = coverage(window, words, local) + prior
                 score += LENGTH_BONUS * (end - start) / SPAN_WIDTH
-                if start == whole[0]:
-                    score += lead
+                score += lead
                 if number and DIGIT.search(text, start, end):
                     score += NUMBER_BONUS
                 if when and DATE.search(text[start:end]):
@@ -373,7 +453,7 @@ def choose_span(
                 if found is None or score > found[0]:
                     found = (score, cover, rank, start, end)
         if found is None and spans:  # every sentence restates or introduces: the first
-            start, end = extended(text, spans, 0)
+            start, end = extended(text, spans[: stop[0]], 0)
             cover = coverage(terms(text[start:end]), words, idf)
             found = (prior, cover, rank, start, end)
         if found is not None:
