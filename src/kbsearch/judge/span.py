@@ -17,7 +17,7 @@ scores
                + NUMBER_BONUS * [the question asks for a number and s holds a digit]
                + DATE_BONUS * [the question asks when and s holds a date]
                + SENTENCE_WEIGHT * (max cos(sentence of s) - max cos(any sentence))
-               + LEAD_WEIGHT * heading(p) * [s opens the body]
+               + LEAD_WEIGHT * heading(p, s) * [s opens the body, or a part of it]
 
 ``local(s)``: the share of the question's content words the span holds, each weighted by its
 IDF and by how few of the passage's sentences hold it (:func:`local_weights`; words matched on
@@ -30,10 +30,11 @@ route's), ``cos(p1)`` the first passage's; "asks for a number": "how much/many/l
 "what year", "quand", "en quelle année"... (:data:`DATE_QUESTION`), "a date": a year of
 four digits, a month's name (not "may") or a century (:data:`DATE`); the last term only when the
 sentences' own vectors are at hand (``Candidate.sentence_cosines``, e.g. computed once at
-index time): cosines of the sentence vectors (passage role) to the question's; ``heading(p)``:
-the IDF-weighted share of the question's words in the passage's headings that may ask it
-(:func:`asked_heading`: an FAQ section's heading is the question, and its first sentences
-answer it), for a span starting at the body's first sentence kept. The first best
+index time): cosines of the sentence vectors (passage role) to the question's;
+``heading(p, s)``: the IDF-weighted share of the question's words in the passage's headings
+that may ask it (:func:`asked_heading`: an FAQ section's heading is the question, and its
+first sentences answer it) and in the sub-heading line the span stands under, if any (below),
+for a span starting at the first sentence kept of the body or of a part of it. The first best
 candidate wins (ties: the better-ranked passage, then the earlier sentence).
 
 The spans built on a sentence (:func:`windows`):
@@ -88,7 +89,7 @@ RESTATE_WORDS = 2  # a sentence of at least this many content words, all the que
 SPAN_WIDTH = 250  # characters of a run of sentences at most
 BODY_WIDTH = 550  # characters of a passage body (from its first sentence kept) that answers whole
 CARRY_WIDTH = 600  # characters of a ":" sentence and the lines it carries on into at most
-LEAD_WEIGHT = 0.3  # score gained by a span opening the body, times its heading's coverage
+LEAD_WEIGHT = 0.3  # score gained by a span opening the body or a part, times its headings' coverage
 NEXT_WIDTH = 325  # characters of a sentence and the next one, opening on an anaphor, at most
 ITEM_WIDTH = 250  # characters of a one-sentence paragraph a ":" sentence carries on into
 HEADING_WIDTH = 100  # characters of a merged sub-heading line at most
