@@ -328,3 +328,14 @@ def test_list_items_and_prose_are_no_sub_headings() -> None:
         "| Area | Charge |\n\nLondon costs less."
     )
     assert sub_headings(text, len("Title\n\n")) == []
+
+
+def test_a_question_after_a_list_item_is_a_sub_heading() -> None:
+    # the section's text ends on a list whose items have no full stop; the merged question
+    # that follows is a sub-heading all the same
+    text = (
+        "Title\n\nWe take back:\n\nGarden tools\n\nPower tools\n\n"
+        "How long does a refund take?\n\nRefunds arrive within 5 working days."
+    )
+    found = [text[s:e] for s, e in sub_headings(text, len("Title\n\n"))]
+    assert found == ["How long does a refund take?"]

@@ -308,10 +308,10 @@ def heading_line(line: str) -> bool:
 def sub_headings(text: str, body: int) -> list[tuple[int, int]]:
     """The ``(start, end)`` offsets of the sub-heading lines of the body of ``text`` (from
     offset ``body``): the headings of sub-sections merged into the passage (module
-    docstring). A paragraph is one when it reads as a heading (:func:`heading_line`) and
-    stands between the body's start or a paragraph ending a sentence (not a list's items,
-    nor a sentence ending in ":") and a paragraph that opens on a capital letter or a digit
-    and ends a sentence (its text)."""
+    docstring). A paragraph is one when it reads as a heading (:func:`heading_line`), is
+    followed by a paragraph that opens on a capital letter or a digit and ends a sentence
+    (its text), and, unless it asks a question, follows the body's start or a paragraph
+    ending a sentence (not a list's items, nor a sentence ending in ":")."""
     found = paragraphs(text, body)
     ends = [SENTENCE_END.search(text, s, e) is not None for s, e in found]
     return [
@@ -321,7 +321,7 @@ def sub_headings(text: str, body: int) -> list[tuple[int, int]]:
         and i + 1 < len(found)
         and ends[i + 1]
         and (text[found[i + 1][0]].isupper() or text[found[i + 1][0]].isdigit())
-        and (i == 0 or ends[i - 1])
+        and (i == 0 or ends[i - 1] or text[e - 1] == "?")
     ]
 
 
