@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from kbsearch.judge.answer import content_terms
-from kbsearch.judge.span import Candidate, asked_heading, choose_span
+from kbsearch.judge.span import Candidate, asked_heading, choose_span, sub_headings
 from kbsearch.text.sentences import sentences
 
 
@@ -286,3 +286,56 @@ def test_a_sentence_carries_on_into_the_next_one_opening_on_an_anaphor() -> None
         assert 250 < len(matched) + 1 + len(after) <= 325
         span = _span([Candidate(text, 0)], _words("furnac", "first", "used"))
         assert span == (f"{matched} {after}" if carried else matched)
+
+
+# an FAQ section whose questions were too small to stand alone: the chunker merged each
+# question (a sub-heading) and its answer into the section's passage (index/chunking.py)
+MERGED = (
+    "Frequently asked questions\nReturns and refunds\n\n"
+    "How do I return something?\n\n"
+    "Start a return in My orders, print the label and drop the parcel at a partner shop.\n\n"
+    "How long does a refund take?\n\n"
+    "Refunds arrive in your account within 5 working days of us receiving your return."
+)
+MERGED_BODY = MERGED.index("How do I return")
+
+
+def test_the_questions_of_a_merged_faq_section_are_its_sub_headings() -> None:
+    found = [MERGED[s:e] for s, e in sub_headings(MERGED, MERGED_BODY)]
+    assert found == ["How do I return something?", "How long does a refund take?"]
+
+
+def test_a_span_stops_at_a_merged_sub_heading() -> None:
+    # the body is short enough to answer whole, but not across a sub-heading: each answer
+    # stands under its own question
+    span = _span([Candidate(MERGED, MERGED_BODY)], _words("return", "label"))
+    assert span.startswith("Start a return") and span.endswith("at a partner shop.")
+
+
+def test_the_span_comes_from_under_the_sub_heading_the_question_asks() -> None:
+    # "How long does a return take?": "return" stands under both questions, "long" and
+    # "take" only in the second one, which asks it
+    words = _words("long", "take", "return")
+    span = _span([Candidate(MERGED, MERGED_BODY)], words)
+    assert span.startswith("Refunds arrive") and span.endswith("receiving your return.")
+
+
+def test_list_items_and_prose_are_no_sub_headings() -> None:
+    text = (
+        "Title\n\nWe accept these cards:\n\nVisa\n\nMastercard\n\nPay at the till.\n\n"
+        "Clean and disinfect frequently touched surfaces\n\n(e.g., tables, doorknobs).\n\n"
+        "Before touching the mask, clean hands with soap and water\n\nTake the mask out.\n\n"
+        "| Area | Charge |\n\nLondon costs less."
+    )
+    assert sub_headings(text, len("Title\n\n")) == []
+
+
+def test_a_question_after_a_list_item_is_a_sub_heading() -> None:
+    # the section's text ends on a list whose items have no full stop; the merged question
+    # that follows is a sub-heading all the same
+    text = (
+        "Title\n\nWe take back:\n\nGarden tools\n\nPower tools\n\n"
+        "How long does a refund take?\n\nRefunds arrive within 5 working days."
+    )
+    found = [text[s:e] for s, e in sub_headings(text, len("Title\n\n"))]
+    assert found == ["How long does a refund take?"]

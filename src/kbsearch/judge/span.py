@@ -17,7 +17,7 @@ scores
                + NUMBER_BONUS * [the question asks for a number and s holds a digit]
                + DATE_BONUS * [the question asks when and s holds a date]
                + SENTENCE_WEIGHT * (max cos(sentence of s) - max cos(any sentence))
-               + LEAD_WEIGHT * heading(p) * [s opens the body]
+               + LEAD_WEIGHT * heading(p, s) * [s opens the body, or a part of it]
 
 ``local(s)``: the share of the question's content words the span holds, each weighted by its
 IDF and by how few of the passage's sentences hold it (:func:`local_weights`; words matched on
@@ -30,10 +30,11 @@ route's), ``cos(p1)`` the first passage's; "asks for a number": "how much/many/l
 "what year", "quand", "en quelle année"... (:data:`DATE_QUESTION`), "a date": a year of
 four digits, a month's name (not "may") or a century (:data:`DATE`); the last term only when the
 sentences' own vectors are at hand (``Candidate.sentence_cosines``, e.g. computed once at
-index time): cosines of the sentence vectors (passage role) to the question's; ``heading(p)``:
-the IDF-weighted share of the question's words in the passage's headings that may ask it
-(:func:`asked_heading`: an FAQ section's heading is the question, and its first sentences
-answer it), for a span starting at the body's first sentence kept. The first best
+index time): cosines of the sentence vectors (passage role) to the question's;
+``heading(p, s)``: the IDF-weighted share of the question's words in the passage's headings
+that may ask it (:func:`asked_heading`: an FAQ section's heading is the question, and its
+first sentences answer it) and in the sub-heading line the span stands under, if any (below),
+for a span starting at the first sentence kept of the body or of a part of it. The first best
 candidate wins (ties: the better-ranked passage, then the earlier sentence).
 
 The spans built on a sentence (:func:`windows`):
@@ -49,6 +50,14 @@ The spans built on a sentence (:func:`windows`):
 - on the first sentence kept, the rest of the body (across its paragraphs) when it fits in
   :data:`BODY_WIDTH` characters: a short section answers whole.
 
+A passage may hold sub-sections too small to stand alone, merged into it with their heading
+as a line of its body (:mod:`kbsearch.index.chunking`, ``TINY_SHARE``): an FAQ section's
+questions, each followed by its answer. Such a line (:func:`sub_headings`) is passed over, and
+it splits the body into parts: no span runs across one (the carry of a ":" sentence, the
+short body answering whole: the rest of its part), and the lead term of a span opening a part
+reads that part's headings (the passage's, then its sub-heading line), so the question that a
+sub-heading asks is answered from under it.
+
 Spans are whole sentences, so an answer is never cut inside brackets or quotes (the segmenter
 does not end a sentence there), nor inside an abbreviation (the segmenter joins "av. J.-C." and
 "Le Dr. Martin" back: :func:`kbsearch.text.sentences.sentences`).
@@ -58,6 +67,7 @@ from __future__ import annotations
 
 import math
 import re
+from bisect import bisect_right
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -79,9 +89,11 @@ RESTATE_WORDS = 2  # a sentence of at least this many content words, all the que
 SPAN_WIDTH = 250  # characters of a run of sentences at most
 BODY_WIDTH = 550  # characters of a passage body (from its first sentence kept) that answers whole
 CARRY_WIDTH = 600  # characters of a ":" sentence and the lines it carries on into at most
-LEAD_WEIGHT = 0.3  # score gained by a span opening the body, times its heading's coverage
+LEAD_WEIGHT = 0.3  # score gained by a span opening the body or a part, times its headings' coverage
 NEXT_WIDTH = 325  # characters of a sentence and the next one, opening on an anaphor, at most
 ITEM_WIDTH = 250  # characters of a one-sentence paragraph a ":" sentence carries on into
+HEADING_WIDTH = 100  # characters of a merged sub-heading line at most
+HEADING_WORDS = 8  # words of a merged sub-heading line that asks no question at most
 INTRODUCTION = re.compile(
     r"\b(this|the following) (page|article|guide|section|document|chapter|faq)\b"
     r"|\b(cette|la présente) (page|rubrique|section|fiche|foire)\b|\bcet article\b|\bce guide\b"
@@ -94,6 +106,9 @@ ANAPHOR = re.compile(  # a sentence opening on one of these goes on about the on
     re.IGNORECASE,
 )
 BLANK_LINE = re.compile(r"\n[ \t]*\n")
+SENTENCE_END = re.compile(r"[.!?…][\"'»”)\]]*$")  # a paragraph ending a sentence
+HEADING_END = re.compile(r"[\w)]$")  # how a heading line may end (no . ! : ; ,)
+LIST_ITEM = re.compile(r"([-*+•]|\d+[.)])\s")  # a line opening as a list item
 DIGIT = re.compile(r"\d")
 NUMBER_QUESTION = re.compile(
     r"\bhow (much|many|long|old|far|often|big|large|heavy|tall|wide|deep|soon)\b|\bwhen\b"
@@ -258,6 +273,58 @@ def table_headers(text: str, spans: Sequence[tuple[int, int]]) -> list[int | Non
     return out
 
 
+def paragraphs(text: str, start: int) -> list[tuple[int, int]]:
+    """The ``(start, end)`` offsets of the paragraphs of ``text`` from ``start`` on (runs of
+    lines between blank lines, their surrounding white space left out)."""
+    out = []
+    last = start
+    for gap in [*BLANK_LINE.finditer(text, start), None]:
+        end = len(text) if gap is None else gap.start()
+        piece = text[last:end]
+        if piece.strip():
+            lead = len(piece) - len(piece.lstrip())
+            out.append((last + lead, last + len(piece.rstrip())))
+        if gap is not None:
+            last = gap.end()
+    return out
+
+
+def heading_line(line: str) -> bool:
+    """True when the paragraph ``line`` reads as a heading: one line that is no table row
+    nor list item (:data:`LIST_ITEM`), either a question of at most :data:`HEADING_WIDTH`
+    characters (an FAQ's entry) or at most :data:`HEADING_WORDS` words without a comma that
+    end as a heading may (a letter, a digit or ")": not ".", ":", ";"...)."""
+    if "\n" in line or "|" in line or LIST_ITEM.match(line) or len(line) > HEADING_WIDTH:
+        return False
+    if line.endswith("?"):
+        return True
+    return (
+        HEADING_END.search(line) is not None
+        and "," not in line
+        and len(line.split()) <= HEADING_WORDS
+    )
+
+
+def sub_headings(text: str, body: int) -> list[tuple[int, int]]:
+    """The ``(start, end)`` offsets of the sub-heading lines of the body of ``text`` (from
+    offset ``body``): the headings of sub-sections merged into the passage (module
+    docstring). A paragraph is one when it reads as a heading (:func:`heading_line`), is
+    followed by a paragraph that opens on a capital letter or a digit and ends a sentence
+    (its text), and, unless it asks a question, follows the body's start or a paragraph
+    ending a sentence (not a list's items, nor a sentence ending in ":")."""
+    found = paragraphs(text, body)
+    ends = [SENTENCE_END.search(text, s, e) is not None for s, e in found]
+    return [
+        (s, e)
+        for i, (s, e) in enumerate(found)
+        if heading_line(text[s:e])
+        and i + 1 < len(found)
+        and ends[i + 1]
+        and (text[found[i + 1][0]].isupper() or text[found[i + 1][0]].isdigit())
+        and (i == 0 or ends[i - 1] or text[e - 1] == "?")
+    ]
+
+
 def windows(
     text: str, spans: Sequence[tuple[int, int]], index: int, skipped: Sequence[bool]
 ) -> list[tuple[int, int]]:
@@ -345,14 +412,29 @@ def choose_span(
         scored = [t if h is None else t | own[h] for t, h in zip(own, headers, strict=True)]
         heading_terms = terms(text[: candidate.body])
         local = topic_weights(heading_terms, words, local_weights(scored, words, idf))
-        skipped = [_passed_over(text[s:e], own[i], words, i) for i, (s, e) in enumerate(spans)]
+        heads = sub_headings(text, candidate.body)
+        starts = [h[0] for h in heads]
+        part = [bisect_right(starts, s) for s, _ in spans]  # 0: before any sub-heading
+        skipped = [
+            any(h[0] <= s and e <= h[1] for h in heads) or _passed_over(text[s:e], own[i], words, i)
+            for i, (s, e) in enumerate(spans)
+        ]
         kept = [i for i in range(len(spans)) if not skipped[i]]
-        whole = (spans[kept[0]][0], spans[-1][1]) if kept else (0, 0)
-        lead = LEAD_WEIGHT * coverage(terms(asked_heading(text[: candidate.body])), words, idf)
+        stop = [bisect_right(part, k) for k in part]  # where each sentence's part ends
+        opening: dict[int, int] = {}  # per part, its first sentence kept
         for i in kept:
-            built = windows(text, spans, i, skipped)
-            if i == kept[0] and 0 < whole[1] - whole[0] <= BODY_WIDTH:
-                built.append(whole)  # a short body answers whole
+            opening.setdefault(part[i], i)
+        asked = asked_heading(text[: candidate.body])
+        for i in kept:
+            opens = opening[part[i]] == i
+            built = windows(text, spans[: stop[i]], i, skipped)
+            whole = (spans[i][0], spans[stop[i] - 1][1])
+            if opens and whole[1] - whole[0] <= BODY_WIDTH:
+                built.append(whole)  # a short body (or part of it) answers whole
+            lead = 0.0
+            if opens:  # the part's headings: the passage's, then its own sub-heading line
+                sub = text[slice(*heads[part[i] - 1])] if part[i] else ""
+                lead = LEAD_WEIGHT * coverage(terms(f"{asked}\n{sub}"), words, idf)
             for start, end in built:
                 window = frozenset().union(
                     *(scored[j] for j, (s, e) in enumerate(spans) if start <= s and e <= end)
@@ -360,8 +442,7 @@ def choose_span(
                 cover = coverage(window, words, idf)
                 score = coverage(window, words, local) + prior
                 score += LENGTH_BONUS * (end - start) / SPAN_WIDTH
-                if start == whole[0]:
-                    score += lead
+                score += lead
                 if number and DIGIT.search(text, start, end):
                     score += NUMBER_BONUS
                 if when and DATE.search(text[start:end]):
@@ -373,7 +454,7 @@ def choose_span(
                 if found is None or score > found[0]:
                     found = (score, cover, rank, start, end)
         if found is None and spans:  # every sentence restates or introduces: the first
-            start, end = extended(text, spans, 0)
+            start, end = extended(text, spans[: stop[0]], 0)
             cover = coverage(terms(text[start:end]), words, idf)
             found = (prior, cover, rank, start, end)
         if found is not None:
