@@ -30,7 +30,7 @@ from ..records import Document, Hit
 from ..text.analysis import Analyzer, stem_words, words
 from ..text.matching import match_spans, query_keys
 from ..text.stopwords import content_words, strip_elisions
-from .span import Candidate, Span, choose_span
+from .span import Candidate, Span, choose_span, sub_headings
 from .verdict import ANSWERED, DONT_SAY, UNCERTAIN, VERDICTS, Decision, band, shown_confidence
 
 NO_ANSWER = "The documents don't say"
@@ -188,12 +188,34 @@ class QuestionTerms:
         return cls(found, (1.0,) * len(found), analyzer)
 
 
-def _citation(hit: Hit, document: Document) -> Citation:
+def _body(passage: Shown, document: Document) -> int:
+    """Where ``passage``'s body starts, after its title and heading lines."""
+    return heading_prefix(
+        passage.text, [document.title, passage.section, *passage.section.split(" > ")]
+    )
+
+
+def cited_section(passage: Shown, document: Document, start: int) -> str:
+    """The section a span starting at offset ``start`` of ``passage`` stands under: the
+    passage's, followed by the merged sub-heading line the span comes after, if any
+    (:func:`kbsearch.judge.span.sub_headings`: a sub-section too small to stand alone joins
+    its parent's passage with its heading as a line), so ``"Returns > Electric bikes"``
+    where the passage is ``Returns``."""
+    above = [
+        line for line in sub_headings(passage.text, _body(passage, document)) if line[1] <= start
+    ]
+    if not above:
+        return passage.section
+    line = passage.text[slice(*above[-1])]
+    return f"{passage.section} > {line}" if passage.section else line
+
+
+def _citation(hit: Hit, document: Document, start: int) -> Citation:
     return Citation(
         passage_id=hit.passage_id,
         doc_id=hit.doc_id,
         title=document.title,
-        section=hit.section,
+        section=cited_section(hit, document, start),
         version=hit.version,
         effective_from=document.effective_from,
         effective_to=document.effective_to,
@@ -235,8 +257,7 @@ def choose(
     candidates = []
     for p in passages:
         document = documents[(p.doc_id, p.version)]
-        sections = [document.title, p.section, *p.section.split(" > ")]
-        body = heading_prefix(p.text, sections)
+        body = _body(p, document)
         cosine = cosines.get(p.passage_id)
         own = (sentence_cosines or {}).get(p.passage_id)
         candidates.append(Candidate(p.text, body, cosine, document.language or language, own))
@@ -297,7 +318,7 @@ def compose(
         span.start,
         span.end,
         tuple((s, e) for s, e, _ in matches),
-        _citation(hit, documents[(hit.doc_id, hit.version)]),
+        _citation(hit, documents[(hit.doc_id, hit.version)], span.start),
         tuple(hits),
         span,
     )
