@@ -45,3 +45,19 @@ def test_a_demo_index_built_from_another_copy_is_rebuilt(tmp_path: Path) -> None
     assert result.exit_code == 0, result.output
     assert f"it was indexed from {other}" in result.output.replace("\n", "")
     assert "failed 0" in result.output and "already indexed" not in result.output
+
+
+def test_an_index_of_ones_own_named_like_the_demos_is_never_replaced(tmp_path: Path) -> None:
+    folder = tmp_path / "mine"
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "pricing.md").write_text("# Pricing\n\nOur plans start at 5 euros.\n")
+    db = folder / "helpcentre.db"
+    folder.mkdir()
+    with kbsearch.open_kb(db, create=True, embedder="none") as kb:
+        assert kb.index([tmp_path / "docs"], default_access="public").ok
+    before = db.read_bytes()
+    result = CliRunner().invoke(cli, ["demo", "--dir", str(folder), "--route", "lexical"])
+    assert result.exit_code == 1
+    assert "is not a demo index (it holds pricing" in result.stderr
+    assert "give another --dir" in result.stderr and len(result.stderr.strip().splitlines()) == 1
+    assert db.read_bytes() == before

@@ -12,6 +12,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from ..errors import InvalidArgumentError
 from ..records import Filters
 
 DEMO_K = 5  # the cutoff of the demo's evaluation (hit@5...): its question set is small
@@ -34,18 +35,30 @@ def default_demo_dir() -> Path:
 def built_elsewhere(db: Path, examples: Path) -> Path | None:
     """The folder a document of the demo index ``db`` was indexed from when it is not
     ``examples`` (the demo run by another checkout or install of kbsearch, which shares the
-    data directory), else ``None`` (also when ``db`` does not exist yet)."""
+    data directory), else ``None`` (also when ``db`` does not exist yet).
+
+    Raises:
+        InvalidArgumentError: ``db`` holds a document that is no demo file (a file of the
+            same name as one of ``examples``' documents): someone's own index, never rebuilt.
+    """
     if not db.exists():
         return None
     from ..knowledge_base import open_kb
 
     here = examples.resolve()
+    names = {path.name for path in demo_files(examples)}
+    elsewhere = None
     with open_kb(db) as kb:
         for stored in kb.documents():
             source = Path(stored.document.source)
-            if not source.resolve().is_relative_to(here):
-                return source.parent
-    return None
+            if source.name not in names:
+                raise InvalidArgumentError(
+                    f"{db} is not a demo index (it holds {stored.document.doc_id}, from"
+                    f" {source}): the demo would replace it; give another --dir"
+                )
+            if elsewhere is None and not source.resolve().is_relative_to(here):
+                elsewhere = source.parent
+    return elsewhere
 
 
 def demo_files(folder: Path | None = None) -> list[Path]:
