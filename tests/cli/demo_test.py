@@ -61,3 +61,11 @@ def test_an_index_of_ones_own_named_like_the_demos_is_never_replaced(tmp_path: P
     assert "is not a demo index (it holds pricing" in result.stderr
     assert "give another --dir" in result.stderr and len(result.stderr.strip().splitlines()) == 1
     assert db.read_bytes() == before
+
+
+def test_a_folder_with_markup_and_spaces_is_printed_as_it_is_and_quoted(tmp_path: Path) -> None:
+    folder = tmp_path / "my [/] demo [bold]x"
+    result = CliRunner().invoke(cli, ["demo", "--dir", str(folder), "--embedder", "none"])
+    assert result.exit_code == 0, result.output
+    assert f"HTML report: {folder / 'report.html'}" in result.output
+    assert f"--db '{folder / 'helpcentre.db'}' --route lexical" in result.output

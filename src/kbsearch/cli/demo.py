@@ -4,8 +4,10 @@ evaluate the question set per route and kind, and write the HTML report."""
 from __future__ import annotations
 
 from pathlib import Path
+from shlex import quote
 
 import click
+from rich.markup import escape
 
 from kbsearch.cli.progress import progress_bar
 from kbsearch.errors import InvalidArgumentError
@@ -60,7 +62,7 @@ def demo_command(directory: Path | None, routes: tuple[str, ...], embedder: str 
     folder.mkdir(parents=True, exist_ok=True)
     db = folder / "helpcentre.db"
     examples = examples_dir()
-    console.print(f"[bold]kbsearch demo[/bold]: the help centre in {examples}")
+    console.print(f"[bold]kbsearch demo[/bold]: the help centre in {escape(str(examples))}")
     elsewhere = built_elsewhere(db, examples)
     if elsewhere is not None:  # its documents would clash with these files' doc ids
         console.print(f"rebuilding {db}: it was indexed from {elsewhere}", markup=False)
@@ -70,9 +72,9 @@ def demo_command(directory: Path | None, routes: tuple[str, ...], embedder: str 
             db, demo_files(examples), embedder=embedder, progress=bar,
             inventory=examples / "inventory.csv",
         )  # fmt: skip
-    console.print(f"index {db}: {report_line(report)}")
+    console.print(f"index {db}: {report_line(report)}", markup=False)
     for source, reason in report.failed:
-        console.print(f"[red]failed[/red] {source}: {reason}", markup=True)
+        console.print(f"[red]failed[/red] {escape(f'{source}: {reason}')}", markup=True)
 
     with open_kb(db) as kb:
         if not kb.routes["dense"].available():  # built with --embedder none
@@ -86,7 +88,7 @@ def demo_command(directory: Path | None, routes: tuple[str, ...], embedder: str 
             for label, filters in example.variants:
                 for route in chosen:
                     hits = kb.search(example.query, k=EXAMPLE_HITS, route=route, filters=filters)
-                    console.print(f"[bold]{label}[/bold] · {route}")
+                    console.print(f"[bold]{escape(label)}[/bold] · {route}")
                     if not hits:
                         console.print("   no results")
                     for hit in hits:
@@ -101,10 +103,10 @@ def demo_command(directory: Path | None, routes: tuple[str, ...], embedder: str 
     print_result(result, console, show_missed=5)
     report_path = folder / "report.html"
     write_report(report_path, result)
-    console.print(f"HTML report: {report_path} (every question, every miss)")
+    console.print(f"HTML report: {report_path} (every question, every miss)", markup=False)
     console.print()
     for line in what_was_measured(result, db, examples / "questions.jsonl", "dense" in chosen):
-        console.print(line, markup=False)
+        console.print(line, markup=False, soft_wrap=True)  # commands stay whole, to copy
 
 
 def what_was_measured(
@@ -128,13 +130,14 @@ def what_was_measured(
     ] + (
         [
             "Next, an answer with its citation, then every answer of the question set judged:",
-            f'  kbsearch ask "is there a student discount?" --db {db}',
-            f"  kbsearch eval {questions} --db {db} --answers",
+            f'  kbsearch ask "is there a student discount?" --db {quote(str(db))}',
+            f"  kbsearch eval {quote(str(questions))} --db {quote(str(db))} --answers",
         ]
         if vectors
         else [
             "Next, a search of your own (answers need vectors: run the demo without"
             " --embedder none):",
-            f'  kbsearch search "is there a student discount?" --db {db} --route lexical',
+            f'  kbsearch search "is there a student discount?" --db {quote(str(db))}'
+            " --route lexical",
         ]
     )

@@ -13,6 +13,7 @@ from typing import Unpack
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from kbsearch.cli.progress import progress_bar
@@ -89,7 +90,7 @@ def print_result(result: EvaluationResult, console: Console, show_missed: int = 
                 kinds.add_column(measure, justify="right")
             for kind, ev in res.per_kind.items():
                 values = [fmt_mean(ev.means[m], 3) for m in result.measures]
-                kinds.add_row(kind, *values, str(ev.evaluated), str(ev.no_relevant_queries))
+                kinds.add_row(escape(kind), *values, str(ev.evaluated), str(ev.no_relevant_queries))
             console.print(kinds)
     for res in routes:
         if res.refused:
@@ -110,10 +111,10 @@ def _write_outputs(
         write_trec_qrels(run_dir / "qrels.txt", result.qrels)
         for route, res in result.routes.items():
             write_trec_run(run_dir / f"{route}.trec", res.run, f"kbsearch-{route}")
-        console.print(f"runs and qrels written to {run_dir}")
+        console.print(f"runs and qrels written to {run_dir}", markup=False)
     if report is not None:
         write_report(report, result)
-        console.print(f"report written to {report}")
+        console.print(f"report written to {report}", markup=False)
 
 
 def run_evaluation(

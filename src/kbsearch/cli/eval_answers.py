@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from kbsearch.evaluation.answers import OUTCOMES, read_gold_answers, summarise_groups
@@ -69,7 +70,7 @@ def print_summary(groups: Mapping[str, Mapping[str, Mapping[str, Any]]], console
         for name, s in groups.get(key, {}).items():
             values = [s["questions"], s["unanswerable"], *(s["outcomes"][o] for o in OUTCOMES),
                       s["answered_right"], s["median_length"]]  # fmt: skip
-            per.add_row(name, *(_cell(v) for v in values))
+            per.add_row(escape(str(name)), *(_cell(v) for v in values))
         console.print(per)
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Unpack
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from kbsearch.evaluation.questions import QuestionSet
@@ -79,7 +80,7 @@ def print_abstention(kb: KnowledgeBase, qset: QuestionSet, k: int, console: Cons
     items, refused = assess_questions(kb, qset, k, **ranking)
     if refused:
         console.print(f"abstention: the search refused {len(refused)} question(s), left out: "
-                      f"{', '.join(refused[:10])}")  # fmt: skip
+                      f"{', '.join(refused[:10])}", markup=False)  # fmt: skip
     if not items:
         console.print("abstention: this index has no vectors, so no confidence")
         return
@@ -93,7 +94,7 @@ def print_abstention(kb: KnowledgeBase, qset: QuestionSet, k: int, console: Cons
     for name, g in groups.items():
         values = [g["questions"], g["unanswerable"], g["auroc"], g["abstained"], g["precision"],
                   g["recall"], g["answered_share"], g["hit_among_answered"]]  # fmt: skip
-        table.add_row(name, *(_cell(v) for v in values))
+        table.add_row(escape(str(name)), *(_cell(v) for v in values))
     console.print(table)
     if report is not None:
         text = report.read_text(encoding="utf-8")
