@@ -12,7 +12,7 @@ counts on every text of the four shared corpora (benchmarks/token_count.py).
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 
 from ..errors import EmbedderUnavailableError
@@ -23,6 +23,13 @@ CONFIG_NAME = "kbsearch-model.json"
 TOKENIZER_NAME = "tokenizer.json"
 BATCH_SIZE = 32  # most windows per ONNX Runtime call
 POOLINGS = ("mean", "cls")
+# the JSON value types each kind of ModelConfig field takes (a bool is no int here)
+FIELD_TYPES: dict[str, tuple[type, ...]] = {
+    "str": (str,),
+    "int": (int,),
+    "bool": (bool,),
+    "str | None": (str, type(None)),
+}
 
 
 @dataclass(frozen=True)
@@ -50,7 +57,8 @@ class ModelConfig:
         """Read and validate ``model_dir/kbsearch-model.json``.
 
         Raises:
-            EmbedderUnavailableError: missing file, bad JSON, unknown or missing keys, bad values.
+            EmbedderUnavailableError: missing file, bad JSON, unknown or missing keys, a value
+                of the wrong JSON type, bad values.
         """
         path = model_dir / CONFIG_NAME
         try:
@@ -64,6 +72,13 @@ class ModelConfig:
             cfg = cls(**raw)
         except TypeError as exc:
             raise EmbedderUnavailableError(f"{path}: {exc}") from exc
+        for spec in fields(cls):
+            value = getattr(cfg, spec.name)
+            allowed = FIELD_TYPES[str(spec.type)]
+            if not isinstance(value, allowed) or (bool not in allowed and isinstance(value, bool)):
+                raise EmbedderUnavailableError(
+                    f"{path}: {spec.name} must be {spec.type}, not {value!r}"
+                )
         if cfg.pooling not in POOLINGS:
             raise EmbedderUnavailableError(f"{path}: pooling must be one of {POOLINGS}")
         if cfg.dim <= 0 or cfg.max_tokens < 3 or cfg.batch_size < 1:

@@ -259,6 +259,13 @@ def test_broken_model_directories_are_refused(
     (tmp_path / "kbsearch-model.json").write_text('{"name": "x", "variant": "y", "dim": 4}')
     with pytest.raises(EmbedderUnavailableError, match="max_tokens"):
         OnnxEmbedder(tmp_path)
+    good = json.loads((d / "kbsearch-model.json").read_text(encoding="utf-8"))
+    wrongs = [("dim", "abc"), ("char_map", 5), ("passage_prefix", None), ("batch_size", "1"),
+              ("bos_token", 5), ("dim", True), ("normalize", 1)]  # fmt: skip
+    for key, wrong in wrongs:
+        (tmp_path / "kbsearch-model.json").write_text(json.dumps({**good, key: wrong}))
+        with pytest.raises(EmbedderUnavailableError, match=f"{key} must be"):
+            OnnxEmbedder(tmp_path)
 
 
 def test_threads_come_from_argument_then_environment(
