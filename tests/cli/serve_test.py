@@ -117,3 +117,23 @@ def test_the_help_gives_the_upload_cap_beside_the_ingest_limits() -> None:
     shown = " ".join(CliRunner().invoke(cli, ["serve", "--help"]).output.split())
     assert f"An uploaded file over {byte_size(MAX_UPLOAD_BYTES)} is refused (413)" in shown
     assert "max_file_bytes (67108864 bytes, 64 MiB)" in shown
+
+
+def test_serve_keeps_a_given_kbsearch_threads_and_refuses_a_bad_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+
+    started: list[str] = []
+    monkeypatch.setattr(uvicorn.Server, "run", lambda self, sockets=None: started.append(
+        os.environ["KBSEARCH_THREADS"]))  # fmt: skip
+    db = cli_indexed_db(tmp_path, monkeypatch)
+    monkeypatch.setenv("KBSEARCH_THREADS", "1")
+    result = CliRunner().invoke(cli, ["serve", "--db", db, "--port", "0"])
+    assert result.exit_code == 0, result.output
+    monkeypatch.setenv("KBSEARCH_THREADS", "abc")
+    result = CliRunner().invoke(cli, ["serve", "--db", db, "--port", "0"])
+    assert result.exit_code == 1 and "$KBSEARCH_THREADS must be a positive integer" in result.stderr
+    result = CliRunner().invoke(cli, ["serve", "--db", db, "--port", "0", "--model-threads", "3"])
+    assert result.exit_code == 0, result.output
+    assert started == ["1", "3"]

@@ -86,7 +86,8 @@ def is_loopback(host: str) -> bool:
 @click.option("--model-threads", type=click.IntRange(1, 64),
               help="Model threads ($KBSEARCH_THREADS): query encodings that run at once, "
               "one thread each; also a large dense scan's threads.  "
-              "[default: the search threads, at most the CPU count]")  # fmt: skip
+              "[default: $KBSEARCH_THREADS, else the search threads, at most the CPU "
+              "count]")  # fmt: skip
 @click.option("--time-limit", default=5.0, show_default=True, type=NumberRange(0.01),
               help="Seconds a search may take before it is answered with 503.")  # fmt: skip
 @click.option("--report", type=click.Path(path_type=Path),
@@ -105,6 +106,7 @@ def serve_command(db: str, host: str, port: int, keys: str | None, workers: int,
         from kbsearch.service.app import HTTP_PARSER, create_app
         from kbsearch.service.pages import latest_report, missing_report
     from kbsearch.embedders.convert.export import outdated_embedder
+    from kbsearch.embedders.onnx_backend import resolve_threads
 
     if keys is None and not is_loopback(host):
         raise InvalidArgumentError(
@@ -113,8 +115,10 @@ def serve_command(db: str, host: str, port: int, keys: str | None, workers: int,
         )
     sock = bind(host, port)  # before the model loads: an address in use fails at once
     try:
-        encodings = model_threads or min(workers, os.cpu_count() or 1)
-        os.environ["KBSEARCH_THREADS"] = str(encodings)  # read when the embedder loads
+        if model_threads is not None or not os.environ.get("KBSEARCH_THREADS"):
+            encodings = model_threads or min(workers, os.cpu_count() or 1)
+            os.environ["KBSEARCH_THREADS"] = str(encodings)  # read when the embedder loads
+        resolve_threads(None)  # a bad $KBSEARCH_THREADS fails here, not at the first query
         app = create_app(
             db, keys=keys, workers=workers, time_limit=time_limit, report=report,
             log_format=log_format, ingest_limits=ingest_limits,

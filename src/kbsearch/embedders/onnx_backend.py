@@ -61,7 +61,8 @@ def resolve_threads(num_threads: int | None) -> int:
     except ValueError:
         n = 0
     if n <= 0:
-        raise EmbedderUnavailableError(f"threads must be a positive integer, got {value!r}")
+        what = "threads" if num_threads is not None else "$KBSEARCH_THREADS"
+        raise EmbedderUnavailableError(f"{what} must be a positive integer, got {value!r}")
     return n
 
 
