@@ -178,12 +178,13 @@ def test_a_nearest_passage_without_a_section_ends_its_line_without_blanks() -> N
     assert all(line == line.rstrip() for line in printed.split("\n"))
 
 
-def test_a_span_under_a_merged_sub_heading_is_cited_by_that_sub_heading() -> None:
-    # "### Electric bikes" was too small to stand alone: its heading is a line of the parent's
-    # passage; the answer from under it names it, the passage id stays the parent's
+def test_a_span_under_a_merged_question_is_cited_by_that_question() -> None:
+    # an FAQ entry too small to stand alone: its question is a line of the parent's passage;
+    # the answer from under it names it, the passage id stays the parent's
     text = (
         "Warranty\nWhat it does not cover\n\nThe warranty does not cover crash damage or"
-        " racing.\n\nElectric bikes\n\nThe battery of an e-bike is covered for 3 years."
+        " racing.\n\nIs the e-bike battery covered?\n\nThe battery of an e-bike is covered"
+        " for 3 years.\n\nCustomer service\n\nCall us on weekdays for a battery check."
     )
     hit = Hit(1, "warranty@v1#what-it-does-not-cover", "warranty", "1", "What it does not cover",
               0.9, text)  # fmt: skip
@@ -194,10 +195,15 @@ def test_a_span_under_a_merged_sub_heading_is_cited_by_that_sub_heading() -> Non
     )
     assert answer.text == "The battery of an e-bike is covered for 3 years."
     assert answer.citation is not None
-    assert answer.citation.section == "What it does not cover > Electric bikes"
+    assert answer.citation.section == "What it does not cover > Is the e-bike battery covered?"
     assert answer.citation.passage_id == "warranty@v1#what-it-does-not-cover"
-    assert "Source: Warranty > What it does not cover > Electric bikes" in render(answer)
+    assert "Source: Warranty > What it does not cover > Is the e-bike" in render(answer)
     # a span above the sub-heading: the passage's own section
     above = compose("is crash damage covered?", Decision(True, 0.9, 0.4), [hit], docs, ["en"])
     assert above.text is not None and above.text.startswith("The warranty does not cover")
     assert above.citation is not None and above.citation.section == "What it does not cover"
+    # under a short line that asks nothing (a heading, or a label, a caption): not named
+    call = compose("when can I call for a battery check?", Decision(True, 0.9, 0.4), [hit], docs,
+                   ["en"])  # fmt: skip
+    assert call.text == "Call us on weekdays for a battery check."
+    assert call.citation is not None and call.citation.section == "What it does not cover"

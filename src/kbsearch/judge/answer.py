@@ -197,16 +197,19 @@ def _body(passage: Shown, document: Document) -> int:
 
 def cited_section(passage: Shown, document: Document, start: int) -> str:
     """The section a span starting at offset ``start`` of ``passage`` stands under: the
-    passage's, followed by the merged sub-heading line the span comes after, if any
-    (:func:`kbsearch.judge.span.sub_headings`: a sub-section too small to stand alone joins
-    its parent's passage with its heading as a line), so ``"Returns > Electric bikes"``
-    where the passage is ``Returns``."""
-    above = [
-        line for line in sub_headings(passage.text, _body(passage, document)) if line[1] <= start
-    ]
+    passage's, followed by the merged question line the span comes after, if any (an FAQ's
+    entry too small to stand alone joins its parent's passage with its question as a line:
+    :func:`kbsearch.judge.span.sub_headings`), so ``"Returns > Can I return a gift?"`` where
+    the passage is ``Returns``. Only a line that asks a question is named: a short line of
+    words may be a merged heading or an address, a caption, a label ("Important"), which the
+    stored text does not tell apart, and a citation must not name a section that is none."""
+    heads = sub_headings(passage.text, _body(passage, document))
+    above = [line for line in heads if line[1] <= start]
     if not above:
         return passage.section
     line = passage.text[slice(*above[-1])]
+    if not line.endswith("?"):
+        return passage.section
     return f"{passage.section} > {line}" if passage.section else line
 
 
