@@ -90,6 +90,14 @@ def test_trec_sgml_topics() -> None:
         ("bad3.jsonl", '{"id": "x", "question": "q", "as_of": "01/02/2025"}\n', "date"),
         ("bad.json", '{"question": "q"}', "list"),
         ("bad2.json", '[{"question": "q", "relevant": "card-1"}]', "list of strings"),
+        ("kind.jsonl", '{"id": "x", "question": "q", "kind": ["a"]}\n', "'kind' must be a string"),
+        ("lang.jsonl", '{"id": "x", "question": "q", "language": {}}\n', "'language' must be"),
+        ("abst.jsonl", '{"id": "x", "question": "q", "abstain": "false"}\n', "true or false"),
+        ("pub.jsonl", '{"id": "x", "question": "q", "public_ok": "no"}\n', "true or false"),
+        ("nest.jsonl", '{"id": "x", "question": {"text": "hi"}}\n', "non-empty string"),
+        ("blank.jsonl", '{"id": "x", "question": "  "}\n', "non-empty string"),
+        ("empty.jsonl", "\n\n", "no questions"),
+        ("empty.json", "[]", "no questions"),
     ],
 )
 def test_malformed_input(tmp_path: Path, name: str, content: str, message: str) -> None:
@@ -113,3 +121,13 @@ def test_missing_path_and_unknown_format(tmp_path: Path) -> None:
         load_questions(tmp_path)
     with pytest.raises(EvaluationError, match="unknown question format"):
         load_questions(FIXTURES / "beir", format="csv")
+
+
+def test_a_question_file_not_in_utf8_is_one_error_and_a_bom_is_read(tmp_path: Path) -> None:
+    latin = tmp_path / "latin1.jsonl"
+    latin.write_bytes('{"id": "x", "question": "où est ma commande ?"}\n'.encode("latin-1"))
+    with pytest.raises(EvaluationError, match="not UTF-8 text"):
+        load_questions(latin)
+    bom = tmp_path / "bom.jsonl"
+    bom.write_bytes(b"\xef\xbb\xbf" + b'{"id": "x", "question": "where is my parcel?"}\n')
+    assert [q.text for q in load_questions(bom).questions] == ["where is my parcel?"]

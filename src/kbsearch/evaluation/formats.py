@@ -53,7 +53,7 @@ def _jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         reason = err.msg if isinstance(err, json.JSONDecodeError) else "unreadable JSON value"
         return EvaluationError(f"{path}:{number}: not JSON: {reason}")
 
-    for number, record in json_lines(path, bad_line):
+    for number, record in json_lines(path, bad_line, encoding="utf-8-sig"):
         if not isinstance(record, dict):
             raise EvaluationError(f"{path}:{number}: expected a JSON object per line")
         yield number, record
@@ -155,6 +155,16 @@ def _policy_question(record: dict[str, Any], where: str, rule: str) -> Question:
         items = [Relevant(passage_id=chunk) for chunk in chunks]
     if rule == "document":
         items = list({item.doc_id: item for item in items}.values())
+    if not isinstance(record["question"], str) or not record["question"].strip():
+        raise EvaluationError(f"{where}: 'question' must be a non-empty string")
+    if not isinstance(record["id"], str | int) or isinstance(record["id"], bool):
+        raise EvaluationError(f"{where}: 'id' must be a string or an integer")
+    for key in ("language", "kind"):
+        if not isinstance(record.get(key), str | None):
+            raise EvaluationError(f"{where}: {key!r} must be a string")
+    for key in ("public_ok", "abstain"):
+        if not isinstance(record.get(key, False), bool):
+            raise EvaluationError(f"{where}: {key!r} must be true or false, not {record[key]!r}")
     known = {"id", "question", "language", "kind", "as_of", "public_ok", "abstain", "relevant"}
     return Question(
         qid=str(record["id"]),
@@ -352,7 +362,8 @@ def load_questions(
             id-based formats ``passage`` means the ids are passage ids.
 
     Raises:
-        EvaluationError: unknown or undetectable format, malformed input, unknown rule.
+        EvaluationError: unknown or undetectable format, malformed input (not UTF-8, a field
+            of the wrong type), no question at all, unknown rule.
     """
     source = Path(path)
     if not source.exists():
@@ -362,4 +373,10 @@ def load_questions(
         raise EvaluationError(f"unknown question format {name!r}; known: {', '.join(READERS)}")
     if rule is not None and rule not in MATCH_RULES:
         raise EvaluationError(f"unknown matching rule {rule!r}; expected {', '.join(MATCH_RULES)}")
-    return READERS[name](source, split, rule)
+    try:
+        questions = READERS[name](source, split, rule)
+    except UnicodeDecodeError as exc:
+        raise EvaluationError(f"{source}: not UTF-8 text (byte {exc.start})") from exc
+    if not questions.questions:
+        raise EvaluationError(f"{source}: no questions")
+    return questions
