@@ -156,11 +156,25 @@ Terms = Callable[[str], frozenset[str]]  # the stemmed, folded terms of a text
 def coverage(terms: frozenset[str], words: Sequence[Sequence[str]], idf: Sequence[float]) -> float:
     """IDF-weighted share of ``words`` (each a group of alternative terms) present in
     ``terms``; 0 when the words weigh nothing."""
-    total = sum(idf)
+    return share(held(terms, words), idf, sum(idf))
+
+
+def held(terms: frozenset[str], words: Sequence[Sequence[str]]) -> int:
+    """Which of ``words`` (each a group of alternative terms) ``terms`` holds, as a bit set:
+    bit ``i`` for ``words[i]``. A run of sentences holds the union of its sentences' bits."""
+    bits = 0
+    for i, group in enumerate(words):
+        if any(t in terms for t in group):
+            bits |= 1 << i
+    return bits
+
+
+def share(bits: int, weights: Sequence[float], total: float) -> float:
+    """The ``weights`` of the words in ``bits`` (:func:`held`), summed in the words' order,
+    over ``total`` (their sum, ``sum(weights)``); 0 when ``total`` is not positive."""
     if total <= 0:
         return 0.0
-    found = sum(w for group, w in zip(words, idf, strict=True) if any(t in terms for t in group))
-    return found / total
+    return sum(w for i, w in enumerate(weights) if bits >> i & 1) / total
 
 
 def restates(sentence: str, sentence_terms: frozenset[str], words: Sequence[Sequence[str]]) -> bool:
@@ -211,10 +225,20 @@ def local_weights(
     """Each question word's weight within one passage: ``idf * ln((n + 1) / (df + 0.5))``
     over its ``n`` sentences, ``df`` of which hold the word (a word every sentence holds,
     the passage's topic, tells its sentences apart less than one only the answer holds)."""
-    n = len(sentence_terms)
+    _same_length(words, idf)
+    return _local_weights([held(st, words) for st in sentence_terms], idf)
+
+
+def _same_length(words: Sequence[Sequence[str]], weights: Sequence[float]) -> None:
+    if len(words) != len(weights):
+        raise ValueError(f"{len(words)} question words but {len(weights)} weights")
+
+
+def _local_weights(sentence_bits: Sequence[int], idf: Sequence[float]) -> tuple[float, ...]:
+    n = len(sentence_bits)
     return tuple(
-        w * math.log((n + 1) / (sum(any(t in st for t in group) for st in sentence_terms) + 0.5))
-        for group, w in zip(words, idf, strict=True)
+        w * math.log((n + 1) / (sum(bits >> i & 1 for bits in sentence_bits) + 0.5))
+        for i, w in enumerate(idf)
     )
 
 
@@ -333,6 +357,8 @@ def choose_span(
         (max(c.sentence_cosines.values()) for c in dense if c.sentence_cosines), default=0.0
     )
     best: list[tuple[float, float, int, int, int]] = []  # per passage: score, cover, i, s, e
+    _same_length(words, idf)
+    idf_total = sum(idf)
     for rank, candidate in enumerate(candidates[:PASSAGES]):
         text = candidate.text
         segmented = sentences(text, candidate.language)
@@ -343,8 +369,10 @@ def choose_span(
         own = [terms(text[s:e]) for s, e in spans]
         headers = table_headers(text, spans)
         scored = [t if h is None else t | own[h] for t, h in zip(own, headers, strict=True)]
+        bits = [held(t, words) for t in scored]
         heading_terms = terms(text[: candidate.body])
-        local = topic_weights(heading_terms, words, local_weights(scored, words, idf))
+        local = topic_weights(heading_terms, words, _local_weights(bits, idf))
+        local_total = sum(local)
         skipped = [_passed_over(text[s:e], own[i], words, i) for i, (s, e) in enumerate(spans)]
         kept = [i for i in range(len(spans)) if not skipped[i]]
         whole = (spans[kept[0]][0], spans[-1][1]) if kept else (0, 0)
@@ -354,11 +382,12 @@ def choose_span(
             if i == kept[0] and 0 < whole[1] - whole[0] <= BODY_WIDTH:
                 built.append(whole)  # a short body answers whole
             for start, end in built:
-                window = frozenset().union(
-                    *(scored[j] for j, (s, e) in enumerate(spans) if start <= s and e <= end)
-                )
-                cover = coverage(window, words, idf)
-                score = coverage(window, words, local) + prior
+                window = 0  # the words the run holds: its sentences' (table headers with rows)
+                for j, (s, e) in enumerate(spans):
+                    if start <= s and e <= end:
+                        window |= bits[j]
+                cover = share(window, idf, idf_total)
+                score = share(window, local, local_total) + prior
                 score += LENGTH_BONUS * (end - start) / SPAN_WIDTH
                 if start == whole[0]:
                     score += lead
