@@ -28,7 +28,7 @@ from ..retrieve.lexical.impact import ImpactIndex
 from ..text.analysis import Analyzer, fold_diacritics, stem_words, words
 from ..text.matching import sentence_spans
 from .confidence_features import HUB_DEPTH, SENTENCE_DEPTH, Evidence
-from .span import held, share
+from .span import WordBits, share
 
 __all__ = ["Background", "TermStatistics", "centralities", "collect", "gather", "term_statistics"]
 
@@ -131,9 +131,10 @@ def sentence_coverage(
         return 0.0
     best = 0.0
     shares: dict[int, float] = {}  # by the words a sentence holds: many hold the same
+    held = WordBits(statistics.words)
     for text in texts:
         for start, end in sentence_spans(text):
-            bits = held(text_terms(text[start:end], analyzer, languages), statistics.words)
+            bits = held(text_terms(text[start:end], analyzer, languages))
             if bits not in shares:
                 shares[bits] = share(bits, statistics.idf, total)
             best = max(best, shares[bits])

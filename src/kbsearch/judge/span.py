@@ -60,6 +60,7 @@ import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from ..text.sentences import sentences
 
@@ -162,11 +163,26 @@ def coverage(terms: frozenset[str], words: Sequence[Sequence[str]], idf: Sequenc
 def held(terms: frozenset[str], words: Sequence[Sequence[str]]) -> int:
     """Which of ``words`` (each a group of alternative terms) ``terms`` holds, as a bit set:
     bit ``i`` for ``words[i]``. A run of sentences holds the union of its sentences' bits."""
-    bits = 0
-    for i, group in enumerate(words):
-        if any(t in terms for t in group):
-            bits |= 1 << i
-    return bits
+    return WordBits(words)(terms)
+
+
+class WordBits:
+    """:func:`held` for one question's ``words``, made once for the many term sets it is
+    asked of (one set intersection each, not a membership test per alternative term)."""
+
+    def __init__(self, words: Sequence[Sequence[str]]) -> None:
+        bits: dict[str, int] = {}
+        for i, group in enumerate(words):
+            for term in group:
+                bits[term] = bits.get(term, 0) | 1 << i
+        self._bits = bits
+        self._terms = frozenset(bits)
+
+    def __call__(self, terms: frozenset[str]) -> int:
+        out = 0
+        for term in self._terms & terms:
+            out |= self._bits[term]
+        return out
 
 
 def share(bits: int, weights: Sequence[float], total: float) -> float:
@@ -211,6 +227,13 @@ def carried(text: str, spans: Sequence[tuple[int, int]], index: int) -> int:
     return end
 
 
+@lru_cache(maxsize=2048)
+def sentence_offsets(text: str, language: str) -> tuple[tuple[int, int], ...]:
+    """``(start, end)`` of each of :func:`~kbsearch.text.sentences.sentences` of ``text``,
+    cached per process (the same passages come back search after search)."""
+    return tuple((s.start, s.end) for s in sentences(text, language))
+
+
 def extended(text: str, spans: Sequence[tuple[int, int]], index: int) -> tuple[int, int]:
     """The span of sentence ``index`` as the module docstring extends it."""
     start, end = spans[index]
@@ -226,7 +249,8 @@ def local_weights(
     over its ``n`` sentences, ``df`` of which hold the word (a word every sentence holds,
     the passage's topic, tells its sentences apart less than one only the answer holds)."""
     _same_length(words, idf)
-    return _local_weights([held(st, words) for st in sentence_terms], idf)
+    bits = WordBits(words)
+    return _local_weights([bits(st) for st in sentence_terms], idf)
 
 
 def _same_length(words: Sequence[Sequence[str]], weights: Sequence[float]) -> None:
@@ -359,17 +383,19 @@ def choose_span(
     best: list[tuple[float, float, int, int, int]] = []  # per passage: score, cover, i, s, e
     _same_length(words, idf)
     idf_total = sum(idf)
+    word_bits = WordBits(words)
     for rank, candidate in enumerate(candidates[:PASSAGES]):
         text = candidate.text
-        segmented = sentences(text, candidate.language)
-        spans = [(s.start, s.end) for s in segmented if s.start >= candidate.body]
+        spans = [
+            (s, e) for s, e in sentence_offsets(text, candidate.language) if s >= candidate.body
+        ]
         prior = DENSE_WEIGHT * ((floor if candidate.cosine is None else candidate.cosine) - top)
         prior -= RANK_WEIGHT * rank
         found: tuple[float, float, int, int, int] | None = None
         own = [terms(text[s:e]) for s, e in spans]
         headers = table_headers(text, spans)
         scored = [t if h is None else t | own[h] for t, h in zip(own, headers, strict=True)]
-        bits = [held(t, words) for t in scored]
+        bits = [word_bits(t) for t in scored]
         heading_terms = terms(text[: candidate.body])
         local = topic_weights(heading_terms, words, _local_weights(bits, idf))
         local_total = sum(local)
