@@ -28,6 +28,7 @@ from ..retrieve.lexical.impact import ImpactIndex
 from ..text.analysis import Analyzer, fold_diacritics, stem_words, words
 from ..text.matching import sentence_spans
 from .confidence_features import HUB_DEPTH, SENTENCE_DEPTH, Evidence
+from .span import WordBits, share
 
 __all__ = ["Background", "TermStatistics", "centralities", "collect", "gather", "term_statistics"]
 
@@ -129,15 +130,14 @@ def sentence_coverage(
     if total <= 0:
         return 0.0
     best = 0.0
+    shares: dict[int, float] = {}  # by the words a sentence holds: many hold the same
+    held = WordBits(statistics.words)
     for text in texts:
         for start, end in sentence_spans(text):
-            present = text_terms(text[start:end], analyzer, languages)
-            found = sum(
-                w
-                for group, w in zip(statistics.words, statistics.idf, strict=True)
-                if any(t in present for t in group)
-            )
-            best = max(best, found / total)
+            bits = held(text_terms(text[start:end], analyzer, languages))
+            if bits not in shares:
+                shares[bits] = share(bits, statistics.idf, total)
+            best = max(best, shares[bits])
     return best
 
 

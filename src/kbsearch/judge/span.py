@@ -70,6 +70,7 @@ import re
 from bisect import bisect_right
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from ..text.sentences import sentences
 
@@ -171,11 +172,40 @@ Terms = Callable[[str], frozenset[str]]  # the stemmed, folded terms of a text
 def coverage(terms: frozenset[str], words: Sequence[Sequence[str]], idf: Sequence[float]) -> float:
     """IDF-weighted share of ``words`` (each a group of alternative terms) present in
     ``terms``; 0 when the words weigh nothing."""
-    total = sum(idf)
+    return share(held(terms, words), idf, sum(idf))
+
+
+def held(terms: frozenset[str], words: Sequence[Sequence[str]]) -> int:
+    """Which of ``words`` (each a group of alternative terms) ``terms`` holds, as a bit set:
+    bit ``i`` for ``words[i]``. A run of sentences holds the union of its sentences' bits."""
+    return WordBits(words)(terms)
+
+
+class WordBits:
+    """:func:`held` for one question's ``words``, made once for the many term sets it is
+    asked of (one set intersection each, not a membership test per alternative term)."""
+
+    def __init__(self, words: Sequence[Sequence[str]]) -> None:
+        bits: dict[str, int] = {}
+        for i, group in enumerate(words):
+            for term in group:
+                bits[term] = bits.get(term, 0) | 1 << i
+        self._bits = bits
+        self._terms = frozenset(bits)
+
+    def __call__(self, terms: frozenset[str]) -> int:
+        out = 0
+        for term in self._terms & terms:
+            out |= self._bits[term]
+        return out
+
+
+def share(bits: int, weights: Sequence[float], total: float) -> float:
+    """The ``weights`` of the words in ``bits`` (:func:`held`), summed in the words' order,
+    over ``total`` (their sum, ``sum(weights)``); 0 when ``total`` is not positive."""
     if total <= 0:
         return 0.0
-    found = sum(w for group, w in zip(words, idf, strict=True) if any(t in terms for t in group))
-    return found / total
+    return sum(w for i, w in enumerate(weights) if bits >> i & 1) / total
 
 
 def restates(sentence: str, sentence_terms: frozenset[str], words: Sequence[Sequence[str]]) -> bool:
@@ -212,6 +242,13 @@ def carried(text: str, spans: Sequence[tuple[int, int]], index: int) -> int:
     return end
 
 
+@lru_cache(maxsize=2048)
+def sentence_offsets(text: str, language: str) -> tuple[tuple[int, int], ...]:
+    """``(start, end)`` of each of :func:`~kbsearch.text.sentences.sentences` of ``text``,
+    cached per process (the same passages come back search after search)."""
+    return tuple((s.start, s.end) for s in sentences(text, language))
+
+
 def extended(text: str, spans: Sequence[tuple[int, int]], index: int) -> tuple[int, int]:
     """The span of sentence ``index`` as the module docstring extends it."""
     start, end = spans[index]
@@ -226,10 +263,21 @@ def local_weights(
     """Each question word's weight within one passage: ``idf * ln((n + 1) / (df + 0.5))``
     over its ``n`` sentences, ``df`` of which hold the word (a word every sentence holds,
     the passage's topic, tells its sentences apart less than one only the answer holds)."""
-    n = len(sentence_terms)
+    _same_length(words, idf)
+    bits = WordBits(words)
+    return _local_weights([bits(st) for st in sentence_terms], idf)
+
+
+def _same_length(words: Sequence[Sequence[str]], weights: Sequence[float]) -> None:
+    if len(words) != len(weights):
+        raise ValueError(f"{len(words)} question words but {len(weights)} weights")
+
+
+def _local_weights(sentence_bits: Sequence[int], idf: Sequence[float]) -> tuple[float, ...]:
+    n = len(sentence_bits)
     return tuple(
-        w * math.log((n + 1) / (sum(any(t in st for t in group) for st in sentence_terms) + 0.5))
-        for group, w in zip(words, idf, strict=True)
+        w * math.log((n + 1) / (sum(bits >> i & 1 for bits in sentence_bits) + 0.5))
+        for i, w in enumerate(idf)
     )
 
 
@@ -400,18 +448,24 @@ def choose_span(
         (max(c.sentence_cosines.values()) for c in dense if c.sentence_cosines), default=0.0
     )
     best: list[tuple[float, float, int, int, int]] = []  # per passage: score, cover, i, s, e
+    _same_length(words, idf)
+    idf_total = sum(idf)
+    word_bits = WordBits(words)
     for rank, candidate in enumerate(candidates[:PASSAGES]):
         text = candidate.text
-        segmented = sentences(text, candidate.language)
-        spans = [(s.start, s.end) for s in segmented if s.start >= candidate.body]
+        spans = [
+            (s, e) for s, e in sentence_offsets(text, candidate.language) if s >= candidate.body
+        ]
         prior = DENSE_WEIGHT * ((floor if candidate.cosine is None else candidate.cosine) - top)
         prior -= RANK_WEIGHT * rank
         found: tuple[float, float, int, int, int] | None = None
         own = [terms(text[s:e]) for s, e in spans]
         headers = table_headers(text, spans)
         scored = [t if h is None else t | own[h] for t, h in zip(own, headers, strict=True)]
+        bits = [word_bits(t) for t in scored]
         heading_terms = terms(text[: candidate.body])
-        local = topic_weights(heading_terms, words, local_weights(scored, words, idf))
+        local = topic_weights(heading_terms, words, _local_weights(bits, idf))
+        local_total = sum(local)
         heads = sub_headings(text, candidate.body)
         starts = [h[0] for h in heads]
         part = [bisect_right(starts, s) for s, _ in spans]  # 0: before any sub-heading
@@ -436,11 +490,12 @@ def choose_span(
                 sub = text[slice(*heads[part[i] - 1])] if part[i] else ""
                 lead = LEAD_WEIGHT * coverage(terms(f"{asked}\n{sub}"), words, idf)
             for start, end in built:
-                window = frozenset().union(
-                    *(scored[j] for j, (s, e) in enumerate(spans) if start <= s and e <= end)
-                )
-                cover = coverage(window, words, idf)
-                score = coverage(window, words, local) + prior
+                window = 0  # the words the run holds: its sentences' (table headers with rows)
+                for j, (s, e) in enumerate(spans):
+                    if start <= s and e <= end:
+                        window |= bits[j]
+                cover = share(window, idf, idf_total)
+                score = share(window, local, local_total) + prior
                 score += LENGTH_BONUS * (end - start) / SPAN_WIDTH
                 score += lead
                 if number and DIGIT.search(text, start, end):

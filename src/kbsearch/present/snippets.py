@@ -24,6 +24,7 @@ import html
 import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from ..text.analysis import content_query_words, fold_diacritics, fold_ligatures
 from ..text.matching import (
@@ -89,7 +90,14 @@ def trigram_scores(sentences: Sequence[str], query: str) -> list[float]:
     wanted = _trigrams(content_query_words(query))
     if not wanted:
         return [0.0] * len(sentences)
-    return [len(wanted & _trigrams(TOKEN.findall(s))) / len(wanted) for s in sentences]
+    return [len(wanted & _sentence_trigrams(s)) / len(wanted) for s in sentences]
+
+
+@lru_cache(maxsize=16384)
+def _sentence_trigrams(sentence: str) -> frozenset[str]:
+    """A sentence's trigrams, cached per process (the same passages' sentences come back
+    search after search)."""
+    return _trigrams(TOKEN.findall(sentence))
 
 
 def _trigrams(tokens: Sequence[str]) -> frozenset[str]:

@@ -3,6 +3,7 @@ metrics. Every route takes the audience from the caller's key (:func:`caller_of`
 
 from __future__ import annotations
 
+from datetime import date
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, File, Form, Query, Request, UploadFile
@@ -49,8 +50,11 @@ READ_ERRORS = (401, 403, 422, 503)  # any route behind a key that reads the inde
 
 
 async def _search(service: Service, caller: Caller, args: ops.SearchArgs) -> dict[str, Any]:
+    # the same search on the same generation is answered as before (Engine.read): it
+    # depends on the audience, the arguments and, without as_of, the day
     return await service.engine.run_read(
-        lambda kb: ops.search(kb, caller.audience, args, service.limits)
+        lambda kb: ops.search(kb, caller.audience, args, service.limits),
+        key=lambda: ("search", caller.audience, args, None if args.as_of else date.today()),
     )
 
 

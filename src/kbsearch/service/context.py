@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gc
 import ipaddress
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from types import UnionType
@@ -147,6 +148,36 @@ def _single_names(dependant: Any) -> set[str]:
     return names
 
 
+@dataclass(frozen=True)
+class _Takes:
+    """What a route's endpoint takes, read from its dependency tree once per route."""
+
+    caller: bool  # it needs the caller's key
+    known: frozenset[str]  # the query parameters it takes
+    single: tuple[str, ...]  # those of one value, sorted
+
+
+_TAKES: dict[int, tuple[object, _Takes]] = {}  # id(route) -> the route (held), what it takes
+
+
+def _takes(request: Request) -> _Takes | None:
+    """:class:`_Takes` of the request's route (``None``: it matched no endpoint)."""
+    route = request.scope.get("route")
+    dependant = getattr(route, "dependant", None)
+    if dependant is None:
+        return None
+    held = _TAKES.get(id(route))
+    if held is not None and held[0] is route:  # routes are not hashable: by id, held alive
+        return held[1]
+    found = _Takes(
+        _needs_caller(dependant),
+        frozenset(_query_names(dependant)),
+        tuple(sorted(_single_names(dependant))),
+    )
+    _TAKES[id(route)] = (route, found)
+    return found
+
+
 async def known_parameters(request: Request) -> None:
     """Rejects (422) a query parameter the endpoint does not take: a misspelt or unsupported
     option (``fusion=``, ``rrf_k=`` on ``/search``) would otherwise be ignored silently; and
@@ -154,10 +185,10 @@ async def known_parameters(request: Request) -> None:
     (:func:`parameter_problem`). ``audience`` gets its own message (:func:`caller_of`). An
     endpoint that needs a key authenticates first: without a key the answer is 401, whatever
     the parameters."""
-    dependant = getattr(request.scope.get("route"), "dependant", None)
-    if dependant is None:
+    takes = _takes(request)
+    if takes is None:
         return
-    if _needs_caller(dependant):
+    if takes.caller:
         await caller_of(request)
     check_utf8_query(request)
     problem = parameter_problem(request)
@@ -170,15 +201,14 @@ def parameter_problem(request: Request) -> str | None:
     take (``audience`` left to :func:`caller_of`) or a single-valued one given more than
     once; ``None`` when they fit (or the request matched no endpoint). The API raises it
     (:func:`known_parameters`); the search page shows it on the page."""
-    dependant = getattr(request.scope.get("route"), "dependant", None)
-    if dependant is None:
+    takes = _takes(request)
+    if takes is None:
         return None
-    known = _query_names(dependant)
-    unknown = sorted(set(request.query_params) - known - {"audience"})
+    unknown = sorted(set(request.query_params) - takes.known - {"audience"})
     if unknown:
-        takes = ", ".join(sorted(known)) or "none"
-        return f"unknown parameter(s) {shown_names(unknown)}; this endpoint takes: {takes}"
-    for name in sorted(_single_names(dependant)):
+        names = ", ".join(sorted(takes.known)) or "none"
+        return f"unknown parameter(s) {shown_names(unknown)}; this endpoint takes: {names}"
+    for name in takes.single:
         given = len(request.query_params.getlist(name))
         if given > 1:  # else the last one would be read, silently
             return f"parameter {name} given {given} times; it takes one value"

@@ -15,6 +15,7 @@ and as langdetect gave; 0.3 ms instead of 5-10 ms a passage).
 from __future__ import annotations
 
 import threading
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the model takes ~0.3 s to load: only when a text is detected
@@ -26,6 +27,7 @@ TRUST_LETTERS = 200  # a guess outside PREFERRED needs this many letters...
 TRUST_PROBABILITY = 0.95  # ...and this probability
 SAMPLE_CHARS = 300  # the characters read (cut at the next space)...
 MAX_CHARS = 10_000  # ...unless they are not in PREFERRED: then up to this many (langdetect's)
+CACHED_CHARS = 1_000  # a text this short (a query) is ranked once per process (_candidates)
 CANDIDATE_PROBABILITY = 0.01  # a language below this probability is no candidate
 NO_LANGUAGE = "zxx"  # py3langid's label for text of no language (code, numbers): no candidate
 # the codes py3langid can return (its model's labels, less NO_LANGUAGE), written out so that
@@ -69,9 +71,22 @@ def _sample(text: str) -> str:
 def _candidates(text: str, count: int) -> list[tuple[str, float]]:
     """``(language, probability)`` of each language of probability at least
     ``CANDIDATE_PROBABILITY`` for ``text`` (of ``count`` letters), most likely first; empty
-    below ``MIN_LETTERS`` letters."""
+    below ``MIN_LETTERS`` letters. A text of at most :data:`CACHED_CHARS` characters (a
+    query, which :func:`detect_any` and :func:`detect_language` both read) is ranked once
+    per process."""
     if count < MIN_LETTERS:
         return []
+    if len(text) <= CACHED_CHARS:
+        return list(_short_candidates(text))
+    return _ranked(text)
+
+
+@lru_cache(maxsize=1024)
+def _short_candidates(text: str) -> tuple[tuple[str, float], ...]:
+    return tuple(_ranked(text))
+
+
+def _ranked(text: str) -> list[tuple[str, float]]:
     sample = _sample(text)
     ranked = _identifier().rank(sample)
     if ranked[0][0] not in PREFERRED and len(sample) < len(text):
