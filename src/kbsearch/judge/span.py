@@ -32,8 +32,8 @@ passage's heading vector (its ``title > section`` path embedded apart,
 a section heading, or a title ending in "?"; an article's title alone names its topic), ``max
 hcos`` the best of the candidates' (the term only when one of them has one; a candidate
 without one takes the lowest of theirs): the heading that asks the question ("When points
-expire" for "When do my points run out?") lifts its passage over one ranked above it by the
-words of its body; "asks for a number": "how much/many/long", "when",
+expire" for "When do my points run out?") may lift its passage over one ranked above it by
+the words of its body; "asks for a number": "how much/many/long", "when",
 "combien", "quand", "quelle année"... (:data:`NUMBER_QUESTION`); "asks when": "when",
 "what year", "quand", "en quelle année"... (:data:`DATE_QUESTION`), "a date": a year of
 four digits, a month's name (not "may") or a century (:data:`DATE`); the last term only when the
