@@ -31,14 +31,14 @@ passage's heading vector (its ``title > section`` path embedded apart,
 :mod:`kbsearch.index.headings`) when that heading may ask the question (:func:`asked_cosine`:
 a section heading, or a title ending in "?"; an article's title alone names its topic), ``max
 hcos`` the best of the candidates' (the term only when one of them has one; a candidate
-without one takes the lowest of theirs): the heading that asks the question ("When points
-expire" for "When do my points run out?") may lift its passage over one ranked above it by
-the words of its body; "asks for a number": "how much/many/long", "when",
-"combien", "quand", "quelle année"... (:data:`NUMBER_QUESTION`); "asks when": "when",
-"what year", "quand", "en quelle année"... (:data:`DATE_QUESTION`), "a date": a year of
-four digits, a month's name (not "may") or a century (:data:`DATE`); the last term only when the
-sentences' own vectors are at hand (``Candidate.sentence_cosines``, e.g. computed once at
-index time): cosines of the sentence vectors (passage role) to the question's;
+without one takes the lowest of theirs): an FAQ entry titled with the question asked may
+win over a better-ranked entry that paraphrases it; "asks for a number": "how
+much/many/long", "when", "combien", "quand", "quelle année"... (:data:`NUMBER_QUESTION`);
+"asks when": "when", "what year", "quand", "en quelle année"... (:data:`DATE_QUESTION`), "a
+date": a year of four digits, a month's name (not "may") or a century (:data:`DATE`); the
+last term only when the sentences' own vectors are at hand (``Candidate.sentence_cosines``,
+e.g. computed once at index time): cosines of the sentence vectors (passage role) to the
+question's;
 ``heading(p, s)``: the IDF-weighted share of the question's words in the passage's headings
 that may ask it (:func:`asked_heading`: an FAQ section's heading is the question, and its
 first sentences answer it) and in the sub-heading line the span stands under, if any (below),
@@ -89,7 +89,7 @@ RANK_WEIGHT = 0.3  # score lost per rank of the passage
 LENGTH_BONUS = 0.1  # score gained per SPAN_WIDTH characters of a span
 RUN = 3  # sentences of one paragraph a span may run over
 SENTENCE_WEIGHT = 3.0  # weight of a span's best sentence cosine minus the best sentence's
-HEADING_WEIGHT = 6.0  # weight of the passage's heading cosine minus the best candidate's
+HEADING_WEIGHT = 6.0  # weight of the heading cosine minus the best one's (covid_faq_en dev)
 
 NUMBER_BONUS = 0.1  # score gained by a span holding a digit when the question asks for a number
 DATE_BONUS = 0.2  # score gained by a span holding a date when the question asks when
