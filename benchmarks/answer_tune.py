@@ -84,6 +84,9 @@ def collect(args: argparse.Namespace) -> None:
                 "languages": languages,
                 "terms": QuestionTerms(stats.words, stats.idf, kb.analyzer.name),
                 "cosines": dict(assessed.routes.get("dense", ())),
+                "headings": kb.backend.heading_scores(
+                    kb.query_vector(q.text), [h.passage_id for h in assessed.hits[:TOP]]
+                ),
             })  # fmt: skip
     with open(args.out, "wb") as f:
         pickle.dump(rows, f)
@@ -145,7 +148,7 @@ def score(rows: list[dict], gold: dict, cosines: list[dict | None]) -> tuple[flo
             continue
         asked += 1
         a = compose(q.text, Decision(True, 1.0, 0.0), r["hits"], r["documents"], r["languages"],
-                    r["terms"], r["cosines"], own)  # fmt: skip
+                    r["terms"], r["cosines"], own, r.get("headings"))  # fmt: skip
         ok = gold_of(q.extra, gold, q.qid).right(a.text)
         right += ok
         if a.text is not None:

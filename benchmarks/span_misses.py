@@ -78,7 +78,8 @@ def main() -> None:
         if not gold or not q.has_relevant:
             continue
         a = compose(q.text, Decision(True, 1.0, 0.0), r["hits"], r["documents"],
-                    r["languages"], r["terms"], r["cosines"])  # fmt: skip
+                    r["languages"], r["terms"], r["cosines"], None,
+                    r.get("headings"))  # fmt: skip
         if gold.right(a.text):
             counts["right"] += 1
             continue

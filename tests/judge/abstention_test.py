@@ -235,3 +235,25 @@ def test_the_decision_carries_the_span_it_judged(kb: KnowledgeBase) -> None:
     assert decision.span_passage == answer.citation.passage_id
     assert (decision.span.start, decision.span.end) == (answer.start, answer.end)
     assert {"span_coverage", "span_score", "retrieval_logit"} <= set(decision.features)
+
+
+def test_the_span_reads_the_headings_cosines(
+    kb: KnowledgeBase, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the stage asks the backend for the top passages' heading cosines: a heading far closer
+    # to the question than the others' moves the answer to its passage
+    filters = Filters(as_of=DAY)
+    before = kb.ask(QUERY, filters=filters, min_confidence=0.0)
+    assert before.citation is not None
+    top = [h.passage_id for h in before.nearest[:3]]
+    other = next(p for p in top[1:] if "#" in p and not p.endswith("#top"))
+    asked: list[list[str]] = []
+
+    def heading_scores(vector: object, passage_ids: list[str]) -> dict[str, float]:
+        asked.append(list(passage_ids))
+        return {p: 0.99 if p == other else 0.5 for p in passage_ids}
+
+    monkeypatch.setattr(kb.backend, "heading_scores", heading_scores)
+    after = kb.ask(QUERY, filters=filters, min_confidence=0.0)
+    assert asked and asked[-1] == top
+    assert after.citation is not None and after.citation.passage_id == other

@@ -339,3 +339,43 @@ def test_a_question_after_a_list_item_is_a_sub_heading() -> None:
     )
     found = [text[s:e] for s, e in sub_headings(text, len("Title\n\n"))]
     assert found == ["How long does a refund take?"]
+
+
+RETURNED = "Rewards\nPoints on returned items\n\nPoints for a returned item are taken back."
+EXPIRE = "Rewards\nWhen points expire\n\nPoints are taken back two years after you earn them."
+
+
+def _points_passage(*headings: float | None) -> int:
+    """The passage chosen between two sections of one page whose body words tie for "when are
+    points taken back": the search ranks "Points on returned items" first, the other's
+    heading asks the question; ``headings``: their heading cosines."""
+    candidates = [
+        Candidate(text, text.index("Points", 10), cosine, heading_cosine=heading)
+        for text, cosine, heading in zip((RETURNED, EXPIRE), (0.875, 0.874), headings, strict=True)
+    ]
+    span = choose_span(candidates, _words("point", "taken", "back"), (1.0,) * 3, _terms)
+    assert span is not None
+    return span.passage
+
+
+def test_the_passage_whose_heading_asks_the_question_wins_over_a_better_ranked_one() -> None:
+    assert _points_passage(0.84, 0.90) == 1
+    assert _points_passage(None, None) == 0  # without heading vectors: the search's order
+
+
+def test_a_passage_without_a_heading_vector_takes_the_lowest_heading_cosine() -> None:
+    assert _points_passage(None, 0.90) == 0  # one heading alone: no difference to weigh
+
+
+def test_a_heading_that_only_names_the_topic_is_no_evidence() -> None:
+    # an article's title alone (no section, no "?") names its topic, not what is asked: its
+    # cosine does not move the choice
+    first = "Michael Phelps\n\nHe won eight gold medals in Beijing in 2008."
+    second = "Swimming\n\nMichael Phelps won eight gold medals in 2008."
+    words = _words("gold", "medal", "won")
+    candidates = [
+        Candidate(first, first.index("He won"), 0.80, heading_cosine=0.70),
+        Candidate(second, second.index("Michael"), 0.80, heading_cosine=0.95),
+    ]
+    span = choose_span(candidates, words, (1.0,) * 3, _terms)
+    assert span is not None and span.passage == 0

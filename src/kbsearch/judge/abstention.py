@@ -112,7 +112,8 @@ class AbstentionStage:
     def span(self, run: Run) -> tuple[Span | None, str | None]:
         """The span chosen among the first :data:`~kbsearch.judge.span.PASSAGES` passages of
         ``run.ranked`` (their documents' titles and languages from the backend; the
-        question's words weighted by the audience's IDF) and the passage it lies in."""
+        question's words weighted by the audience's IDF; their heading vectors' cosines to the
+        question's) and the passage it lies in."""
         ids = [pid for pid, _ in run.ranked[:PASSAGES]]
         found = run.rows(ids)
         passages = [found[p].passage for p in ids if p in found]
@@ -127,5 +128,10 @@ class AbstentionStage:
         )
         terms = QuestionTerms(statistics.words, statistics.idf, analyzer.name)
         cosines = dict(run.routes["dense"])
-        span = choose(passages, documents, languages, terms, cosines, run.query.text)
+        headings = self._backend.heading_scores(
+            run.query.vector(self._encoder), [p.passage_id for p in passages]
+        )
+        span = choose(
+            passages, documents, languages, terms, cosines, run.query.text, None, headings
+        )
         return span, None if span is None else passages[span.passage].passage_id

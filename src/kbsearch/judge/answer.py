@@ -249,13 +249,15 @@ def choose(
     cosines: Mapping[str, float],
     query: str = "",
     sentence_cosines: Mapping[str, Mapping[tuple[int, int], float]] | None = None,
+    heading_cosines: Mapping[str, float] | None = None,
 ) -> Span | None:
     """The span that answers (:func:`kbsearch.judge.span.choose_span`) among ``passages``
     (best first, each with its document in ``documents`` by ``(doc_id, version)``: the
     caller keeps only those), their bodies after the title and heading lines, for the
     question's ``terms``, the passages' ``cosines`` to the question and their sentences'
-    (``sentence_cosines``, as :func:`compose`'s), for ``query``; what the abstention stage
-    judges and ``ask`` shows."""
+    (``sentence_cosines``, as :func:`compose`'s) and their headings' (``heading_cosines``, by
+    passage id; a passage without a heading vector is left out), for ``query``; what the
+    abstention stage judges and ``ask`` shows."""
     language = languages[0] if len(languages) == 1 else "en"
     candidates = []
     for p in passages:
@@ -263,7 +265,10 @@ def choose(
         body = _body(p, document)
         cosine = cosines.get(p.passage_id)
         own = (sentence_cosines or {}).get(p.passage_id)
-        candidates.append(Candidate(p.text, body, cosine, document.language or language, own))
+        heading = (heading_cosines or {}).get(p.passage_id)
+        candidates.append(
+            Candidate(p.text, body, cosine, document.language or language, own, heading)
+        )
     return choose_span(
         candidates,
         terms.words,
@@ -282,13 +287,15 @@ def compose(
     question: QuestionTerms | None = None,
     cosines: Mapping[str, float] | None = None,
     sentence_cosines: Mapping[str, Mapping[tuple[int, int], float]] | None = None,
+    heading_cosines: Mapping[str, float] | None = None,
 ) -> Answer:
     """The answer from the decision, the hits (best first), their documents by ``(doc_id,
     version)`` (a hit without one is not a candidate), the question's terms (default: every
     content word at weight 1), the passages' cosines to the question (the dense route's
     list; default none) and, by passage id, its sentences' cosines to the question by their
     ``(start, end)`` offsets in the passage text (when sentence vectors are at hand; default
-    none: the span is chosen on words and passage cosines).
+    none: the span is chosen on words and passage cosines) and the cosines of their heading
+    vectors by passage id (default none).
 
     Raises:
         QueryError: the query cannot be analysed (only without ``question``).
@@ -301,7 +308,10 @@ def compose(
         span = replace(span, passage=ids.index(decision.span_passage))
     else:
         terms = question or QuestionTerms.of(query, languages)
-        span = choose(usable, documents, languages, terms, cosines or {}, query, sentence_cosines)
+        span = choose(
+            usable, documents, languages, terms, cosines or {}, query, sentence_cosines,
+            heading_cosines,
+        )  # fmt: skip
     chosen = DONT_SAY if span is None else decision.verdict
     if chosen == DONT_SAY or span is None:
         return Answer(

@@ -13,6 +13,7 @@ Each candidate span ``s`` (a run of sentences, below) of the passage at rank ``r
 scores
 
     score(s) = local(s) + DENSE_WEIGHT * (cos(p) - cos(p1)) - RANK_WEIGHT * (r - 1)
+               + HEADING_WEIGHT * (hcos(p) - max hcos)
                + LENGTH_BONUS * len(s) / SPAN_WIDTH
                + NUMBER_BONUS * [the question asks for a number and s holds a digit]
                + DATE_BONUS * [the question asks when and s holds a date]
@@ -25,12 +26,19 @@ their stems, as the abstention evidence matches them; a table row holds its head
 words too, :func:`table_headers`; a word of the passage's title or headings, the topic the
 question is asked about rather than what it asks, weighs :data:`TOPIC_WEIGHT` of its
 weight, :func:`topic_weights`); ``cos(p)``: the passage's cosine to the question (the dense
-route's), ``cos(p1)`` the first passage's; "asks for a number": "how much/many/long", "when",
-"combien", "quand", "quelle année"... (:data:`NUMBER_QUESTION`); "asks when": "when",
-"what year", "quand", "en quelle année"... (:data:`DATE_QUESTION`), "a date": a year of
-four digits, a month's name (not "may") or a century (:data:`DATE`); the last term only when the
-sentences' own vectors are at hand (``Candidate.sentence_cosines``, e.g. computed once at
-index time): cosines of the sentence vectors (passage role) to the question's;
+route's), ``cos(p1)`` the first passage's; ``hcos(p)``: the question's cosine to the
+passage's heading vector (its ``title > section`` path embedded apart,
+:mod:`kbsearch.index.headings`) when that heading may ask the question (:func:`asked_cosine`:
+a section heading, or a title ending in "?"; an article's title alone names its topic), ``max
+hcos`` the best of the candidates' (the term only when one of them has one; a candidate
+without one takes the lowest of theirs): an FAQ entry titled with the question asked may
+win over a better-ranked entry that paraphrases it; "asks for a number": "how
+much/many/long", "when", "combien", "quand", "quelle année"... (:data:`NUMBER_QUESTION`);
+"asks when": "when", "what year", "quand", "en quelle année"... (:data:`DATE_QUESTION`), "a
+date": a year of four digits, a month's name (not "may") or a century (:data:`DATE`); the
+last term only when the sentences' own vectors are at hand (``Candidate.sentence_cosines``,
+e.g. computed once at index time): cosines of the sentence vectors (passage role) to the
+question's;
 ``heading(p, s)``: the IDF-weighted share of the question's words in the passage's headings
 that may ask it (:func:`asked_heading`: an FAQ section's heading is the question, and its
 first sentences answer it) and in the sub-heading line the span stands under, if any (below),
@@ -82,6 +90,7 @@ RANK_WEIGHT = 0.3  # score lost per rank of the passage
 LENGTH_BONUS = 0.1  # score gained per SPAN_WIDTH characters of a span
 RUN = 3  # sentences of one paragraph a span may run over
 SENTENCE_WEIGHT = 3.0  # weight of a span's best sentence cosine minus the best sentence's
+HEADING_WEIGHT = 6.0  # weight of the heading cosine minus the best one's (covid_faq_en dev)
 
 NUMBER_BONUS = 0.1  # score gained by a span holding a digit when the question asks for a number
 DATE_BONUS = 0.2  # score gained by a span holding a date when the question asks when
@@ -140,13 +149,15 @@ class Candidate:
     (after the title and heading lines); ``cosine``: its cosine to the question (``None``
     when the dense route did not list it: its prior is then the last listed one's);
     ``sentence_cosines``: its sentences' cosines to the question by ``(start, end)``
-    offsets, when their vectors are at hand (``None``: no sentence-level dense evidence)."""
+    offsets, when their vectors are at hand (``None``: no sentence-level dense evidence);
+    ``heading_cosine``: its heading vector's cosine to the question (``None``: it has none)."""
 
     text: str
     body: int
     cosine: float | None = None
     language: str = "en"
     sentence_cosines: Mapping[tuple[int, int], float] | None = None
+    heading_cosine: float | None = None
 
 
 @dataclass(frozen=True)
@@ -415,6 +426,14 @@ def asked_heading(heading: str) -> str:
     return "\n".join(line for i, line in enumerate(lines) if i > 0 or line.endswith("?"))
 
 
+def asked_cosine(candidate: Candidate) -> float | None:
+    """``candidate``'s heading cosine when its heading may ask the question
+    (:func:`asked_heading` finds a line in it), else ``None``."""
+    if candidate.heading_cosine is None or not asked_heading(candidate.text[: candidate.body]):
+        return None
+    return candidate.heading_cosine
+
+
 def asks_number(question: str) -> bool:
     """True when ``question`` asks for a quantity, a duration, a price or a date
     (:data:`NUMBER_QUESTION`)."""
@@ -441,6 +460,9 @@ def choose_span(
     listed = [c.cosine for c in candidates[:PASSAGES] if c.cosine is not None]
     top = listed[0] if listed else 0.0
     floor = min(listed, default=0.0)
+    headed = [h for c in candidates[:PASSAGES] if (h := asked_cosine(c)) is not None]
+    heading_top = max(headed, default=0.0)
+    heading_floor = min(headed, default=0.0)
     number = asks_number(question)
     when = asks_date(question)
     dense = [c for c in candidates[:PASSAGES] if c.sentence_cosines]
@@ -458,6 +480,9 @@ def choose_span(
         ]
         prior = DENSE_WEIGHT * ((floor if candidate.cosine is None else candidate.cosine) - top)
         prior -= RANK_WEIGHT * rank
+        if headed:
+            asks = asked_cosine(candidate)
+            prior += HEADING_WEIGHT * ((heading_floor if asks is None else asks) - heading_top)
         found: tuple[float, float, int, int, int] | None = None
         own = [terms(text[s:e]) for s, e in spans]
         headers = table_headers(text, spans)
