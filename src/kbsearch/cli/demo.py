@@ -28,7 +28,7 @@ from kbsearch.tasks.demo import (
 from kbsearch.tasks.workflows import index_files
 
 from .eval import print_result, run_evaluation, wide_console
-from .index import report_line
+from .ingest import report_line
 from .search import snippet
 
 EXAMPLE_HITS = 3  # hits shown per example search

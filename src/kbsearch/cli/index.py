@@ -20,16 +20,6 @@ from .options import db_option, ingest_limits_option
 from .qdrant import qdrant_options, target_from_options
 
 
-def report_line(report: IndexReport) -> str:
-    """``added 1, updated 0, ... (n passages written, m embedded[, h headings embedded])``."""
-    headings = f", {report.headings_embedded} headings embedded" if report.headings_embedded else ""
-    return (
-        f"added {report.added}, updated {report.updated}, unchanged {report.unchanged}, "
-        f"removed {report.removed}, failed {len(report.failed)} "
-        f"({report.passages} passages written, {report.embedded} embedded{headings})"
-    )
-
-
 @click.command("index")
 @click.argument("paths", nargs=-1, required=True)
 @db_option

@@ -15,13 +15,20 @@ from kbsearch.knowledge_base import MAX_K, KnowledgeBase
 from kbsearch.records import Filters
 
 
-def print_index_report(report: IndexReport, verbose: bool) -> None:
-    """The index report as lines: counts on stdout, warnings and failures on stderr."""
-    click.echo(
+def report_line(report: IndexReport) -> str:
+    """``added 1, updated 0, ... (n passages written, m embedded[, h headings embedded])``."""
+    headings = f", {report.headings_embedded} headings embedded" if report.headings_embedded else ""
+    return (
         f"added {report.added}, updated {report.updated}, unchanged {report.unchanged}, "
         f"removed {report.removed}, failed {len(report.failed)} "
-        f"({report.passages} passages written, {report.embedded} embedded)"
+        f"({report.passages} passages written, {report.embedded} embedded{headings})"
     )
+
+
+def print_index_report(report: IndexReport, verbose: bool) -> None:
+    """The index report as lines: counts on stdout (:func:`report_line` first), warnings and
+    failures on stderr."""
+    click.echo(report_line(report))
     label = report.default_access_label
     if report.default_access:
         hint = (
