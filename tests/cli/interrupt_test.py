@@ -104,3 +104,29 @@ def test_the_command_line_imports_nothing_heavy_before_its_handler() -> None:
         [sys.executable, "-c", check], env=ENV, capture_output=True, text=True, check=True
     )
     assert done.stdout == "[]\n"
+
+
+# a worker thread busy for a minute (as the embedder's pool in an ONNX Runtime call), then
+# Ctrl-C in the command
+BUSY_POOL = """
+import sys, time
+from concurrent.futures import ThreadPoolExecutor
+import kbsearch.cli
+entry = kbsearch.cli.main  # the console script's function (the submodule shadows it)
+import kbsearch.cli.main as commands
+pool = ThreadPoolExecutor(1)
+def command():
+    pool.submit(time.sleep, 60)
+    raise KeyboardInterrupt
+commands.cli = command
+entry()
+"""
+
+
+def test_an_interrupted_process_does_not_wait_for_busy_worker_threads() -> None:
+    """After Ctrl-C the process ends at once with 130: the interpreter's shutdown would join
+    the embedder's worker threads, and a second Ctrl-C during that join aborted it."""
+    done = subprocess.run(
+        [sys.executable, "-c", BUSY_POOL], env=ENV, capture_output=True, text=True, timeout=30
+    )
+    assert (done.returncode, done.stderr) == (130, "interrupted\n")

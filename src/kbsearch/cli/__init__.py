@@ -8,6 +8,8 @@ first ``kbsearch.cli.cli``.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -30,14 +32,32 @@ def interrupted() -> None:
 def main() -> None:
     """The console script ``kbsearch`` (and ``python -m kbsearch``): Ctrl-C at any point,
     while the commands import or while one runs, prints ``interrupted`` and exits 130
-    (:data:`~kbsearch.cli.errors.INTERRUPTED`), never a traceback."""
+    (:data:`~kbsearch.cli.errors.INTERRUPTED`), never a traceback.
+
+    An interrupted process ends at once (:func:`os._exit`, its output flushed), once the
+    command's own clean-up has run: the interpreter's shutdown would join the embedder's
+    worker threads (:mod:`concurrent.futures`), one of which may be inside an ONNX Runtime
+    call, and a second Ctrl-C during that join aborted the process (SIGABRT, 2 of 4 tries)."""
     try:
         from .main import cli
 
         cli()
     except KeyboardInterrupt:  # while importing; a command's own is handled by its group
         interrupted()
-        sys.exit(INTERRUPTED)
+        _leave(INTERRUPTED)
+    except SystemExit as done:
+        if done.code == INTERRUPTED:
+            _leave(INTERRUPTED)
+        raise
+
+
+def _leave(status: int) -> None:
+    """Exit with ``status`` now, stdout and stderr flushed, without the interpreter's
+    shutdown (see :func:`main`)."""
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):  # a closed pipe: nothing more to say
+            stream.flush()
+    os._exit(status)
 
 
 def __getattr__(name: str) -> Any:
