@@ -1,5 +1,6 @@
-"""What one search request costs in-process, in CPU milliseconds of the calling thread
-(``time.thread_time``: robust to other processes' load, unlike wall time), on a copy of an
+"""What one search request costs in-process, in CPU milliseconds of this process, every
+thread (``time.process_time``: robust to other processes' load, unlike wall time; every
+thread, since the ONNX embedder runs its calls on its own worker threads), on a copy of an
 index, with the index's embedder on one intra-op thread:
 
 - query encoding: one query per ONNX call, and (``--batch 8``) 8 queries in one call, with
@@ -43,12 +44,12 @@ from _common import demo_questions  # noqa: E402
 
 
 def cpu_ms(fn: Callable[[], object], repeat: int = 1) -> float:
-    """Median CPU milliseconds of this thread per call of ``fn``."""
+    """Median CPU milliseconds of this process (every thread) per call of ``fn``."""
     samples = []
     for _ in range(repeat):
-        start = time.thread_time()
+        start = time.process_time()
         fn()
-        samples.append((time.thread_time() - start) * 1000)
+        samples.append((time.process_time() - start) * 1000)
     return statistics.median(samples)
 
 
