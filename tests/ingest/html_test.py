@@ -221,3 +221,32 @@ def test_help_centre_vote_and_related_blocks_are_not_indexed(tmp_path: Path, sec
         (("Steps",), "Open Settings and choose Reset."),
         (("Related settings",), "Two-factor login is under Security."),
     ]
+
+
+def test_a_pages_meta_tags_give_its_access_and_version_as_front_matter_does(
+    tmp_path: Path,
+) -> None:
+    """``<meta name="access" content="staff">`` makes an HTML page staff-only whatever
+    --default-access (it was ignored, and the page went public); other meta tags are not
+    read."""
+    import kbsearch
+
+    page = tmp_path / "docs" / "agent-guide.html"
+    page.parent.mkdir()
+    page.write_text(
+        '<html><head><meta name="access" content="staff">'
+        '<meta name="kbsearch:version" content="2"><meta name="description" content="x">'
+        '<meta name="language" content="English"></head>'
+        "<body><h1>Agent guide</h1><p>Give a goodwill credit of 10 pounds.</p></body></html>",
+        encoding="utf-8",
+    )
+    (parsed,) = parse_file(page)
+    assert dict(parsed.metadata) == {"access": "staff", "version": "2"}
+    with kbsearch.open_kb(tmp_path / "kb.db", create=True, embedder="none") as kb:
+        assert kb.index([page.parent], default_access="public").ok
+        (stored,) = kb.documents()
+        assert (stored.document.access, stored.document.version) == ("staff", "2")
+        assert kb.search("goodwill credit", route="lexical") == []
+        assert kb.search(
+            "goodwill credit", route="lexical", filters=kbsearch.Filters(audience="staff")
+        )

@@ -13,6 +13,12 @@ blocks ``a`` and ``b``); ``<br>`` is a space. Question text in buttons (accordio
 ``<summary>`` is content; control-only buttons are dropped. Entities are decoded by the parser.
 A table holding headings or other tables is page layout and is read as text. The title is the
 first ``<h1>``, else ``<title>``.
+
+A page's metadata may be written as ``<meta name="FIELD" content="VALUE">`` (or
+``name="kbsearch:FIELD"``), the first of each name, for the fields :data:`META_FIELDS`, as
+Markdown front matter gives them: ``<meta name="access" content="staff">`` makes the page
+staff-only. Other metadata a site's pages carry (``description``, ``language``...) is not
+read: the language comes from the file name or from detection, as before.
 """
 
 from __future__ import annotations
@@ -30,6 +36,10 @@ from kbsearch.records import ParsedDocument, Table
 from kbsearch.text.analysis import controls_as_spaces
 
 SUFFIXES = (".html", ".htm")
+# the fields a <meta name> may give, as front matter does (never title or language, which
+# ordinary pages carry with other meanings: the title is the page's h1, the language detected)
+META_FIELDS = ("doc_id", "version", "access", "effective_from", "effective_to", "owner", "doc_type")
+META_PREFIX = "kbsearch:"
 
 _DROP = [
     *("script", "style", "noscript", "template", "nav", "header", "footer", "aside", "form"),
@@ -249,6 +259,19 @@ def _own_heading(article: Tag, level: int) -> Tag | None:
     return None
 
 
+def meta_fields(soup: BeautifulSoup) -> dict[str, str]:
+    """The :data:`META_FIELDS` a page's ``<meta name content>`` tags give (the first of each
+    name, case-insensitive, with or without :data:`META_PREFIX`), their content as text."""
+    found: dict[str, str] = {}
+    for tag in soup.find_all("meta"):
+        if not isinstance(tag, Tag):
+            continue
+        name = str(tag.get("name") or "").strip().lower().removeprefix(META_PREFIX)
+        if name in META_FIELDS and name not in found:
+            found[name] = normalize(str(tag.get("content") or ""))
+    return found
+
+
 def parse(path: Path, *, section_level: int = DEEPEST_LEVEL) -> list[ParsedDocument]:
     """Parse one HTML file into a single ParsedDocument (no character offsets).
 
@@ -259,6 +282,7 @@ def parse(path: Path, *, section_level: int = DEEPEST_LEVEL) -> list[ParsedDocum
     # that a NUL or another control character becomes a space, not U+FFFD inside a word
     markup = UnicodeDammit(read_bytes(path), is_html=True).unicode_markup or ""
     soup = BeautifulSoup(controls_as_spaces(markup), "lxml")
+    metadata = meta_fields(soup)
     roots, warnings = _content_roots(soup)
     # the first h1 of the content, else (sibling articles) the page's, outside its chrome
     found = [h for r in roots for h in [r.find("h1")] if isinstance(h, Tag)]
@@ -277,4 +301,4 @@ def parse(path: Path, *, section_level: int = DEEPEST_LEVEL) -> list[ParsedDocum
     title_tag = soup.find("title")
     page_title = normalize(title_tag.get_text(" ")) if isinstance(title_tag, Tag) else ""
     title = walker.title or first_h1 or page_title or None
-    return [ParsedDocument(None, title, tuple(walker.blocks), {}, tuple(warnings))]
+    return [ParsedDocument(None, title, tuple(walker.blocks), metadata, tuple(warnings))]
