@@ -197,3 +197,16 @@ def test_the_e5_vocabulary_gives_the_whole_models_ids(tmp_path: Path) -> None:
         ], text
     short = sum(len(piece_table.prepare(t, True)) <= piece_table.SHORT_TEXT for t in texts)
     assert short > 100  # the pruned path was the one tested
+
+
+def test_a_table_whose_whole_model_does_not_parse_is_one_error(tokenizer_json: Path) -> None:
+    """The table's checks do not parse its serialized model (that would cost the whole model's
+    load at every start): a damaged one is said in one line on the first long text."""
+    from kbsearch.errors import EmbedderUnavailableError
+
+    tok = load_tokenizer(tokenizer_json)
+    assert isinstance(tok, PieceTableTokenizer)
+    tok.table.arrays["whole"] = np.frombuffer(b"\x08\x96\x01 not a model proto", dtype=np.uint8)
+    assert tok.encode("ab")[0]  # a short text: a model of its own pieces
+    with pytest.raises(EmbedderUnavailableError, match="piece table .* is damaged"):
+        tok.encode("ab " * 200)

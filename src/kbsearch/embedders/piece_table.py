@@ -30,6 +30,7 @@ another format or of another ``tokenizer.json`` is rebuilt.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib
 import json
@@ -42,6 +43,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from ..errors import EmbedderUnavailableError
 
 TABLE_NAME = "tokenizer.pieces.npz"
 TABLE_FORMAT = 1
@@ -283,13 +286,31 @@ class PieceTableTokenizer:
         return self._spm.SentencePieceProcessor(model_proto=proto)
 
     def whole(self) -> Any:
-        """The whole model's processor (built on first use, ~0.8 s for 250k pieces)."""
+        """The whole model's processor (built on first use, ~0.8 s for 250k pieces).
+
+        Raises:
+            EmbedderUnavailableError: the table's serialized model does not parse (a damaged
+                file whose other arrays agree: the checks of :func:`read_piece_table` do not
+                parse it, which would cost that 0.8 s at every start).
+        """
         with self._lock:
             if self._whole is None:
-                self._whole = self._spm.SentencePieceProcessor(
-                    model_proto=self.table.arrays["whole"].tobytes()
-                )
+                try:
+                    self._whole = self._spm.SentencePieceProcessor(
+                        model_proto=self.table.arrays["whole"].tobytes()
+                    )
+                except (RuntimeError, TypeError, ValueError) as exc:
+                    reason = " ".join(str(exc).split())[:200]
+                    raise EmbedderUnavailableError(
+                        f"the tokenizer's piece table ({TABLE_NAME}) is damaged ({reason});"
+                        " delete it and it is rebuilt from tokenizer.json"
+                    ) from exc
             return self._whole
+
+    def _load_whole(self) -> None:
+        """:meth:`whole` in the background: a damaged table is said by the next long text."""
+        with contextlib.suppress(EmbedderUnavailableError):
+            self.whole()
 
     def encode(self, text: str) -> tuple[list[int], list[str]]:
         text = prepare(text, bool(self.table.meta["collapse_spaces"]))
@@ -301,7 +322,9 @@ class PieceTableTokenizer:
         with self._lock:
             self._short += 1
             if self._short == WHOLE_AFTER:
-                threading.Thread(target=self.whole, name="kbsearch-tokenizer", daemon=True).start()
+                threading.Thread(
+                    target=self._load_whole, name="kbsearch-tokenizer", daemon=True
+                ).start()
         normalised = self._normaliser.normalize(text)
         found = set(self.table.lookup(normalised).tolist()) - self._skip
         pieces = sorted(found | {self._lowest})
