@@ -53,9 +53,10 @@ FOREIGN = 0.55
 
 @lru_cache(maxsize=QUERY_CACHE)
 def query_language(query: str) -> str:
-    """:func:`kbsearch.text.language.detect_language` of a query (``"en"`` when too short), cached
-    per process: detection costs ~0.3 ms a query, yet every reader of a query's language
-    (fusion here, the abstention evidence) should share this one cache."""
+    """:func:`kbsearch.text.language.detect_language` of a query (``"en"`` when too short),
+    which ranks a short text's languages once per process: detection costs ~0.3 ms a query,
+    and every reader of a query's language (fusion here, the abstention evidence) shares that
+    one cache."""
     return detect_language(query)
 
 
