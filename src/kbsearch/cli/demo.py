@@ -131,7 +131,8 @@ def what_was_measured(
         [
             "Next, an answer with its citation, then every answer of the question set judged:",
             f'  kbsearch ask "is there a student discount?" --db {quote(str(db))}',
-            f"  kbsearch eval {quote(str(questions))} --db {quote(str(db))} --answers",
+            f"  kbsearch eval {quote(str(questions))} --db {quote(str(db))} --answers"
+            f" --k {result.k}",
         ]
         if vectors
         else [

@@ -42,36 +42,73 @@ def _cell(value: Any) -> str:
     return f"{value:.3f}" if isinstance(value, float) else str(value)
 
 
+# each outcome's column in the per-kind and per-language tables (the overall table's legend)
+SHORT = {
+    "right answer": "right",
+    "answered, misses the gold": "ans. w/o",
+    "uncertain, right": "unc. right",
+    "uncertain, misses the gold": "unc. w/o",
+    "wrong refusal": "wrong ref.",
+    "right refusal": "right ref.",
+    "wrong answer": "wrong ans.",
+    "uncertain, none": "unc. none",
+}
+
+
+def in_words(overall: Mapping[str, Any]) -> str:
+    """The overall outcomes in one sentence (answerable first, then unanswerable)."""
+    counts = overall["outcomes"]
+    answerable = overall["questions"] - overall["unanswerable"]
+    return (
+        f"Of {answerable} answerable questions, {counts['right answer']} were answered with the"
+        f" gold and {counts['answered, misses the gold']} without it,"
+        f" {counts['uncertain, right']} got an uncertain answer holding it, and"
+        f' {counts["wrong refusal"]} were refused ("the documents don\'t say"); of'
+        f" {overall['unanswerable']} unanswerable, {counts['right refusal']} were refused,"
+        f" {counts['uncertain, none']} got an uncertain answer and {counts['wrong answer']} an"
+        " answer."
+    )
+
+
 def print_summary(groups: Mapping[str, Mapping[str, Mapping[str, Any]]], console: Console) -> None:
-    """The overall table (outcomes, verdicts, shares, median length), then one row per kind
-    and per language."""
+    """The overall table (outcomes, verdicts, shares, median length) and its sentence
+    (:func:`in_words`), then one row per kind and per language (``n`` questions, of them
+    ``unans.`` unanswerable, the outcomes by their short names, :data:`SHORT`)."""
     overall = groups["all"]["all"]
     table = Table(
         title="answers: outcomes",
-        caption="gold: a gold answer string, or all of the question's keys",
+        caption="gold: a gold answer string, or all of the question's keys; uncertain, none:"
+        " an uncertain answer to an unanswerable question",
     )
     table.add_column("outcome")
     table.add_column("questions", justify="right")
     for name in OUTCOMES:
-        table.add_row(name, str(overall["outcomes"][name]))
+        table.add_row(f"{name} ({SHORT[name]})", str(overall["outcomes"][name]))
     for name, count in overall["verdicts"].items():
         table.add_row(f"verdict {name}", str(count))
     for key, label in SHARES:
         table.add_row(label, _cell(overall[key]))
     table.add_row("cited passage relevant (answerable)", _cell(overall["cited_relevant"]))
-    table.add_row("median answer length (chars)", _cell(overall["median_length"]))
+    table.add_row("median answer length (chars)", _length(overall["median_length"]))
     console.print(table)
+    console.print(in_words(overall), markup=False)
     for key in ("kind", "language"):
         per = Table(title=f"answers per {key}")
-        per.add_column(key)
-        columns = ("questions", "unanswerable", *OUTCOMES, "answered_right", "median_length")
+        per.add_column(key, no_wrap=True)
+        columns = ("n", "unans.", *(SHORT[o] for o in OUTCOMES), "right share", "chars")
         for column in columns:
-            per.add_column(column, justify="right")
+            per.add_column(column, justify="right", no_wrap=column in ("n", "unans.", "chars"))
         for name, s in groups.get(key, {}).items():
             values = [s["questions"], s["unanswerable"], *(s["outcomes"][o] for o in OUTCOMES),
-                      s["answered_right"], s["median_length"]]  # fmt: skip
-            per.add_row(escape(str(name)), *(_cell(v) for v in values))
+                      s["answered_right"]]  # fmt: skip
+            cells = [*(_cell(v) for v in values), _length(s["median_length"])]
+            per.add_row(escape(str(name)), *cells)
         console.print(per)
+
+
+def _length(value: Any) -> str:
+    """A median length in whole characters."""
+    return "–" if value is None else f"{value:.0f}"
 
 
 def evaluate_answers(
