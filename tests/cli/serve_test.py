@@ -23,7 +23,7 @@ def db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
 
 def start(db: str, report: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The warning lines ``kbsearch serve --report REPORT`` logs at start."""
-    result, _ = run_serve(["--db", db, "--report", str(report)], monkeypatch)
+    result, _ = run_serve(["--db", db, "--report", str(report), "--port", "0"], monkeypatch)
     assert result.exit_code == 0, result.output
     return [line for line in result.stderr.splitlines() if " warning " in line]
 
