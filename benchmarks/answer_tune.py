@@ -190,7 +190,7 @@ def bands(args: argparse.Namespace) -> None:
     for r in rows:
         q, d = r["question"], r["decision"]
         a = compose(q.text, replace(d, floor=0.0, threshold=0.0), r["hits"], r["documents"],
-                    r["languages"], r["terms"], r["cosines"])  # fmt: skip
+                    r["languages"], r["terms"], r["cosines"], None, r.get("headings"))  # fmt: skip
         right = gold_of(q.extra, gold, q.qid).right(a.text)
         cover = a.span.coverage if a.span else 0.0
         print(f"{q.qid}\t{int(q.has_relevant)}\t{d.confidence:.4f}\t{cover:.3f}\t{int(right)}")
@@ -223,7 +223,8 @@ def table(args: argparse.Namespace) -> None:
         for r in rows:
             q, hits = r["question"], r["hits"]
             usable = [h for h in hits if (h.doc_id, h.version) in r["documents"]]
-            span = choose(usable, r["documents"], r["languages"], r["terms"], r["cosines"], q.text)
+            span = choose(usable, r["documents"], r["languages"], r["terms"], r["cosines"], q.text,
+                          heading_cosines=r.get("headings"))  # fmt: skip
             label = 0
             if span is not None and r.get("condition", "present") == "present":
                 hit = usable[span.passage]

@@ -171,3 +171,40 @@ def test_refitting_the_retrieval_model_keeps_the_answer_sub_model(tmp_path: Path
     refit = ConfidenceModel.load(out)
     assert refit.answer is not None and refit.answer == ConfidenceModel.load(SHIPPED).answer
     assert "answer sub-model" in refit.info["note"]  # whose bands the verdict reads
+
+
+def test_the_answer_table_chooses_the_span_with_the_collected_heading_cosines(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``kb.ask`` chooses the span with the question's cosines to the headings of the
+    candidates; the table the answer sub-model is fitted on must judge that same span."""
+    import pickle
+    from types import SimpleNamespace
+
+    from kbsearch.judge.verdict import Decision
+
+    tune = _answer_tune()
+    seen: list[object] = []
+
+    def choose(*args: object, heading_cosines: object = None, **kwargs: object) -> None:
+        seen.append(heading_cosines)
+
+    monkeypatch.setattr(tune, "choose", choose)
+    headings = {"d1@v1#top": 0.87}
+    row = {
+        "question": SimpleNamespace(qid="q1", text="q?", extra={}, relevant=[]),
+        "condition": "present",
+        "hits": [SimpleNamespace(doc_id="d1", version="v1", passage_id="d1@v1#top")],
+        "decision": Decision(True, 0.6, 0.5, {}),
+        "documents": {("d1", "v1"): None},
+        "languages": ["en"],
+        "terms": None,
+        "cosines": {},
+        "headings": headings,
+    }
+    rows = tmp_path / "covid_dev.pkl"
+    rows.write_bytes(pickle.dumps([row]))
+    out = tmp_path / "covid_dev.tsv"
+    tune.table(argparse.Namespace(rows=str(rows), gold=None, out=str(out)))
+    assert seen == [headings]
+    assert len(out.read_text(encoding="utf-8").splitlines()) == 2
