@@ -84,10 +84,9 @@ def is_loopback(host: str) -> bool:
 @click.option("--workers", default=4, show_default=True, type=click.IntRange(1, 64),
               help="Search threads.")  # fmt: skip
 @click.option("--model-threads", type=click.IntRange(1, 64),
-              help="Model threads ($KBSEARCH_THREADS): query encodings that run at once, "
-              "one thread each; also a large dense scan's threads.  "
-              "[default: $KBSEARCH_THREADS, else the search threads, at most the CPU "
-              "count]")  # fmt: skip
+              help="Model threads: query encodings that run at once, one thread each; also "
+              "a large dense scan's threads (default: $KBSEARCH_THREADS, else the search "
+              "threads, at most the CPU count).")  # fmt: skip
 @click.option("--time-limit", default=5.0, show_default=True, type=NumberRange(0.01),
               help="Seconds a search may take before it is answered with 503.")  # fmt: skip
 @click.option("--report", type=click.Path(path_type=Path),
