@@ -48,7 +48,8 @@ BATCH_TOKENS = 1024  # most padded tokens per call (measured: larger batches are
 
 
 def resolve_threads(num_threads: int | None) -> int:
-    """Intra-op threads: the argument, else ``$KBSEARCH_THREADS``, else 2.
+    """The embedder's worker threads (ONNX Runtime calls that run at once, one thread each):
+    the argument, else ``$KBSEARCH_THREADS``, else 2.
 
     Raises:
         EmbedderUnavailableError: a value that is not a positive integer.
