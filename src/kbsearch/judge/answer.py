@@ -390,10 +390,15 @@ def render(answer: Answer, mark: Callable[[str], str] = str) -> str:
         others = [h for h in answer.nearest if h.passage_id != c.passage_id][:UNCERTAIN_OTHERS]
         if answer.verdict == UNCERTAIN and others:  # the answer may be in another of them
             lines += ["", "Other passages, for checking:"]
-            lines += [f"  {h.rank}. {h.passage_id}  {h.section}".rstrip() for h in others]
+            lines += _listed(others)
         return "\n".join(lines)
     lines = [f"{state}."]
     if answer.nearest:
         lines += ["", "Nearest passages, for checking:"]
-        lines += [f"  {h.rank}. {h.passage_id}  {h.section}".rstrip() for h in answer.nearest]
+        lines += _listed(answer.nearest)
     return "\n".join(lines)
+
+
+def _listed(hits: Sequence[Hit]) -> list[str]:
+    """One line per hit, for checking: its rank, passage id and section."""
+    return [f"  {h.rank}. {h.passage_id}  {h.section}".rstrip() for h in hits]
