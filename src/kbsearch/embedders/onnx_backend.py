@@ -121,9 +121,10 @@ class OnnxEmbedder:
         # session (+500 MB after one 16 x 512-token batch, measured); without it the
         # activations are freed after each run, at no measurable cost to query latency.
         options.enable_cpu_mem_arena = False
-        # Flush denormals: a 20-token query cost 7.7 ms CPU with them and 6.2 ms without, the
-        # vectors identical (benchmarks/query_encoding.py, a quiet machine). The flag is a
-        # property of the threads that create and run the session, hence the pool below.
+        # Flush denormals: a 20-token query cost 7.7 ms CPU with them and 6.2 ms without on
+        # 2026-12-03's quiet machine, within noise on 2026-12-04's, the vectors identical
+        # (benchmarks/query_encoding.py). The flag is a property of the threads that create
+        # and run the session, hence the pool below.
         options.add_session_config_entry("session.set_denormal_as_zero", "1")
         self._workers = ThreadPoolExecutor(self.num_threads, thread_name_prefix="kbsearch-onnx")
         path = str(self.model_dir / MODEL_NAME)
