@@ -92,13 +92,39 @@ def test_ask_picks_its_sentence_with_the_audience_languages(
 
         real = searching.compose
 
-        def compose(*args):  # type: ignore[no-untyped-def]
+        def compose(*args, **options):  # type: ignore[no-untyped-def]
             seen.append(list(args[4]))  # the languages; question terms and cosines follow
-            return real(*args)
+            return real(*args, **options)
 
         monkeypatch.setattr(searching, "compose", compose)
         kb.ask(QUERY, filters=Filters(audience=audience, as_of=DAY), min_confidence=0.0)
     assert seen == [languages]
+
+
+def test_a_span_chosen_among_the_shown_hits_reads_their_heading_cosines(
+    kb: KnowledgeBase, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """When the stage's span is not among the k hits shown (none found, or beyond k), ``ask``
+    chooses one among the hits, with their heading vectors' cosines as the stage reads them."""
+    from kbsearch.facade import searching
+    from kbsearch.judge.abstention import AbstentionStage
+
+    stage_span = AbstentionStage.span
+    # the stage's span, said to lie in a passage beyond the hits shown
+    monkeypatch.setattr(AbstentionStage, "span", lambda self, run: (stage_span(self, run)[0], "x"))
+    real = searching.compose
+    seen: list[object] = []
+
+    def compose(*args, **options):  # type: ignore[no-untyped-def]
+        seen.append(options.get("heading_cosines"))
+        return real(*args, **options)
+
+    monkeypatch.setattr(searching, "compose", compose)
+    answer = kb.ask(QUERY, k=2, filters=Filters(as_of=DAY), min_confidence=0.0)
+    (headings,) = seen
+    assert isinstance(headings, dict) and headings
+    assert set(headings) <= {h.passage_id for h in answer.nearest}
+    assert answer.citation is not None and answer.citation.passage_id in headings
 
 
 class Meddler:

@@ -128,11 +128,17 @@ class Searching:
             statistics = term_statistics(  # the protocol's statistics: no index in memory
                 self.backend.lexical_statistics(audience), analyzer, query, languages
             )
+            headings = None
+            shown = [h.passage_id for h in assessed.hits]
+            if assessed.query is not None and assessed.decision.span_passage not in shown:
+                # the stage's span lies beyond the k hits shown: compose chooses among them
+                headings = self.backend.heading_scores(assessed.query.vector(self.encoder), shown)
         question = QuestionTerms(statistics.words, statistics.idf, analyzer.name)
         cosines = dict(assessed.routes.get("dense", ()))
         return compose(
-            query, assessed.decision, assessed.hits, documents, languages, question, cosines
-        )
+            query, assessed.decision, assessed.hits, documents, languages, question, cosines,
+            heading_cosines=headings,
+        )  # fmt: skip
 
     def explain(self, request: SearchRequest, passage_id: str) -> Explanation:
         """Why ``passage_id`` ranks where it does in ``request``'s run (explained), read
