@@ -25,7 +25,7 @@ from pathlib import Path
 
 QUERY = "how long does a refund take?"
 COMMANDS = {
-    "import kbsearch.cli.main": ["-c", "import kbsearch.cli.main"],
+    "import kbsearch.cli.commands": ["-c", "import kbsearch.cli.commands"],
     "search": ["-m", "kbsearch", "search", "--db", "{db}", QUERY],
     "ask": ["-m", "kbsearch", "ask", "--db", "{db}", QUERY],
 }

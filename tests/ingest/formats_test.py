@@ -153,7 +153,7 @@ def test_the_cli_starts_without_the_parsing_plotting_and_conversion_libraries() 
     import sys
 
     code = (
-        "import sys, kbsearch.cli.main\n"
+        "import sys, kbsearch.cli.commands\n"
         "heavy = [m for m in ('bs4', 'pdfplumber', 'docx', 'docutils', 'matplotlib', 'onnx')"
         " if m in sys.modules]\n"
         "print(','.join(heavy))"

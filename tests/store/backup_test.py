@@ -16,7 +16,7 @@ from click.testing import CliRunner
 
 import kbsearch
 import kbsearch.store.backup as backup_module
-from kbsearch.cli.main import cli
+from kbsearch.cli.commands import cli
 from kbsearch.errors import InvalidArgumentError, StorageError
 from kbsearch.service.uploads import Upload, write_upload
 from kbsearch.tasks.workflows import backup

@@ -14,7 +14,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .main import cli
+    from .commands import cli
 
 __all__ = ["INTERRUPTED", "cli", "interrupted", "main"]
 
@@ -39,7 +39,7 @@ def main() -> None:
     worker threads (:mod:`concurrent.futures`), one of which may be inside an ONNX Runtime
     call, and a second Ctrl-C during that join aborted the process (SIGABRT, 2 of 4 tries)."""
     try:
-        from .main import cli
+        from .commands import cli
 
         cli()
     except KeyboardInterrupt:  # while importing; a command's own is handled by its group
@@ -62,7 +62,7 @@ def _leave(status: int) -> None:
 
 def __getattr__(name: str) -> Any:
     if name == "cli":
-        from .main import cli
+        from .commands import cli
 
         return cli
     raise AttributeError(f"module 'kbsearch.cli' has no attribute {name!r}")
