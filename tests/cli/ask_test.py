@@ -149,3 +149,15 @@ def test_eval_answers_judges_each_verdict(db: str, tmp_path: Path) -> None:
     # q1's shown answer holds its key whenever it is shown (answered or uncertain)
     if answers["q1"]["verdict"] != "dont_say":
         assert "refunded in full" in answers["q1"]["answer"]
+    # the same answers at other cuts: at 0 every question with a span is answered, and the
+    # default band's row gives the default verdicts' counts
+    assert "answers by minimum confidence" in out and "default (answered from)" in out
+    code, out = run("eval", str(questions), "--db", db, "--routes", "hybrid", "--answers",
+                    "--json")  # fmt: skip
+    assert code == 0, out
+    shown = json.loads(out[out.index('{\n  "answers"') :])
+    cuts = {row["min_confidence"]: row for row in shown["by_min_confidence"]}
+    default = next(row for row in cuts.values() if row["band"] == "default (answered from)")
+    verdicts = shown["answers"]["all"]["all"]["verdicts"]
+    assert default["answered"] == verdicts["answered"]
+    assert cuts[0.05]["answered"] >= default["answered"]

@@ -10,6 +10,7 @@ from kbsearch.errors import EvaluationError
 from kbsearch.evaluation.answers import (
     Gold,
     Judged,
+    by_min_confidence,
     gold_of,
     holds,
     judge,
@@ -74,6 +75,37 @@ def test_judge_drops_the_text_of_a_refusal() -> None:
     assert not refused.right and refused.length is None
     shown = judge("q", "k", "en", True, "uncertain", "holds x", Gold(("x",)), True)
     assert shown.right and shown.length == 7
+
+
+def test_a_refusal_still_says_whether_its_span_holds_the_gold() -> None:
+    refused = judge("q", "k", "en", True, "dont_say", None, Gold(("x",)), None, 0.2, "holds x")
+    assert not refused.right and refused.span_right and refused.confidence == 0.2
+    assert judge("q", "k", "en", True, "dont_say", None, Gold(("x",)), None).span_right is None
+
+
+def _c(answerable: bool, confidence: float | None, span_right: bool | None) -> Judged:
+    verdict = "answered" if confidence is not None and confidence >= 0.5 else "dont_say"
+    return Judged("q", "k", "en", answerable, verdict, False, None, None, confidence, span_right)
+
+
+def test_answers_by_minimum_confidence_by_hand() -> None:
+    items = [
+        _c(True, 0.9, True),
+        _c(True, 0.4, True),
+        _c(True, 0.3, False),
+        _c(True, 0.8, None),  # no span: never answered
+        _c(False, 0.35, False),
+        _c(False, 0.1, False),
+        _c(True, None, True),  # no confidence: not counted
+    ]
+    low, mid, high = by_min_confidence(items, [0.5, 0.0, 0.35])
+    assert low == {"min_confidence": 0.0, "answered": 5, "right": 2, "without": 1,
+                   "unanswerable": 2, "right_share": 2 / 4, "precision": 2 / 3}  # fmt: skip
+    assert (mid["answered"], mid["right"], mid["without"], mid["unanswerable"]) == (3, 2, 0, 1)
+    assert (high["answered"], high["right"], high["precision"]) == (1, 1, 1.0)
+    assert by_min_confidence([_c(False, 0.9, False)], [0.5])[0]["precision"] is None
+    with pytest.raises(EvaluationError, match="from 0 to 1"):
+        by_min_confidence(items, [1.5])
 
 
 def test_summary_by_hand() -> None:

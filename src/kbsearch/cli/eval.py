@@ -36,7 +36,7 @@ from kbsearch.tasks.evaluate import (
     unreachable,
 )
 
-from .eval_answers import evaluate_answers, gold_answers_path, print_summary
+from .eval_answers import evaluate_answers, gold_answers_path, print_cuts, print_summary
 from .eval_stages import print_abstention, print_stage_gains
 from .options import (
     ROUTE_LIST,
@@ -290,11 +290,14 @@ def eval_command(questions: Path, db: Path, routes: tuple[str, ...], k: int, spl
     if answers:
         gold = gold_answers_path(questions, gold_answers)
         with open_kb(db, embedder=embedder) as kb:
-            summary, refused = evaluate_answers(kb, qset, gold, k, answers_dump)
+            summary, cuts, refused = evaluate_answers(kb, qset, gold, k, answers_dump)
         if as_json:
-            click.echo(json.dumps({"answers": summary, "refused": list(refused)}, indent=2))
+            shown = {"answers": summary, "by_min_confidence": cuts, "refused": list(refused)}
+            click.echo(json.dumps(shown, indent=2))
         else:
-            print_summary(summary, wide_console())
+            console = wide_console()
+            print_summary(summary, console)
+            print_cuts(cuts, console)
 
 
 @click.command("bench")

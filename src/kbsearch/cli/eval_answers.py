@@ -12,13 +12,20 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from kbsearch.evaluation.answers import OUTCOMES, read_gold_answers, summarise_groups
+from kbsearch.evaluation.answers import (
+    OUTCOMES,
+    by_min_confidence,
+    read_gold_answers,
+    summarise_groups,
+)
 from kbsearch.evaluation.questions import Question, QuestionSet
 from kbsearch.judge.answer import Answer
 from kbsearch.knowledge_base import KnowledgeBase
 from kbsearch.tasks.evaluate import answer_questions
 
 GOLD_FILE = "answers.jsonl"  # a BEIR folder's gold answer strings (PIAF's)
+# the minimum confidences the cut table reads, beside the index's own bands
+CUTS = (0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8)
 SHARES = (
     ("answered_right", "answered, holds the gold (of answerable)"),
     ("answered_wrong", "answered, misses the gold (of answerable)"),
@@ -117,10 +124,13 @@ def evaluate_answers(
     gold_path: Path | None,
     k: int,
     dump: Path | None,
-) -> tuple[dict[str, Any], Sequence[str]]:
-    """Answer every question and summarise (:func:`summarise_groups`); with ``dump``, each
-    answer's JSON (``Answer.to_dict`` with the question id) as one line of that file; and the
-    refused question ids.
+) -> tuple[dict[str, Any], list[dict[str, Any]], Sequence[str]]:
+    """Answer every question and summarise (:func:`summarise_groups`); the answers at each
+    minimum confidence of :data:`CUTS` and the index's two bands
+    (:func:`~kbsearch.evaluation.answers.by_min_confidence`, each row's ``band`` naming the
+    default cut and the uncertain band's floor); with ``dump``, each answer's JSON
+    (``Answer.to_dict`` with the question id) as one line of that file; and the refused
+    question ids.
 
     Raises:
         EvaluationError: the gold answers cannot be read.
@@ -128,11 +138,46 @@ def evaluate_answers(
     answers = read_gold_answers(gold_path) if gold_path is not None else {}
     lines: list[str] = []
 
+    bands: dict[float, str] = {}
+
     def keep(question: Question, answer: Answer) -> None:
+        bands.setdefault(answer.threshold, "default (answered from)")
+        bands.setdefault(answer.floor, "uncertain from")
         if dump is not None:
             lines.append(json.dumps({"qid": question.qid, **answer.to_dict()}, ensure_ascii=False))
 
     items, refused = answer_questions(kb, questions, answers, k=k, on_answer=keep)
     if dump is not None:
         dump.write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
-    return summarise_groups(items), refused
+    # a cut shown as one of the bands (0.50 beside 0.498) is that band's row
+    cuts = [c for c in CUTS if all(round(c, 2) != round(b, 2) for b in bands)]
+    rows = by_min_confidence(items, (*cuts, *bands))
+    for row in rows:
+        row["band"] = bands.get(row["min_confidence"])
+    return summarise_groups(items), rows, refused
+
+
+def print_cuts(rows: Sequence[Mapping[str, Any]], console: Console) -> None:
+    """The answers at each minimum confidence (:func:`evaluate_answers`' rows), and how to
+    answer from another cut."""
+    table = Table(
+        title="answers by minimum confidence",
+        caption="at each cut: answered (of every question), right and without the gold (of the"
+        " answerable), unanswerable answered; the span is the same at every cut",
+    )
+    for column in ("min confidence", "answered", "right", "w/o gold", "unans. answered",
+                   "right share", "precision"):  # fmt: skip
+        table.add_column(column, justify="left" if column == "min confidence" else "right")
+    for row in rows:
+        cut = f"{row['min_confidence']:.2f}"
+        if row["band"]:
+            cut += f" {row['band']}"
+        values = ("answered", "right", "without", "unanswerable", "right_share", "precision")
+        table.add_row(cut, *(_cell(row[v]) for v in values))
+    console.print(table)
+    console.print(
+        "kbsearch ask and search answer from another cut with --min-confidence"
+        " (min_confidence in the HTTP API and the MCP tools); choose it on questions of your"
+        " own that you do not report on.",
+        markup=False,
+    )

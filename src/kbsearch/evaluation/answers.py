@@ -26,6 +26,11 @@ dont_say      ``wrong refusal``          ``wrong refusal``               ``right
 
 ("The gold": a gold answer string, or all of the question's keys.) A question without a kind
 or a language is grouped under :data:`UNKNOWN`.
+
+:func:`by_min_confidence` reads the same answers at other minimum confidences (``ask
+--min-confidence``): a question is answered at a cut when its confidence is at least the cut
+and it has a span, whatever its verdict at the index's default; the span is the same at every
+cut (the verdict never changes which span is chosen), so each row follows from one search.
 """
 
 from __future__ import annotations
@@ -36,7 +41,7 @@ import string
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from kbsearch.errors import EvaluationError
 from kbsearch.evaluation.questions import Question
@@ -134,7 +139,10 @@ class Judged:
     """One question's answer, judged: ``answerable`` (it has a relevant passage and is not
     marked abstain), ``verdict``, ``right`` (the answer text holds the gold), ``length`` of
     the answer text in characters (``None`` without one), ``cited_relevant`` (the cited
-    passage is a relevant one; ``None`` without a citation)."""
+    passage is a relevant one; ``None`` without a citation); ``confidence`` (``None``: not
+    given) and ``span_right`` (the chosen span holds the gold, whatever the verdict, so
+    whether it would be a right answer at a lower cut; ``None``: no span, or not given), for
+    :func:`by_min_confidence`."""
 
     qid: str
     kind: str
@@ -144,6 +152,8 @@ class Judged:
     right: bool
     length: int | None
     cited_relevant: bool | None
+    confidence: float | None = None
+    span_right: bool | None = None
 
     def __post_init__(self) -> None:
         if self.verdict not in VERDICTS:
@@ -177,12 +187,16 @@ def judge(
     text: str | None,
     gold: Gold,
     cited_relevant: bool | None,
+    confidence: float | None = None,
+    span_text: str | None = None,
 ) -> Judged:
-    """The :class:`Judged` record of one answer (``text``: ``None`` for ``dont_say``)."""
+    """The :class:`Judged` record of one answer (``text``: ``None`` for ``dont_say``;
+    ``span_text``: the chosen span's text whatever the verdict, ``None`` without one)."""
     shown = None if verdict == DONT_SAY else text
     return Judged(
         qid, kind, language, answerable, verdict, gold.right(shown),
-        None if shown is None else len(shown), cited_relevant,
+        None if shown is None else len(shown), cited_relevant, confidence,
+        None if span_text is None else gold.right(span_text),
     )  # fmt: skip
 
 
@@ -238,6 +252,38 @@ def summarise_groups(
     return out
 
 
+def by_min_confidence(items: Sequence[Judged], cuts: Iterable[float]) -> list[dict[str, Any]]:
+    """Per minimum confidence ``cut`` (ascending), the answers ``ask --min-confidence cut``
+    would give (module docstring): ``answered`` questions, ``right`` (answerable, the span
+    holds the gold), ``without`` (answerable, it does not), ``unanswerable`` (an
+    unanswerable question answered), ``right_share`` (``right`` over the answerable) and
+    ``precision`` (``right`` over the answered answerable; ``None`` without one). Only the
+    items with a confidence count; an item without a span is never answered.
+
+    Raises:
+        EvaluationError: a cut outside [0, 1].
+    """
+    scored = [i for i in items if i.confidence is not None]
+    answerable = sum(i.answerable for i in scored)
+    rows = []
+    for cut in sorted(set(cuts)):
+        if not 0.0 <= cut <= 1.0:
+            raise EvaluationError(f"a minimum confidence must be from 0 to 1, got {cut}")
+        shown = [i for i in scored if i.span_right is not None and cast(float, i.confidence) >= cut]
+        right = sum(i.answerable and bool(i.span_right) for i in shown)
+        asked = sum(i.answerable for i in shown)
+        rows.append({
+            "min_confidence": cut,
+            "answered": len(shown),
+            "right": right,
+            "without": asked - right,
+            "unanswerable": len(shown) - asked,
+            "right_share": _share(right, answerable),
+            "precision": _share(right, asked),
+        })  # fmt: skip
+    return rows
+
+
 def gold_of(extra: Mapping[str, Any], answers: Mapping[str, Sequence[str]], qid: str) -> Gold:
     """A question's gold: its gold answers in ``answers`` when it has some, else the
     ``keys`` of its source record (``extra``)."""
@@ -252,10 +298,13 @@ def judge_question(
     text: str | None,
     answers: Mapping[str, Sequence[str]],
     cited: Hit | None,
+    confidence: float | None = None,
+    span_text: str | None = None,
 ) -> Judged:
     """:func:`judge` for a question of a set: its gold from ``answers`` or its keys
     (:func:`gold_of`), ``cited_relevant`` from the cited passage's hit (``None``: no citation)
-    matched against its relevant items (:func:`kbsearch.evaluation.judging.matches`)."""
+    matched against its relevant items (:func:`kbsearch.evaluation.judging.matches`);
+    ``confidence`` and ``span_text`` as :func:`judge`'s."""
     from kbsearch.evaluation.judging import matches
 
     relevant = () if question.abstain else question.relevant
@@ -263,4 +312,5 @@ def judge_question(
     return judge(
         question.qid, question.kind or UNKNOWN, question.language or UNKNOWN, question.has_relevant,
         verdict, text, gold_of(question.extra, answers, question.qid), cited_relevant,
+        confidence, span_text,
     )  # fmt: skip
