@@ -6,14 +6,32 @@ document title (docutils' ``doctitle_xform``); the sections below it, or the top
 sections when there are several, are level 2, and so on.
 Bibliographic fields (``:version: 1.10``, ``:doc_id:``...) become metadata, read as written.
 Blocks carry no character offsets.
+
+Sphinx's markup, which docutils alone does not know, is read as Sphinx shows it, so a Sphinx
+project's pages lose no text:
+
+- its directives (:data:`SPHINX_DIRECTIVES`): ``.. option:: --gui-password=<password>``,
+  ``.. versionadded:: 1.2``, ``.. seealso::``, ``.. tab::``... give their argument as a line
+  (``New in version 1.2.`` for the version notes) and their content as blocks; those that
+  name other files or draw (``toctree``, ``literalinclude``, ``graphviz``, ``autoclass``...:
+  :data:`SPHINX_SKIPPED`) give nothing; docutils alone dropped every such directive with its
+  content;
+- an interpreted text role docutils does not know (``:ref:`the folder <config-locations>```,
+  ``:option:`--gui-password```, ``:py:func:`~os.path.join```, a project's own) gives its
+  text: the title before a ``<target>``, the last part of a ``~`` path; docutils kept the raw
+  markup.
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, ClassVar
 
 from docutils import nodes
 from docutils.core import publish_doctree
+from docutils.parsers.rst import Directive, directives
 from docutils.utils import SystemMessage
 
 from kbsearch.errors import IngestError
@@ -29,6 +47,168 @@ _SETTINGS = {
     "raw_enabled": False,
     "input_encoding": "unicode",
 }
+# Sphinx's directives (sphinx.directives, sphinx.domains' std/py/c/cpp/js/rst, sphinx-tabs,
+# sphinx-design): the argument as a line (its prefix for the version notes), the content as blocks
+SPHINX_DIRECTIVES = {
+    "versionadded": "New in version {}.",
+    "versionchanged": "Changed in version {}.",
+    "deprecated": "Deprecated since version {}.",
+    "versionremoved": "Removed in version {}.",
+    **dict.fromkeys(
+        (
+            "option",
+            "cmdoption",
+            "program",
+            "envvar",
+            "describe",
+            "object",
+            "confval",
+            "seealso",
+            "todo",
+            "glossary",
+            "hlist",
+            "centered",
+            "only",
+            "ifconfig",
+            "tabs",
+            "tab",
+            "group-tab",
+            "code-tab",
+            "tab-set",
+            "tab-item",
+            "card",
+            "grid",
+            "grid-item",
+            "grid-item-card",
+            "dropdown",
+            "productionlist",
+            "index-entry",
+            "function",
+            "class",
+            "method",
+            "attribute",
+            "data",
+            "exception",
+            "decorator",
+            "py:function",
+            "py:class",
+            "py:method",
+            "py:attribute",
+            "py:data",
+            "py:exception",
+            "py:module",
+            "py:decorator",
+            "py:property",
+            "c:function",
+            "c:macro",
+            "c:struct",
+            "c:type",
+            "c:member",
+            "c:var",
+            "cpp:function",
+            "cpp:class",
+            "cpp:type",
+            "cpp:member",
+            "js:function",
+            "js:class",
+            "js:data",
+            "js:attribute",
+            "js:method",
+            "rst:directive",
+            "rst:role",
+            "rst:directive:option",
+        ),  # fmt: skip
+        "{}",
+    ),
+}
+# directives that name other files, draw, or set the parser's state: no text of their own
+SPHINX_SKIPPED = (
+    "toctree", "literalinclude", "graphviz", "digraph", "graph", "inheritance-diagram",
+    "autoclass", "autofunction", "automodule", "automethod", "autoattribute", "autodata",
+    "autoexception", "autosummary", "currentmodule", "module", "default-domain", "highlight",
+    "sectionauthor", "moduleauthor", "codeauthor", "index", "tabularcolumns", "plot",
+    "mermaid", "uml", "doxygenfunction", "doxygenclass", "py:currentmodule", "c:namespace",
+    "cpp:namespace",
+)  # fmt: skip
+# an interpreted text role docutils left as problematic: ``:role:`text``` or ``:dom:role:`...```
+_UNKNOWN_ROLE = re.compile(r":(?:[\w.+-]+:)+`(?P<text>.*)`", re.DOTALL)
+_TARGET = re.compile(r"(?P<title>.*?)\s*<[^<>]*>", re.DOTALL)
+
+
+class _AnyOptions(dict[str, Callable[[str], Any]]):
+    """A directive's option spec that takes every option, as text (Sphinx's directives have
+    many; what they set is not text of the page)."""
+
+    def __bool__(self) -> bool:  # docutils reads the options of a directive with a spec
+        return True
+
+    def __contains__(self, key: object) -> bool:
+        return True
+
+    def __getitem__(self, key: str) -> Callable[[str], Any]:
+        return directives.unchanged
+
+
+class _Shown(Directive):
+    """A Sphinx directive read as Sphinx shows it: its argument as a line (``line``'s
+    template), its content parsed as blocks of the page."""
+
+    has_content = True
+    optional_arguments = 1
+    final_argument_whitespace = True
+    option_spec: ClassVar[dict[str, Callable[[str], Any]] | None] = _AnyOptions()
+    line = "{}"
+
+    def run(self) -> list[nodes.Node]:
+        out: list[nodes.Node] = []
+        if self.arguments and self.arguments[0].strip():
+            text = self.line.format(" ".join(self.arguments[0].split()))
+            out.append(nodes.paragraph(text, text))
+        if self.content:
+            holder = nodes.container()
+            self.state.nested_parse(self.content, self.content_offset, holder)
+            out.extend(holder.children)
+        return out
+
+
+class _Skipped(_Shown):
+    """A Sphinx directive with no text of its own (:data:`SPHINX_SKIPPED`)."""
+
+    def run(self) -> list[nodes.Node]:
+        return []
+
+
+for _name, _line in SPHINX_DIRECTIVES.items():
+    directives.register_directive(_name, type(f"_Shown_{_name}", (_Shown,), {"line": _line}))
+for _name in SPHINX_SKIPPED:
+    directives.register_directive(_name, _Skipped)
+
+
+def role_text(source: str) -> str | None:
+    """What Sphinx shows of an interpreted text role docutils does not know (module
+    docstring): ``":ref:`the folder <config-locations>`"`` -> ``"the folder"``,
+    ``":py:func:`~os.path.join`"`` -> ``"join"``; ``None`` when ``source`` is no role."""
+    found = _UNKNOWN_ROLE.fullmatch(source)
+    if found is None:
+        return None
+    text = found["text"].lstrip("!")
+    titled = _TARGET.fullmatch(text)
+    if titled is not None and titled["title"]:
+        text = titled["title"]
+    elif titled is not None:  # `<target>` alone
+        text = text.strip("<>")
+    if text.startswith("~"):
+        text = re.split(r"[.:]", text[1:])[-1]
+    return text
+
+
+def _unknown_roles_as_text(tree: nodes.document) -> None:
+    for node in list(tree.findall(nodes.problematic)):
+        text = role_text(node.astext())
+        if text is not None:
+            node.parent.replace(node, nodes.Text(text))
+
+
 _SKIP = (nodes.system_message, nodes.comment, nodes.substitution_definition, nodes.target)
 _TEXT = (nodes.paragraph, nodes.line_block, nodes.term, nodes.caption, nodes.rubric)
 
@@ -101,6 +281,7 @@ def parse(path: Path, *, section_level: int = DEEPEST_LEVEL) -> list[ParsedDocum
     except (SystemMessage, ValueError, AttributeError, KeyError) as exc:
         reason = " ".join(str(exc).split()) or type(exc).__name__
         raise IngestError(f"{path}: not readable as reStructuredText ({reason[:200]})") from exc
+    _unknown_roles_as_text(tree)
     walker = _RstWalker(section_level)
     title = tree.next_node(nodes.title)
     if title is not None and title.parent is tree:  # docutils promoted the top title

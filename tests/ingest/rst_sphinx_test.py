@@ -1,0 +1,78 @@
+"""reStructuredText written for Sphinx: its directives and roles read as Sphinx shows them
+(docutils alone drops the directives it does not know with their content, and keeps an
+unknown role's raw markup)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kbsearch.ingest import parse_file
+from kbsearch.ingest.rst import role_text
+
+SPHINX = """Command line
+============
+
+Reset a lost password with :option:`--gui-password`, then see
+:ref:`the database folder <config-locations>` and :py:func:`~os.path.join`.
+
+.. toctree::
+   :maxdepth: 2
+
+   intro
+   usage
+
+Generate options
+----------------
+
+.. cmdoption:: --gui-password=<password|->
+
+    Specify a new GUI password, to update the config file.
+
+.. versionadded:: 1.2
+   :class: note
+
+   Passwords are hashed before they are written.
+
+.. seealso::
+
+   The :doc:`security page </users/security>`.
+
+.. graphviz::
+
+   digraph { a -> b }
+"""
+
+
+def test_sphinx_directives_keep_their_text_and_roles_show_theirs(tmp_path: Path) -> None:
+    path = tmp_path / "cli.rst"
+    path.write_text(SPHINX)
+    doc = parse_file(path)[0]
+    assert [(b.section, b.text) for b in doc.blocks] == [
+        (
+            (),
+            "Reset a lost password with --gui-password, then see the database folder and join.",
+        ),
+        (("Generate options",), "--gui-password=<password|->"),
+        (("Generate options",), "Specify a new GUI password, to update the config file."),
+        (("Generate options",), "New in version 1.2."),
+        (("Generate options",), "Passwords are hashed before they are written."),
+        (("Generate options",), "The security page."),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("source", "shown"),
+    [
+        (":ref:`the folder <config-locations>`", "the folder"),
+        (":ref:`<config-locations>`", "config-locations"),
+        (":option:`--gui-password`", "--gui-password"),
+        (":py:func:`~os.path.join`", "join"),
+        (":stconf:opt:`maxConflicts`", "maxConflicts"),  # a project's own role
+        (":doc:`!/users/faq`", "/users/faq"),
+        ("*emphasis*", None),  # not a role: left as it is
+    ],
+)
+def test_role_text(source: str, shown: str | None) -> None:
+    assert role_text(source) == shown
