@@ -47,6 +47,16 @@ def test_gold_answers_or_all_keys() -> None:
     assert not Gold().right("anything")  # no gold: never right
 
 
+def test_a_key_is_held_across_the_punctuation_squad_joins() -> None:
+    text = "one file is renamed to <filename>.sync-conflict-<date>.<ext>; it costs £69.00"
+    keys = Gold(keys=("sync-conflict", "£69"))
+    assert keys.right(text)
+    assert not Gold(keys=("sync",)).right("a syncconflict file")  # still whole words
+    assert not Gold(keys=("50",)).right("It costs £1,050.")
+    # gold answer strings keep SQuAD's rule alone
+    assert not Gold(answers=("sync-conflict",)).right(text)
+
+
 def test_gold_of_prefers_gold_strings_to_keys() -> None:
     assert gold_of({"keys": ["a"]}, {"q1": ["x"]}, "q1") == Gold(answers=("x",))
     assert gold_of({"keys": ["a"]}, {}, "q1") == Gold(keys=("a",))

@@ -13,6 +13,11 @@ punctuation (``string.punctuation``) removed, the English articles "a", "an", "t
 white space collapsed. It is kept as published (no French articles, no typographic
 punctuation), so the figures compare with other systems scored by it.
 
+A key is also held when it is held with every ASCII punctuation mark read as a space, in the
+answer and in the key (:func:`holds_key`): SQuAD's rule joins the words a mark separates, so
+the key ``sync-conflict`` ("syncconflict") was not held by ``<file>.sync-conflict-<date>``
+("filesyncconflictdate"), nor ``£69`` by "£69.00"; gold answer strings keep SQuAD's rule alone.
+
 Each question gets one outcome (:data:`OUTCOMES`) from its verdict (``answered``,
 ``uncertain``, ``dont_say``), whether it is answerable and whether the answer is right:
 
@@ -79,14 +84,29 @@ def holds(answer: str, gold: str) -> bool:
     return bool(wanted) and f" {wanted} " in f" {normalize_answer(answer)} "
 
 
+def split_answer(text: str) -> str:
+    """:func:`normalize_answer` with each ASCII punctuation mark read as a space."""
+    lowered = "".join(" " if ch in PUNCTUATION else ch for ch in text.lower())
+    return " ".join(ARTICLES.sub(" ", lowered).split())
+
+
+def holds_key(answer: str, key: str) -> bool:
+    """:func:`holds`, or the same containment after :func:`split_answer` (module
+    docstring)."""
+    if holds(answer, key):
+        return True
+    wanted = split_answer(key)
+    return bool(wanted) and f" {wanted} " in f" {split_answer(answer)} "
+
+
 def holds_any(answer: str, golds: Iterable[str]) -> bool:
     """The answer holds at least one of ``golds`` (SQuAD-style gold answers)."""
     return any(holds(answer, g) for g in golds)
 
 
 def holds_all(answer: str, keys: Sequence[str]) -> bool:
-    """The answer holds every one of ``keys`` (at least one key)."""
-    return bool(keys) and all(holds(answer, k) for k in keys)
+    """The answer holds every one of ``keys`` (at least one key; :func:`holds_key`)."""
+    return bool(keys) and all(holds_key(answer, k) for k in keys)
 
 
 @dataclass(frozen=True)
