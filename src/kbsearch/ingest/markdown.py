@@ -5,12 +5,16 @@ level-1 heading is the title unless the front matter gives one, headings of leve
 2..``section_level`` open sections (their texts form the section path), deeper ones stay as
 text. A ``#`` line inside a fenced code block is code, not a
 heading (the parser sees a ``fence`` token); setext headings (``Title`` over ``---``) are
-headings. Offsets come from the token line map. Template and shortcode markup (Twig, Liquid,
-Hugo, Grav) is removed from the text outside code (:mod:`kbsearch.ingest.markup`).
+headings. A heading's trailing attribute list (``## Install {#install}``, ``{: #id .class }``,
+``{.unnumbered}``, ``{-}``: Python-Markdown's attr_list, Pandoc, kramdown, Docusaurus) sets the
+site's anchor, not text a reader sees: it is left out of the heading, so of the section path
+and the passage id. Offsets come from the token line map. Template and shortcode markup (Twig,
+Liquid, Hugo, Grav) is removed from the text outside code (:mod:`kbsearch.ingest.markup`).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -32,6 +36,8 @@ from kbsearch.records import ParsedDocument, Table
 SUFFIXES = (".md", ".markdown")
 # the front-matter fields kbsearch reads: an inventory row's columns but the file's own name
 READ_FIELDS = frozenset(c for c in COLUMNS if c != "file")
+# a heading's attribute list at its end: `{#id ...}`, `{.class ...}`, `{: anything}`, `{-}`
+_ATTRIBUTE_LIST = re.compile(r"\s*\{(?::[^{}]*|\s*[#.][^{}]*|\s*-\s*)\}\s*$")
 
 
 def _parser() -> MarkdownIt:
@@ -70,6 +76,17 @@ def _node_text(node: yaml.Node) -> str:
         items = (item for item in node.value if isinstance(item, yaml.ScalarNode))
         return ", ".join(t for t in (_node_text(item) for item in items) if t)
     return ""  # a nested mapping carries no field kbsearch reads
+
+
+def _heading_text(token: Token, closed: frozenset[str]) -> str:
+    """A heading's text (its ``inline`` token) without a trailing attribute list (module
+    docstring); one inside a code span (``## The `{#id}` syntax``) is text."""
+    text = _inline_text(token, closed)
+    children = token.children or []
+    last = children[-1] if children else None
+    if last is not None and last.type == "text" and _ATTRIBUTE_LIST.search(last.content):
+        text = _ATTRIBUTE_LIST.sub("", text)
+    return text
 
 
 def _front_matter(content: str, path: Path) -> dict[str, str]:
@@ -172,7 +189,7 @@ def parse_text(source: str, path: Path, *, section_level: int = DEEPEST_LEVEL) -
             metadata = _front_matter(tok.content, path)
             build.title = metadata.get("title") or None  # a later `#` heading stays as text
         elif tok.type == "heading_open":
-            build.heading_at(int(tok.tag[1:]), _inline_text(tokens[i + 1], closed), tok)
+            build.heading_at(int(tok.tag[1:]), _heading_text(tokens[i + 1], closed), tok)
             i += 2  # skip inline and heading_close
         elif tok.type == "paragraph_open":
             build.block(_inline_text(tokens[i + 1], closed), tok)
