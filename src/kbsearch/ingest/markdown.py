@@ -9,7 +9,9 @@ headings. A heading's trailing attribute list (``## Install {#install}``, ``{: #
 ``{.unnumbered}``, ``{-}``: Python-Markdown's attr_list, Pandoc, kramdown, Docusaurus) sets the
 site's anchor, not text a reader sees: it is left out of the heading, so of the section path
 and the passage id. Offsets come from the token line map. Template and shortcode markup (Twig,
-Liquid, Hugo, Grav) is removed from the text outside code (:mod:`kbsearch.ingest.markup`).
+Liquid, Hugo, Grav) is removed from the text outside code (:mod:`kbsearch.ingest.markup`), and
+MkDocs' admonitions, details and content tabs are read as the Markdown their indented body is
+(:mod:`kbsearch.ingest.admonitions`).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from markdown_it.token import Token
 from mdit_py_plugins.front_matter import front_matter_plugin
 
 from kbsearch.errors import IngestError
+from kbsearch.ingest.admonitions import unfold
 from kbsearch.ingest.html import strip_chrome
 from kbsearch.ingest.inventory import COLUMNS
 from kbsearch.ingest.markup import closed_shortcodes, strip_markup
@@ -178,7 +181,7 @@ def parse_text(source: str, path: Path, *, section_level: int = DEEPEST_LEVEL) -
     Raises:
         IngestError: malformed front matter.
     """
-    tokens = _parser().parse(source)
+    tokens = _parser().parse(unfold(source))  # as many lines: the line map points into source
     build = _Builder(source, section_level)
     closed = closed_shortcodes(source)
     metadata: dict[str, str] = {}
