@@ -23,6 +23,11 @@ def test_a_marker_without_title_leaves_an_empty_line() -> None:
     assert unfold(source) == "Intro.\n\n\nA note.\n\n\nA tip.\n"
 
 
+def test_a_title_runs_from_the_first_quote_to_the_last() -> None:
+    source = '!!! info "The terms "server" and "client""\n    Usage.\n'
+    assert unfold(source) == 'The terms "server" and "client"\nUsage.\n'
+
+
 def test_details_in_a_list_item_and_tabs_and_nesting() -> None:
     source = (
         '1. **Add groups.**\n\n    ??? "Raw database instructions"\n        ```sql\n'

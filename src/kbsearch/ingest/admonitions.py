@@ -8,7 +8,8 @@ paragraphs run together, and the marker (``!!! note``) as a line of text. :func:
 the source the way MkDocs renders it: the marker line becomes its title (a paragraph; empty
 when it has none) and the body loses the four spaces, so that it is read as the Markdown it is,
 nested blocks included. The number of lines is kept, so that the parser's line map still points
-into the file. Lines inside a fenced code block are never a marker; a bare ``!!!``, ``???`` or
+into the file. A title runs from the first quote to the last (``!!! info "The "server""``).
+Lines inside a fenced code block are never a marker; a bare ``!!!``, ``???`` or
 ``===`` (a setext heading's underline) is no marker either.
 """
 
@@ -17,8 +18,8 @@ from __future__ import annotations
 import re
 
 _MARKER = re.compile(
-    r"^(?P<indent>[ ]*)(?:(?:!!!|\?\?\?\+?)(?:[ ]+[\w-]+)+(?:[ ]+\"(?P<typed>[^\"]*)\")?"
-    r"|(?:!!!|\?\?\?\+?|===\+?)[ ]+\"(?P<title>[^\"]*)\")[ ]*$"
+    r"^(?P<indent>[ ]*)(?:(?:!!!|\?\?\?\+?)(?:[ ]+[\w-]+)+(?:[ ]+\"(?P<typed>.*)\")?"
+    r"|(?:!!!|\?\?\?\+?|===\+?)[ ]+\"(?P<title>.*)\")[ ]*$"
 )
 _FENCE = re.compile(r"^[ ]*(`{3,}|~{3,})")  # at any depth: a list item's fence too
 _BODY_INDENT = 4
