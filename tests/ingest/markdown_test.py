@@ -197,3 +197,19 @@ def test_a_heading_attribute_list_is_no_part_of_the_heading(tmp_path: Path) -> N
         ("The {#id} syntax",),
         ("Sets {x} apart",),
     ]
+
+
+def test_a_footnote_reference_is_no_text_and_its_note_stays_where_written(tmp_path: Path) -> None:
+    path = tmp_path / "a.md"
+    path.write_text(
+        "# Guide\n\n## Configuring DoH [^guide]\n\nUse a proxy[^1]. Match [^a-z] too.\n\n"
+        "[^1]: Any proxy.\n\n## Other\n\nMore.\n\n[^guide]: Based on a guide by Ben.\n",
+        encoding="utf-8",
+    )
+    (doc,) = parse_file(path)
+    assert [(b.section, b.text) for b in doc.blocks] == [
+        (("Configuring DoH",), "Use a proxy. Match [^a-z] too."),  # [^a-z]: no note defined
+        (("Configuring DoH",), "Any proxy."),
+        (("Other",), "More."),
+        (("Other",), "Based on a guide by Ben."),
+    ]

@@ -1,5 +1,6 @@
 """Markdown parser: CommonMark (markdown-it-py) with GFM tables and YAML front matter.
 
+Footnote references (``[^1]``, GFM) are left out of the text, and of a heading's.
 Headings follow the outline rule of every format (:mod:`kbsearch.ingest.outline`): the first
 level-1 heading is the title unless the front matter gives one, headings of levels
 2..``section_level`` open sections (their texts form the section path), deeper ones stay as
@@ -24,6 +25,7 @@ import yaml
 from bs4 import BeautifulSoup
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
+from mdit_py_plugins.footnote import footnote_plugin
 from mdit_py_plugins.front_matter import front_matter_plugin
 
 from kbsearch.errors import IngestError
@@ -44,7 +46,15 @@ _ATTRIBUTE_LIST = re.compile(r"\s*\{(?::[^{}]*|\s*[#.][^{}]*|\s*-\s*)\}\s*$")
 
 
 def _parser() -> MarkdownIt:
-    return MarkdownIt("commonmark").enable("table").use(front_matter_plugin)
+    """CommonMark with GFM tables, YAML front matter and GFM footnotes: a reference ``[^1]``
+    (one whose ``[^1]: text`` the page defines) is no text, and a definition is read as a
+    paragraph where it is written (not moved to the page's end, into another section)."""
+    return (
+        MarkdownIt("commonmark")
+        .enable("table")
+        .use(front_matter_plugin)
+        .use(footnote_plugin, inline=False, move_to_end=False)
+    )
 
 
 def _inline_text(token: Token, closed: frozenset[str] = frozenset()) -> str:
