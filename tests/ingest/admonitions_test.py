@@ -78,3 +78,20 @@ def test_the_body_is_read_as_markdown_and_offsets_point_into_the_file(tmp_path: 
     block = doc.blocks[1]
     assert block.start is not None and block.end is not None
     assert source[block.start : block.end].strip().startswith("To set **no** password")
+
+
+def test_container_fences_become_their_title() -> None:
+    source = (
+        ":::tip Save time\nUse **tabs**.\n:::\n\n:::note[Before you start]\nStop it.\n:::\n\n"
+        "::: details Click me\nHidden.\n:::\n\n::: {.warning}\nCareful.\n:::\n\n"
+        ":::danger\nNo.\n:::\n"
+        "```\n:::tip in code\n```\n"
+    )
+    assert unfold(source).split("\n") == [
+        "Save time", "Use **tabs**.", "", "",
+        "Before you start", "Stop it.", "", "",
+        "Click me", "Hidden.", "", "",
+        "", "Careful.", "", "",
+        "", "No.", "",
+        "```", ":::tip in code", "```", "",
+    ]  # fmt: skip

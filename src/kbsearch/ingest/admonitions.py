@@ -1,4 +1,5 @@
-"""MkDocs' indented blocks unfolded, so that their body is read as Markdown, not as code.
+"""MkDocs' indented blocks unfolded, so that their body is read as Markdown, not as code;
+container fences (``:::tip``) read as their title.
 
 Python-Markdown's admonitions (``!!! note "Title"``), collapsible details (``??? info``,
 ``???+ tip "Title"``) and Material for MkDocs' content tabs (``=== "Docker run"``) hold a body
@@ -11,6 +12,11 @@ nested blocks included. The number of lines is kept, so that the parser's line m
 into the file. A title runs from the first quote to the last (``!!! info "The "server""``).
 Lines inside a fenced code block are never a marker; a bare ``!!!``, ``???`` or
 ``===`` (a setext heading's underline) is no marker either.
+
+The container fences of Docusaurus, VitePress and Pandoc (``:::tip Title``, ``:::note[Title]``,
+``::: details Click me``, ``::: {.warning}``, then ``:::``) hold a body that is not indented,
+which CommonMark reads right; their fence lines are text to it, so each becomes its title, or
+an empty line.
 """
 
 from __future__ import annotations
@@ -20,6 +26,10 @@ import re
 _MARKER = re.compile(
     r"^(?P<indent>[ ]*)(?:(?:!!!|\?\?\?\+?)(?:[ ]+[\w-]+)+(?:[ ]+\"(?P<typed>.*)\")?"
     r"|(?:!!!|\?\?\?\+?|===\+?)[ ]+\"(?P<title>.*)\")[ ]*$"
+)
+_CONTAINER = re.compile(
+    r"^(?P<indent>[ ]*):{3,}[ ]*(?:[A-Za-z][\w-]*)?(?:[ ]*\[(?P<bracket>[^\]]*)\])?"
+    r"(?:[ ]+(?P<rest>[^\s{][^{}]*?))?[ ]*(?:\{[^{}]*\})?[ ]*$"
 )
 _FENCE = re.compile(r"^[ ]*(`{3,}|~{3,})")  # at any depth: a list item's fence too
 _BODY_INDENT = 4
@@ -31,8 +41,9 @@ def _indent(line: str) -> int:
 
 def unfold(source: str) -> str:
     """``source`` with each admonition, details or tab marker replaced by its title and the
-    body under it dedented by four spaces (see the module docstring); as many lines."""
-    if not any(m in source for m in ("!!!", "???", "===")):
+    body under it dedented by four spaces, and each container fence line by its title (see
+    the module docstring); as many lines."""
+    if not any(m in source for m in ("!!!", "???", "===", ":::")):
         return source
     out: list[str] = []
     markers: list[int] = []  # the indentation of each open marker, outermost first
@@ -54,5 +65,8 @@ def unfold(source: str) -> str:
             title = marker.group("typed") or marker.group("title") or ""
             markers.append(_indent(expanded))
             text = f"{marker.group('indent')}{title}" if title.strip() else ""
+        elif (container := _CONTAINER.match(text)) is not None:
+            title = container.group("bracket") or container.group("rest") or ""
+            text = f"{container.group('indent')}{title}" if title.strip() else ""
         out.append(text)
     return "\n".join(out)
