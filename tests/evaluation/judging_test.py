@@ -58,6 +58,17 @@ def test_split_section_counts_once_at_its_first_rank() -> None:
     assert run == ["returns@v3#refunds", relevant_key(V3), "faq@v1#top"]
 
 
+def test_a_section_of_any_version_is_judged_under_a_key_without_version() -> None:
+    item = Relevant(doc_id="returns", section="Opened items")
+    question = Question("q", "?", relevant=(item,))
+    hits = [
+        hit("returns@v3#refunds", "Refunds", 1),
+        hit("returns@v4#opened-items", "Opened items", 2),
+    ]
+    assert question_qrels(question) == {"returns#opened-items": 1}  # it read returns@vNone#...
+    assert judge_hits(question, hits, "section") == ["returns@v3#refunds", "returns#opened-items"]
+
+
 def test_document_rule_collapses_passages_of_one_document() -> None:
     question = Question("q", "?", relevant=(Relevant(doc_id="b"),))
     hits = [hit("a@v1#x"), hit("a@v1#y"), hit("b@v1#x"), hit("b@v1#z")]

@@ -161,6 +161,18 @@ def test_long_table_split_by_rows_with_header_repeated() -> None:
     assert lines == [" | ".join(r) for r in rows]  # every row once, intact, in order
 
 
+def test_long_table_under_a_header_of_empty_cells_repeats_no_header() -> None:
+    rows = tuple((f"Kit {i}", f"PK-{i:04d}") for i in range(60))
+    passages = make_passages(
+        DOC, _parsed(Block(("Kits",), table=Table(("", ""), rows))), budget=80, token_count=words
+    )
+    assert len(passages) > 3
+    assert all(p.text.startswith("Pump guide\nKits\n\nKit ") for p in passages)
+    assert [line for p in passages for line in _body(p.text).split("\n")] == [
+        " | ".join(r) for r in rows
+    ]
+
+
 def test_counter_calls_grow_linearly() -> None:
     blocks = _long_section(n_paragraphs=40, sentences=25)  # 1000 sentences
     calls = 0

@@ -24,3 +24,12 @@ def test_table_row_stays_on_one_line_under_its_header() -> None:
         "Pump kit | PK-2200-07 | fits the PW-2200 only",
         "Seal | SE-100 | all models",
     ]
+
+
+def test_a_header_of_empty_cells_writes_no_line() -> None:
+    # Markdown's key-value tables: `| | |` then `| --- | --- |` above the rows
+    table = Table(("", ""), (("Help Command", "pihole uninstall"), ("Example Usage", "pihole -up")))
+    assert render_table(table).split("\n") == [
+        "Help Command | pihole uninstall",
+        "Example Usage | pihole -up",
+    ]

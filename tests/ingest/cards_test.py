@@ -55,12 +55,12 @@ def test_indexed_cards_show_their_title_format_and_metadata(tmp_path: Path) -> N
     assert stored["gc-1"].title == "GC-1" and stored["gc-1"].access == "staff"
     lost = stored["gc-2"]
     assert (lost.title, lost.version, lost.access, lost.format) == (
-        "Lost gift card", "2", "public", "json",
+        "Lost gift card", "2", "public", "cards",
     )  # fmt: skip
     assert lost.effective_from == date(2025, 1, 1)
     shown = CliRunner().invoke(cli, ["show", "gc-2@v2#top", "--db", str(db)])
     assert shown.exit_code == 0, shown.output
-    assert shown.output.splitlines()[0].startswith("gc-2@v2#top  (json, ")
+    assert shown.output.splitlines()[0].startswith("gc-2@v2#top  (cards, ")
     assert shown.output.splitlines()[1] == "Lost gift card"
 
 

@@ -175,3 +175,41 @@ def test_yaml_aliases_cost_only_the_nodes_written(tmp_path: Path) -> None:
     path.write_text("---\n" + "\n".join(levels) + "\n---\n\n## S\n\nText\n", encoding="utf-8")
     (doc,) = parse_file(path)
     assert len(doc.metadata["i"]) < 100  # nested lists are not expanded into text
+
+
+def test_a_heading_attribute_list_is_no_part_of_the_heading(tmp_path: Path) -> None:
+    path = tmp_path / "a.md"
+    path.write_text(
+        "# Guide {#guide}\n\n## Setting the password {: #setting-the-password }\n\nP.\n\n"
+        "### Query blocked (status 9) {#cname data-toc-label='Blocked CNAME'}\n\nQ.\n\n"
+        "## Bind on `enp2s0` {#bind}\n\nB.\n\n## Appendix {.unnumbered}\n\nA.\n\n"
+        "## Notes {-}\n\nN.\n\n## The `{#id}` syntax\n\nS.\n\n## Sets {x} apart\n\nX.\n",
+        encoding="utf-8",
+    )
+    (doc,) = parse_file(path)
+    assert doc.title == "Guide"
+    assert [b.section for b in doc.blocks] == [
+        ("Setting the password",),
+        ("Setting the password", "Query blocked (status 9)"),
+        ("Bind on enp2s0",),
+        ("Appendix",),
+        ("Notes",),
+        ("The {#id} syntax",),
+        ("Sets {x} apart",),
+    ]
+
+
+def test_a_footnote_reference_is_no_text_and_its_note_stays_where_written(tmp_path: Path) -> None:
+    path = tmp_path / "a.md"
+    path.write_text(
+        "# Guide\n\n## Configuring DoH [^guide]\n\nUse a proxy[^1]. Match [^a-z] too.\n\n"
+        "[^1]: Any proxy.\n\n## Other\n\nMore.\n\n[^guide]: Based on a guide by Ben.\n",
+        encoding="utf-8",
+    )
+    (doc,) = parse_file(path)
+    assert [(b.section, b.text) for b in doc.blocks] == [
+        (("Configuring DoH",), "Use a proxy. Match [^a-z] too."),  # [^a-z]: no note defined
+        (("Configuring DoH",), "Any proxy."),
+        (("Other",), "More."),
+        (("Other",), "Based on a guide by Ben."),
+    ]

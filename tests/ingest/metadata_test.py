@@ -58,3 +58,15 @@ def test_a_page_with_a_python_tag_is_not_indexed(tmp_path: Path) -> None:
         report = kb.index([docs], default_access="public")
         assert kb.documents() == []
     assert "front matter field 'title'" in report.failed[0][1]
+
+
+def test_a_file_indexed_without_inventory_has_the_format_an_upload_gets(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "page.md").write_text(f"---\naccess: public\n---\n{BODY}", encoding="utf-8")
+    (docs / "notes.txt").write_text(BODY, encoding="utf-8")
+    (docs / "old.htm").write_text(f"<html><body><h1>Old</h1><p>{BODY}</p></body></html>", "utf-8")
+    with kbsearch.open_kb(tmp_path / "kb.db", create=True, embedder="none") as kb:
+        kb.index([docs], default_access="public")
+        formats = {d.document.doc_id: d.document.format for d in kb.documents()}
+    assert formats == {"page": "markdown", "notes": "plaintext", "old": "html"}  # not md, htm

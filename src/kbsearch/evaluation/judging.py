@@ -34,11 +34,13 @@ def _section_slug(section: str) -> str:
 
 
 def relevant_key(item: Relevant) -> str:
-    """The id a relevant item is judged under (the docid of the qrels written for it)."""
+    """The id a relevant item is judged under (the docid of the qrels written for it):
+    ``doc@vVERSION#slug``, or ``doc#slug`` for a section of any version (no ``@vNone``)."""
     if item.passage_id is not None:
         return item.passage_id
     if item.section is not None:
-        return f"{item.doc_id}@v{item.version}#{_section_slug(item.section)}"
+        version = "" if item.version is None else f"@v{item.version}"
+        return f"{item.doc_id}{version}#{_section_slug(item.section)}"
     if item.version is not None:
         return f"{item.doc_id}@v{item.version}"
     return str(item.doc_id)

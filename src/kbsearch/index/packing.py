@@ -268,8 +268,10 @@ def text_pieces(
 
 
 def render_table(table: Table) -> str:
-    """``header1 | header2 | ...`` then one ``cell | cell | ...`` line per row."""
-    lines = [" | ".join(table.header)] if table.header else []
+    """``header1 | header2 | ...`` then one ``cell | cell | ...`` line per row; a header of
+    empty cells (Markdown's ``| | |`` above a key-value table) writes no line (it wrote
+    `` | ``, which an answer then quoted)."""
+    lines = [" | ".join(table.header)] if any(table.header) else []
     lines.extend(" | ".join(row) for row in table.rows)
     return "\n".join(lines)
 
@@ -286,7 +288,7 @@ def table_pieces(prefix: str, index: int, table: Table, sizer: Sizer) -> list[Pi
     tokens, sizer = sizer.fits(prefix + body)
     if tokens is not None and tokens <= sizer.budget:
         return [Piece(body, index, index, tokens)]
-    if not table.rows or not table.header:  # nothing to repeat: split the lines as text
+    if not table.rows or not any(table.header):  # nothing to repeat: split lines as text
         lines = [sizer.atom(line, index, "\n", "sentence") for line in body.split("\n")]
         return _pack(prefix, lines, sizer, 0)
     head = " | ".join(table.header)

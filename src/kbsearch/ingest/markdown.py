@@ -1,16 +1,23 @@
 """Markdown parser: CommonMark (markdown-it-py) with GFM tables and YAML front matter.
 
+Footnote references (``[^1]``, GFM) are left out of the text, and of a heading's.
 Headings follow the outline rule of every format (:mod:`kbsearch.ingest.outline`): the first
 level-1 heading is the title unless the front matter gives one, headings of levels
 2..``section_level`` open sections (their texts form the section path), deeper ones stay as
 text. A ``#`` line inside a fenced code block is code, not a
 heading (the parser sees a ``fence`` token); setext headings (``Title`` over ``---``) are
-headings. Offsets come from the token line map. Template and shortcode markup (Twig, Liquid,
-Hugo, Grav) is removed from the text outside code (:mod:`kbsearch.ingest.markup`).
+headings. A heading's trailing attribute list (``## Install {#install}``, ``{: #id .class }``,
+``{.unnumbered}``, ``{-}``: Python-Markdown's attr_list, Pandoc, kramdown, Docusaurus) sets the
+site's anchor, not text a reader sees: it is left out of the heading, so of the section path
+and the passage id. Offsets come from the token line map. Template and shortcode markup (Twig,
+Liquid, Hugo, Grav) is removed from the text outside code (:mod:`kbsearch.ingest.markup`), and
+MkDocs' admonitions, details and content tabs are read as the Markdown their indented body is
+(:mod:`kbsearch.ingest.admonitions`).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -18,9 +25,11 @@ import yaml
 from bs4 import BeautifulSoup
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
+from mdit_py_plugins.footnote import footnote_plugin
 from mdit_py_plugins.front_matter import front_matter_plugin
 
 from kbsearch.errors import IngestError
+from kbsearch.ingest.admonitions import unfold
 from kbsearch.ingest.html import strip_chrome
 from kbsearch.ingest.inventory import COLUMNS
 from kbsearch.ingest.markup import closed_shortcodes, strip_markup
@@ -32,10 +41,20 @@ from kbsearch.records import ParsedDocument, Table
 SUFFIXES = (".md", ".markdown")
 # the front-matter fields kbsearch reads: an inventory row's columns but the file's own name
 READ_FIELDS = frozenset(c for c in COLUMNS if c != "file")
+# a heading's attribute list at its end: `{#id ...}`, `{.class ...}`, `{: anything}`, `{-}`
+_ATTRIBUTE_LIST = re.compile(r"\s*\{(?::[^{}]*|\s*[#.][^{}]*|\s*-\s*)\}\s*$")
 
 
 def _parser() -> MarkdownIt:
-    return MarkdownIt("commonmark").enable("table").use(front_matter_plugin)
+    """CommonMark with GFM tables, YAML front matter and GFM footnotes: a reference ``[^1]``
+    (one whose ``[^1]: text`` the page defines) is no text, and a definition is read as a
+    paragraph where it is written (not moved to the page's end, into another section)."""
+    return (
+        MarkdownIt("commonmark")
+        .enable("table")
+        .use(front_matter_plugin)
+        .use(footnote_plugin, inline=False, move_to_end=False)
+    )
 
 
 def _inline_text(token: Token, closed: frozenset[str] = frozenset()) -> str:
@@ -70,6 +89,17 @@ def _node_text(node: yaml.Node) -> str:
         items = (item for item in node.value if isinstance(item, yaml.ScalarNode))
         return ", ".join(t for t in (_node_text(item) for item in items) if t)
     return ""  # a nested mapping carries no field kbsearch reads
+
+
+def _heading_text(token: Token, closed: frozenset[str]) -> str:
+    """A heading's text (its ``inline`` token) without a trailing attribute list (module
+    docstring); one inside a code span (``## The `{#id}` syntax``) is text."""
+    text = _inline_text(token, closed)
+    children = token.children or []
+    last = children[-1] if children else None
+    if last is not None and last.type == "text" and _ATTRIBUTE_LIST.search(last.content):
+        text = _ATTRIBUTE_LIST.sub("", text)
+    return text
 
 
 def _front_matter(content: str, path: Path) -> dict[str, str]:
@@ -161,7 +191,7 @@ def parse_text(source: str, path: Path, *, section_level: int = DEEPEST_LEVEL) -
     Raises:
         IngestError: malformed front matter.
     """
-    tokens = _parser().parse(source)
+    tokens = _parser().parse(unfold(source))  # as many lines: the line map points into source
     build = _Builder(source, section_level)
     closed = closed_shortcodes(source)
     metadata: dict[str, str] = {}
@@ -172,7 +202,7 @@ def parse_text(source: str, path: Path, *, section_level: int = DEEPEST_LEVEL) -
             metadata = _front_matter(tok.content, path)
             build.title = metadata.get("title") or None  # a later `#` heading stays as text
         elif tok.type == "heading_open":
-            build.heading_at(int(tok.tag[1:]), _inline_text(tokens[i + 1], closed), tok)
+            build.heading_at(int(tok.tag[1:]), _heading_text(tokens[i + 1], closed), tok)
             i += 2  # skip inline and heading_close
         elif tok.type == "paragraph_open":
             build.block(_inline_text(tokens[i + 1], closed), tok)

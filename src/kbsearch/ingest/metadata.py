@@ -18,6 +18,7 @@ import yaml
 
 from kbsearch.errors import IngestError, InvalidArgumentError, shown_value
 from kbsearch.filters import parse_day
+from kbsearch.ingest import FORMAT_MODULES
 from kbsearch.ingest.fields import ACCESS_LABELS as ACCESS_LABELS
 from kbsearch.ingest.fields import MAX_FIELD_CHARS, check_fields
 from kbsearch.ingest.inventory import InventoryRow, period_text
@@ -159,6 +160,14 @@ def parse_date(value: object, name: str = "date") -> date | None:
         ) from exc
 
 
+def format_name(source: PurePath) -> str:
+    """A file's format as kbsearch names it, what an upload of it and the example inventory
+    say (``markdown``, ``html``, ``word``: :data:`kbsearch.ingest.FORMAT_MODULES`), not its
+    suffix (``md``, ``htm``, ``docx``); an unknown suffix is itself, lower-cased."""
+    suffix = source.suffix.lower()
+    return FORMAT_MODULES.get(suffix, suffix.lstrip("."))
+
+
 def resolve_document(
     parsed: ParsedDocument,
     source: Path,
@@ -230,7 +239,7 @@ def resolve_document(
         effective_to=parse_date(pick("effective_to", None), "effective_to"),
         owner=str(pick("owner")),
         doc_type=str(pick("doc_type")),
-        format=str(pick("format") or source.suffix.lstrip(".").lower()),
+        format=str(pick("format") or format_name(source)),
         source=str(source),
     )
     try:

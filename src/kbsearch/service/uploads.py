@@ -25,10 +25,10 @@ from ..errors import (
 )
 from ..filters import parse_day
 from ..index.indexer import IndexReport
-from ..ingest import FORMAT_MODULES, SUPPORTED_SUFFIXES
+from ..ingest import SUPPORTED_SUFFIXES
 from ..ingest.fields import MAX_FIELD_CHARS, check_fields
 from ..ingest.limits import MAX_UPLOAD_BYTES, byte_size
-from ..ingest.metadata import known_language
+from ..ingest.metadata import format_name, known_language
 from ..knowledge_base import KnowledgeBase
 from ..present.sources import UPLOADS_SHOWN, uploads_folder
 from ..store.upload_files import INVENTORY, UploadFiles, file_errors
@@ -195,13 +195,6 @@ def _scrub(reason: str, target: Path) -> str:
 def _forms(path: Path) -> set[Path]:
     """``path`` as given, absolute and resolved (links followed)."""
     return {path, path.absolute(), path.resolve()}
-
-
-def format_name(path: Path) -> str:
-    """The format an upload is stored with: the name ingest gives it (``markdown``, ``html``,
-    ``pdf``...; :data:`~kbsearch.ingest.FORMAT_MODULES`), as the example inventories do, not
-    the file's suffix (``md``)."""
-    return FORMAT_MODULES[path.suffix.lower()]
 
 
 def _write_inventory(path: Path, upload: Upload, target: Path) -> None:
