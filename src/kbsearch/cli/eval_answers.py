@@ -16,6 +16,7 @@ from kbsearch.evaluation.answers import OUTCOMES, read_gold_answers, summarise_g
 from kbsearch.evaluation.questions import Question, QuestionSet
 from kbsearch.judge.answer import Answer
 from kbsearch.knowledge_base import KnowledgeBase
+from kbsearch.outputs import write_output
 from kbsearch.tasks.evaluate import answer_questions
 
 GOLD_FILE = "answers.jsonl"  # a BEIR folder's gold answer strings (PIAF's)
@@ -124,6 +125,7 @@ def evaluate_answers(
 
     Raises:
         EvaluationError: the gold answers cannot be read.
+        StorageError: the dump cannot be written.
     """
     answers = read_gold_answers(gold_path) if gold_path is not None else {}
     lines: list[str] = []
@@ -134,5 +136,5 @@ def evaluate_answers(
 
     items, refused = answer_questions(kb, questions, answers, k=k, on_answer=keep)
     if dump is not None:
-        dump.write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
+        write_output(dump, "".join(f"{line}\n" for line in lines))
     return summarise_groups(items), refused

@@ -22,6 +22,7 @@ from urllib.parse import unquote
 
 from kbsearch.errors import EvaluationError
 from kbsearch.evaluation.metrics import check_run
+from kbsearch.outputs import write_output
 
 _ESCAPED = re.compile(r"[\s%]")
 
@@ -54,6 +55,7 @@ def write_trec_run(path: str | Path, run: Mapping[str, Sequence[str]], tag: str)
 
     Raises:
         EvaluationError: a duplicate id in a list, an empty id, whitespace in the tag.
+        StorageError: the file cannot be written.
     """
     check_run(run)
     _check_token(tag, "tag")
@@ -63,10 +65,7 @@ def write_trec_run(path: str | Path, run: Mapping[str, Sequence[str]], tag: str)
         for rank, doc in enumerate(docs, start=1):
             field = _field(doc, "document id")
             lines.append(f"{query} Q0 {field} {rank} {len(docs) - rank + 1} {tag}\n")
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text("".join(lines), encoding="utf-8")
-    return target
+    return write_output(path, "".join(lines))
 
 
 def write_trec_qrels(path: str | Path, qrels: Mapping[str, Mapping[str, int]]) -> Path:
@@ -75,16 +74,14 @@ def write_trec_qrels(path: str | Path, qrels: Mapping[str, Mapping[str, int]]) -
 
     Raises:
         EvaluationError: an empty id.
+        StorageError: the file cannot be written.
     """
     lines = []
     for qid, judged in qrels.items():
         query = _field(qid, "query id")
         for doc, grade in judged.items():
             lines.append(f"{query} 0 {_field(doc, 'document id')} {grade}\n")
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text("".join(lines), encoding="utf-8")
-    return target
+    return write_output(path, "".join(lines))
 
 
 def read_trec_run(path: str | Path) -> dict[str, list[str]]:
