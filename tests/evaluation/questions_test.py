@@ -101,6 +101,18 @@ def test_trec_sgml_topics() -> None:
         ("keys3.jsonl", '{"id": "x", "question": "q", "keys": [null]}\n', "list of strings"),
         ("keys4.jsonl", '{"id": "x", "question": "q", "keys": ["ok", " The "]}\n', "empty once"),
         ("deep.json", "[" * 100_000 + "]" * 100_000, "not JSON"),
+        ("rel.jsonl", '{"id": "x", "question": "q", "relevant": [{"doc_id": null}]}\n', "'doc_id'"),
+        ("rel2.jsonl", '{"id": "x", "question": "q", "relevant": [{"doc_id": ["a"]}]}\n', "text"),
+        (
+            "rel3.jsonl",
+            '{"id": "x", "question": "q", "relevant": [{"doc_id": "a", "version": 1.5}]}\n',
+            "'version'",
+        ),
+        (
+            "rel4.jsonl",
+            '{"id": "x", "question": "q", "relevant": [{"doc_id": "a", "section": 2}]}\n',
+            "'section'",
+        ),
         ("long.json", '[{"question": "q", "n": ' + "1" * 5000 + "}]", "not JSON"),
         ("empty.jsonl", "\n\n", "no questions"),
         ("empty.json", "[]", "no questions"),

@@ -157,6 +157,13 @@ def _policy_question(record: dict[str, Any], where: str, rule: str) -> Question:
     for item in listed:
         if not isinstance(item, dict) or "doc_id" not in item:
             raise EvaluationError(f"{where}: each relevant item needs a doc_id")
+        for key, kinds in (("doc_id", str | int), ("version", str | int | None)):
+            value = item.get(key)  # [1] was the doc id "[1]", null the doc id "None"
+            if isinstance(value, bool) or not isinstance(value, kinds):
+                raise EvaluationError(f"{where}: a relevant item's {key!r} must be text")
+        for key in ("section", "access"):
+            if not isinstance(item.get(key), str | None):
+                raise EvaluationError(f"{where}: a relevant item's {key!r} must be text")
         version = item.get("version")
         section = item.get("section")
         items.append(
