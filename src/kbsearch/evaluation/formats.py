@@ -292,19 +292,25 @@ def read_trec_qrels(path: Path) -> dict[str, dict[str, int]]:
     (:func:`kbsearch.evaluation.trec.unescape_id`).
 
     Raises:
-        EvaluationError: a line without four fields, a non-numeric grade, a duplicate pair.
+        EvaluationError: unreadable or not UTF-8, a line without four fields, a non-numeric
+            grade, a duplicate pair.
     """
     judged: dict[str, dict[str, int]] = {}
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            fields = line.split()
-            if not fields:
-                continue
-            where = f"{path}:{number}"
-            if len(fields) != 4:
-                raise EvaluationError(f"{where}: expected 'qid 0 docid grade'")
-            qid, doc = unescape_id(fields[0]), unescape_id(fields[2])
-            _add_judgement(judged, qid, doc, _grade(fields[3], where), where)
+    try:
+        with path.open(encoding="utf-8") as handle:
+            for number, line in enumerate(handle, start=1):
+                fields = line.split()
+                if not fields:
+                    continue
+                where = f"{path}:{number}"
+                if len(fields) != 4:
+                    raise EvaluationError(f"{where}: expected 'qid 0 docid grade'")
+                qid, doc = unescape_id(fields[0]), unescape_id(fields[2])
+                _add_judgement(judged, qid, doc, _grade(fields[3], where), where)
+    except UnicodeDecodeError as exc:  # compare reads qrels apart from load_questions
+        raise EvaluationError(f"{path}: not UTF-8 text (byte {exc.start})") from exc
+    except OSError as exc:
+        raise EvaluationError(f"cannot read qrels {path}: {exc.strerror or exc}") from exc
     return judged
 
 

@@ -15,6 +15,7 @@ character).
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -90,26 +91,35 @@ def read_trec_run(path: str | Path) -> dict[str, list[str]]:
     ids unescaped (:func:`unescape_id`).
 
     Raises:
-        EvaluationError: missing file, a line without six fields, a non-numeric rank or score,
-            a docid listed twice for one query.
+        EvaluationError: missing or unreadable file, not UTF-8, a line without six fields, a
+            non-numeric rank or score, a score that is not finite, a docid listed twice for
+            one query.
     """
     source = Path(path)
     if not source.is_file():
         raise EvaluationError(f"run file not found: {source}")
     rows: dict[str, list[tuple[float, int, int, str]]] = {}
-    with source.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            fields = line.split()
-            if not fields:
-                continue
-            if len(fields) != 6:
-                raise EvaluationError(f"{source}:{number}: expected 'qid Q0 docid rank score tag'")
-            try:
-                rank, score = int(fields[3]), float(fields[4])
-            except ValueError as err:
-                raise EvaluationError(f"{source}:{number}: bad rank or score") from err
-            entry = (-score, rank, number, unescape_id(fields[2]))
-            rows.setdefault(unescape_id(fields[0]), []).append(entry)
+    try:
+        with source.open(encoding="utf-8") as handle:
+            for number, line in enumerate(handle, start=1):
+                fields = line.split()
+                if not fields:
+                    continue
+                if len(fields) != 6:
+                    expected = "expected 'qid Q0 docid rank score tag'"
+                    raise EvaluationError(f"{source}:{number}: {expected}")
+                try:
+                    rank, score = int(fields[3]), float(fields[4])
+                except ValueError as err:
+                    raise EvaluationError(f"{source}:{number}: bad rank or score") from err
+                if not math.isfinite(score):  # NaN sorts nowhere: the order would be noise
+                    raise EvaluationError(f"{source}:{number}: the score is not a finite number")
+                entry = (-score, rank, number, unescape_id(fields[2]))
+                rows.setdefault(unescape_id(fields[0]), []).append(entry)
+    except UnicodeDecodeError as exc:
+        raise EvaluationError(f"{source}: not UTF-8 text (byte {exc.start})") from exc
+    except OSError as exc:
+        raise EvaluationError(f"cannot read run file {source}: {exc.strerror or exc}") from exc
     run = {qid: [doc for *_, doc in sorted(entries)] for qid, entries in rows.items()}
     try:
         check_run(run)
