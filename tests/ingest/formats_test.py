@@ -110,6 +110,11 @@ def test_cards() -> None:
         ("[{", "invalid JSON"),
         ('{"id": "c1"}', "JSON list"),
         ('[{"id": "c1", "reference": "R", "text": "t"}]', "card 0 needs"),
+        (
+            '[{"id": "c1", "reference": "R", "family": "f", "text": "t", "access": "staff",'
+            ' "access": "public"}]',
+            "gives 'access' twice, 'staff' then 'public'",
+        ),
     ],
 )
 def test_card_errors(tmp_path: Path, content: str, message: str) -> None:
