@@ -36,11 +36,12 @@ def parse(path: Path, *, section_level: int = 6) -> list[ParsedDocument]:
     def pairs(items: list[tuple[str, object]]) -> dict[str, object]:
         found: dict[str, object] = {}
         for key, value in items:  # json keeps the last: "access" staff, then public
-            if found.setdefault(key, value) != value:
+            if key in found and found[key] != value:
                 raise IngestError(
                     f"{path}: a card gives {shown_value(key)} twice, {shown_value(found[key])}"
                     f" then {shown_value(value)}; keep one"
                 )
+            found[key] = value
         return found
 
     try:
