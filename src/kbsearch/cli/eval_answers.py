@@ -14,8 +14,9 @@ from rich.table import Table
 
 from kbsearch.evaluation.answers import OUTCOMES, read_gold_answers, summarise_groups
 from kbsearch.evaluation.questions import Question, QuestionSet
+from kbsearch.facade.searching import no_vectors_to_answer
 from kbsearch.judge.answer import Answer
-from kbsearch.knowledge_base import KnowledgeBase
+from kbsearch.knowledge_base import KnowledgeBase, open_kb
 from kbsearch.outputs import write_output
 from kbsearch.tasks.evaluate import answer_questions
 
@@ -112,22 +113,40 @@ def _length(value: Any) -> str:
     return "–" if value is None else f"{value:.0f}"
 
 
-def evaluate_answers(
-    kb: KnowledgeBase,
-    questions: QuestionSet,
-    gold_path: Path | None,
-    k: int,
-    dump: Path | None,
-) -> tuple[dict[str, Any], Sequence[str]]:
-    """Answer every question and summarise (:func:`summarise_groups`); with ``dump``, each
-    answer's JSON (``Answer.to_dict`` with the question id) as one line of that file; and the
-    refused question ids.
+def answers_ready(
+    db: str | Path, embedder: str | None, gold_path: Path | None
+) -> dict[str, tuple[str, ...]]:
+    """What ``eval --answers`` needs, checked before the routes' evaluation (minutes on a
+    large set) rather than after it: the gold answers of ``gold_path`` (``None``: none, the
+    questions' keys), returned, and an index with vectors.
 
     Raises:
         EvaluationError: the gold answers cannot be read.
-        StorageError: the dump cannot be written.
+        NoVectorsError: the index has no vectors (answering reads both routes).
+        KnowledgeBaseNotFoundError and what :func:`kbsearch.open_kb` raises.
     """
     answers = read_gold_answers(gold_path) if gold_path is not None else {}
+    with open_kb(db, embedder=embedder) as kb:
+        if not kb.routes["dense"].available():
+            raise no_vectors_to_answer()
+    return answers
+
+
+def evaluate_answers(
+    kb: KnowledgeBase,
+    questions: QuestionSet,
+    answers: Mapping[str, Sequence[str]],
+    k: int,
+    dump: Path | None,
+) -> tuple[dict[str, Any], Sequence[str]]:
+    """Answer every question and summarise (:func:`summarise_groups`) against the gold
+    ``answers`` (by question id; a question without: its keys); with ``dump``, each answer's
+    JSON (``Answer.to_dict`` with the question id) as one line of that file; and the refused
+    question ids.
+
+    Raises:
+        StorageError: the dump cannot be written.
+    """
     lines: list[str] = []
 
     def keep(question: Question, answer: Answer) -> None:

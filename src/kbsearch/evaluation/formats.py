@@ -26,7 +26,7 @@ from typing import Any
 from kbsearch.errors import EvaluationError, shown_value
 from kbsearch.evaluation.answers import normalize_answer
 from kbsearch.evaluation.questions import MATCH_RULES, Question, QuestionSet, Relevant, parse_date
-from kbsearch.evaluation.trec import unescape_id
+from kbsearch.evaluation.trec import trec_lines, unescape_id
 from kbsearch.jsonl import json_lines
 
 Reader = Callable[[Path, str, "str | None"], QuestionSet]
@@ -296,21 +296,12 @@ def read_trec_qrels(path: Path) -> dict[str, dict[str, int]]:
             grade, a duplicate pair.
     """
     judged: dict[str, dict[str, int]] = {}
-    try:
-        with path.open(encoding="utf-8") as handle:
-            for number, line in enumerate(handle, start=1):
-                fields = line.split()
-                if not fields:
-                    continue
-                where = f"{path}:{number}"
-                if len(fields) != 4:
-                    raise EvaluationError(f"{where}: expected 'qid 0 docid grade'")
-                qid, doc = unescape_id(fields[0]), unescape_id(fields[2])
-                _add_judgement(judged, qid, doc, _grade(fields[3], where), where)
-    except UnicodeDecodeError as exc:  # compare reads qrels apart from load_questions
-        raise EvaluationError(f"{path}: not UTF-8 text (byte {exc.start})") from exc
-    except OSError as exc:
-        raise EvaluationError(f"cannot read qrels {path}: {exc.strerror or exc}") from exc
+    for number, fields in trec_lines(path, "qrels"):  # compare reads them apart
+        where = f"{path}:{number}"
+        if len(fields) != 4:
+            raise EvaluationError(f"{where}: expected 'qid 0 docid grade'")
+        qid, doc = unescape_id(fields[0]), unescape_id(fields[2])
+        _add_judgement(judged, qid, doc, _grade(fields[3], where), where)
     return judged
 
 

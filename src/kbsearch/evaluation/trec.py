@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from urllib.parse import unquote
 
@@ -85,6 +85,25 @@ def write_trec_qrels(path: str | Path, qrels: Mapping[str, Mapping[str, int]]) -
     return write_output(path, "".join(lines))
 
 
+def trec_lines(path: Path, what: str) -> Iterator[tuple[int, list[str]]]:
+    """``(line number from 1, whitespace-separated fields)`` of each non-blank line of the
+    TREC file ``path`` (``what``: its kind, for the message).
+
+    Raises:
+        EvaluationError: the file cannot be read, or is not UTF-8 text.
+    """
+    try:
+        with path.open(encoding="utf-8") as handle:
+            for number, line in enumerate(handle, start=1):
+                fields = line.split()
+                if fields:
+                    yield number, fields
+    except UnicodeDecodeError as exc:
+        raise EvaluationError(f"{path}: not UTF-8 text (byte {exc.start})") from exc
+    except OSError as exc:
+        raise EvaluationError(f"cannot read {what} {path}: {exc.strerror or exc}") from exc
+
+
 def read_trec_run(path: str | Path) -> dict[str, list[str]]:
     """Read a TREC run into ``{qid: [docid, ...]}`` ordered by decreasing score, equal scores
     by increasing rank column, then file order (so a kbsearch run reads back in returned order),
@@ -99,27 +118,17 @@ def read_trec_run(path: str | Path) -> dict[str, list[str]]:
     if not source.is_file():
         raise EvaluationError(f"run file not found: {source}")
     rows: dict[str, list[tuple[float, int, int, str]]] = {}
-    try:
-        with source.open(encoding="utf-8") as handle:
-            for number, line in enumerate(handle, start=1):
-                fields = line.split()
-                if not fields:
-                    continue
-                if len(fields) != 6:
-                    expected = "expected 'qid Q0 docid rank score tag'"
-                    raise EvaluationError(f"{source}:{number}: {expected}")
-                try:
-                    rank, score = int(fields[3]), float(fields[4])
-                except ValueError as err:
-                    raise EvaluationError(f"{source}:{number}: bad rank or score") from err
-                if not math.isfinite(score):  # NaN sorts nowhere: the order would be noise
-                    raise EvaluationError(f"{source}:{number}: the score is not a finite number")
-                entry = (-score, rank, number, unescape_id(fields[2]))
-                rows.setdefault(unescape_id(fields[0]), []).append(entry)
-    except UnicodeDecodeError as exc:
-        raise EvaluationError(f"{source}: not UTF-8 text (byte {exc.start})") from exc
-    except OSError as exc:
-        raise EvaluationError(f"cannot read run file {source}: {exc.strerror or exc}") from exc
+    for number, fields in trec_lines(source, "run file"):
+        if len(fields) != 6:
+            raise EvaluationError(f"{source}:{number}: expected 'qid Q0 docid rank score tag'")
+        try:
+            rank, score = int(fields[3]), float(fields[4])
+        except ValueError as err:
+            raise EvaluationError(f"{source}:{number}: bad rank or score") from err
+        if not math.isfinite(score):  # NaN sorts nowhere: the order would be noise
+            raise EvaluationError(f"{source}:{number}: the score is not a finite number")
+        entry = (-score, rank, number, unescape_id(fields[2]))
+        rows.setdefault(unescape_id(fields[0]), []).append(entry)
     run = {qid: [doc for *_, doc in sorted(entries)] for qid, entries in rows.items()}
     try:
         check_run(run)
