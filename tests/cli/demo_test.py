@@ -69,3 +69,13 @@ def test_a_folder_with_markup_and_spaces_is_printed_as_it_is_and_quoted(tmp_path
     assert result.exit_code == 0, result.output
     assert f"HTML report: {folder / 'report.html'}" in result.output
     assert f"--db '{folder / 'helpcentre.db'}' --route lexical" in result.output
+
+
+def test_a_demo_folder_that_cannot_be_made_is_one_line(tmp_path: Path) -> None:
+    (tmp_path / "loop1").symlink_to(tmp_path / "loop2")
+    (tmp_path / "loop2").symlink_to(tmp_path / "loop1")
+    result = CliRunner().invoke(cli, ["demo", "--dir", str(tmp_path / "loop1")])
+    assert result.exit_code == 1, result.output
+    assert result.stderr.strip().splitlines() == [
+        f"error: cannot make the folder {tmp_path / 'loop1'}: something else is there"
+    ]

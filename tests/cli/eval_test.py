@@ -199,3 +199,42 @@ def test_runs_with_spaces_in_ids_are_written_and_compared(tmp_path: Path) -> Non
     )
     assert compared.exit_code == 0, compared.output
     assert json.loads(compared.stdout)["means"]["lexical"]["MRR@10"] == 1.0
+
+
+def test_an_output_that_cannot_be_written_is_one_line(tmp_path: Path) -> None:
+    """A report, run folder or answers dump path that is a folder, under a file, or in a
+    link loop was a traceback (IsADirectoryError, NotADirectoryError, FileExistsError)."""
+    db = tmp_path / "kb.db"
+    args = [str(FIXTURES / "beir"), "--db", str(db), *LEXICAL]
+    assert CliRunner().invoke(cli, ["bench", *args]).exit_code == 0
+    afile = tmp_path / "afile"
+    afile.write_text("x", encoding="utf-8")
+    (tmp_path / "loop1").symlink_to(tmp_path / "loop2")
+    (tmp_path / "loop2").symlink_to(tmp_path / "loop1")
+    for option, path in [
+        ("--run-dir", afile / "runs"),
+        ("--report", afile / "report.html"),
+        ("--report", tmp_path / "loop1" / "report.html"),
+    ]:
+        result = CliRunner().invoke(cli, ["eval", *args, option, str(path)])
+        assert result.exit_code == 1, result.output
+        (line,) = result.stderr.strip().splitlines()
+        assert line.startswith(f"error: cannot write {path}"), line
+
+
+def test_eval_answers_checks_the_gold_and_the_vectors_before_evaluating(tmp_path: Path) -> None:
+    """A bad gold answers file, or an index without vectors, failed only after the routes'
+    whole evaluation (minutes on PIAF), its tables printed."""
+    db = tmp_path / "kb.db"
+    args = [str(FIXTURES / "beir"), "--db", str(db), *LEXICAL]
+    assert CliRunner().invoke(cli, ["bench", *args]).exit_code == 0
+    gold = tmp_path / "answers.jsonl"
+    gold.write_text('{"_id": "q1"}\n', encoding="utf-8")
+    bad = CliRunner().invoke(cli, ["eval", *args, "--answers", "--gold-answers", str(gold)])
+    assert bad.exit_code == 1 and "nDCG@10" not in bad.output
+    assert bad.stderr.strip().splitlines() == [f"error: {gold}:1: expected {{'_id', 'answers'}}"]
+    gold.write_text('{"_id": "q1", "answers": ["thirty days"]}\n', encoding="utf-8")
+    lexical = CliRunner().invoke(cli, ["eval", *args, "--answers", "--gold-answers", str(gold)])
+    assert lexical.exit_code == 1 and "nDCG@10" not in lexical.output
+    (line,) = lexical.stderr.strip().splitlines()
+    assert line.startswith("error: this index has no vectors (built with --embedder none)")

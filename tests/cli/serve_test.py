@@ -131,9 +131,11 @@ def test_serve_keeps_a_given_kbsearch_threads_and_refuses_a_bad_one(
     monkeypatch.setenv("KBSEARCH_THREADS", "1")
     result = CliRunner().invoke(cli, ["serve", "--db", db, "--port", "0"])
     assert result.exit_code == 0, result.output
-    monkeypatch.setenv("KBSEARCH_THREADS", "abc")
-    result = CliRunner().invoke(cli, ["serve", "--db", db, "--port", "0"])
-    assert result.exit_code == 1 and "$KBSEARCH_THREADS must be a positive integer" in result.stderr
+    for bad in ("abc", "999", "+2", "٣"):  # the last three were taken: 999 threads, 2, 3
+        monkeypatch.setenv("KBSEARCH_THREADS", bad)
+        result = CliRunner().invoke(cli, ["serve", "--db", db, "--port", "0"])
+        assert result.exit_code == 1, bad
+        assert "$KBSEARCH_THREADS must be a whole number from 1 to 64" in result.stderr
     result = CliRunner().invoke(cli, ["serve", "--db", db, "--port", "0", "--model-threads", "3"])
     assert result.exit_code == 0, result.output
     assert started == ["1", "3"]

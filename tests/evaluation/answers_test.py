@@ -152,6 +152,15 @@ def test_gold_answers_file(tmp_path: Path) -> None:
         read_gold_answers(tmp_path / "missing.jsonl")
 
 
+def test_a_gold_answers_file_not_in_utf8_is_one_error_and_a_bom_is_read(tmp_path: Path) -> None:
+    path = tmp_path / "answers.jsonl"
+    path.write_bytes('{"_id": "q1", "answers": ["où"]}\n'.encode("latin-1"))
+    with pytest.raises(EvaluationError, match="not UTF-8 text"):
+        read_gold_answers(path)
+    path.write_bytes(b"\xef\xbb\xbf" + '{"_id": "q1", "answers": ["où"]}\n'.encode())
+    assert read_gold_answers(path) == {"q1": ("où",)}
+
+
 def test_a_question_without_kind_or_language_is_grouped_as_unknown() -> None:
     from kbsearch.evaluation.answers import judge_question
     from kbsearch.evaluation.questions import Question

@@ -96,6 +96,24 @@ def test_trec_sgml_topics() -> None:
         ("pub.jsonl", '{"id": "x", "question": "q", "public_ok": "no"}\n', "true or false"),
         ("nest.jsonl", '{"id": "x", "question": {"text": "hi"}}\n', "non-empty string"),
         ("blank.jsonl", '{"id": "x", "question": "  "}\n', "non-empty string"),
+        ("keys.jsonl", '{"id": "x", "question": "q", "keys": 42}\n', "keys: expected a list"),
+        ("keys2.jsonl", '{"id": "x", "question": "q", "keys": "opened"}\n', "list of strings"),
+        ("keys3.jsonl", '{"id": "x", "question": "q", "keys": [null]}\n', "list of strings"),
+        ("keys4.jsonl", '{"id": "x", "question": "q", "keys": ["ok", " The "]}\n', "empty once"),
+        ("deep.json", "[" * 100_000 + "]" * 100_000, "not JSON"),
+        ("rel.jsonl", '{"id": "x", "question": "q", "relevant": [{"doc_id": null}]}\n', "'doc_id'"),
+        ("rel2.jsonl", '{"id": "x", "question": "q", "relevant": [{"doc_id": ["a"]}]}\n', "text"),
+        (
+            "rel3.jsonl",
+            '{"id": "x", "question": "q", "relevant": [{"doc_id": "a", "version": 1.5}]}\n',
+            "'version'",
+        ),
+        (
+            "rel4.jsonl",
+            '{"id": "x", "question": "q", "relevant": [{"doc_id": "a", "section": 2}]}\n',
+            "'section'",
+        ),
+        ("long.json", '[{"question": "q", "n": ' + "1" * 5000 + "}]", "not JSON"),
         ("empty.jsonl", "\n\n", "no questions"),
         ("empty.json", "[]", "no questions"),
     ],
@@ -105,6 +123,14 @@ def test_malformed_input(tmp_path: Path, name: str, content: str, message: str) 
     path.write_text(content, encoding="utf-8")
     with pytest.raises(EvaluationError, match=message):
         load_questions(path)
+
+
+@pytest.mark.parametrize("grade", ["inf", "-inf", "nan", "1e400"])
+def test_a_grade_that_is_no_integer_is_refused(tmp_path: Path, grade: str) -> None:
+    (tmp_path / "topics.tsv").write_text("1\tdelivery\n", encoding="utf-8")
+    (tmp_path / "qrels.txt").write_text(f"1 0 d1 {grade}\n", encoding="utf-8")
+    with pytest.raises(EvaluationError, match="grade must be a number"):
+        load_questions(tmp_path)
 
 
 def test_duplicate_question_id(tmp_path: Path) -> None:

@@ -44,3 +44,22 @@ def test_a_run_and_qrels_with_spaces_in_ids_round_trip(tmp_path: Path) -> None:
 def test_the_tag_still_refuses_whitespace(tmp_path: Path) -> None:
     with pytest.raises(EvaluationError, match="tag"):
         write_trec_run(tmp_path / "run.trec", {"q": ["a"]}, "two words")
+
+
+@pytest.mark.parametrize("score", ["nan", "inf", "-inf", "1e999"])
+def test_a_run_score_that_is_not_finite_is_refused(tmp_path: Path, score: str) -> None:
+    """A NaN sorts nowhere: the run's order was noise, and compare measured it."""
+    path = tmp_path / "run.trec"
+    path.write_text(f"q1 Q0 d1 1 2.0 a\nq1 Q0 d2 2 {score} a\n", encoding="utf-8")
+    with pytest.raises(EvaluationError, match=":2: the score is not a finite number"):
+        read_trec_run(path)
+
+
+def test_a_run_or_qrels_file_not_in_utf8_is_one_error(tmp_path: Path) -> None:
+    path = tmp_path / "run.trec"
+    path.write_bytes("q1 Q0 é 1 2.0 a\n".encode("latin-1"))
+    with pytest.raises(EvaluationError, match="not UTF-8 text"):
+        read_trec_run(path)
+    path.write_bytes("q1 0 é 1\n".encode("latin-1"))
+    with pytest.raises(EvaluationError, match="not UTF-8 text"):
+        read_trec_qrels(path)

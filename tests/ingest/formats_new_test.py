@@ -95,6 +95,17 @@ def test_rst_sections_lists_tables_and_fields(tmp_path: Path) -> None:
     ]
 
 
+def test_an_rst_field_given_twice_with_two_values_is_refused(tmp_path: Path) -> None:
+    """The last was kept: ``:access: staff`` then ``:access: public`` went public."""
+    path = tmp_path / "guide.rst"
+    fields = ":access: staff\n:Access: public\n"
+    path.write_text(f"Guide\n=====\n\n{fields}\nSection\n-------\n\nText.\n")
+    with pytest.raises(IngestError, match="'access' is given twice"):
+        parse_file(path)
+    path.write_text("Guide\n=====\n\n:access: staff\n:access: staff\n\nText.\n")
+    assert parse_file(path)[0].metadata["access"] == "staff"
+
+
 def test_docx_headings_paragraphs_and_tables(tmp_path: Path) -> None:
     word = docx.Document()
     word.add_paragraph("Refund policy", style="Title")

@@ -80,6 +80,9 @@ def test_beir_corpus_rows() -> None:
         ('{"_id": "a", "text": "x"}\n{not json}\n', r"corpus.jsonl:2: invalid JSON"),
         ('{"_id": "a"}\n', "needs '_id' and 'text'"),
         ('{"_id": "a", "text": "x"}\n{"_id": "a", "text": "y"}\n', "duplicate _id"),
+        ('{"_id": "a", "text": ["x"]}\n', ":1: text must be text, not a list"),
+        ('{"_id": "a", "text": 42}\n', "text must be text, not a number"),
+        ('{"_id": "a", "text": "x", "title": {"t": 1}}\n', "title must be text, not an object"),
     ],
 )
 def test_beir_errors(tmp_path: Path, content: str, message: str) -> None:
@@ -107,6 +110,11 @@ def test_cards() -> None:
         ("[{", "invalid JSON"),
         ('{"id": "c1"}', "JSON list"),
         ('[{"id": "c1", "reference": "R", "text": "t"}]', "card 0 needs"),
+        (
+            '[{"id": "c1", "reference": "R", "family": "f", "text": "t", "access": "staff",'
+            ' "access": "public"}]',
+            "gives 'access' twice, 'staff' then 'public'",
+        ),
     ],
 )
 def test_card_errors(tmp_path: Path, content: str, message: str) -> None:

@@ -250,3 +250,42 @@ def test_a_pages_meta_tags_give_its_access_and_version_as_front_matter_does(
         assert kb.search(
             "goodwill credit", route="lexical", filters=kbsearch.Filters(audience="staff")
         )
+
+
+@pytest.mark.parametrize(
+    "tags",
+    [
+        '<meta name="access" content="public"><meta name="access" content="staff">',
+        '<meta name="access" content="public"><meta name="kbsearch:access" content="staff">',
+        '<meta name="version" content="2"><meta name="Version" content="3">',
+    ],
+)
+def test_a_meta_field_given_twice_with_two_contents_is_refused(tmp_path: Path, tags: str) -> None:
+    """The first tag won: a page saying ``access`` public, then staff, went public."""
+    import kbsearch
+    from kbsearch.errors import IngestError
+
+    page = _guide(tmp_path / "docs", tags)
+    with pytest.raises(IngestError, match="is given twice"):
+        parse_file(page)
+    with kbsearch.open_kb(tmp_path / "kb.db", create=True, embedder="none") as kb:
+        report = kb.index([page.parent], default_access="public")
+        assert [source for source, _ in report.failed] == [str(page)]
+        assert kb.search("goodwill credit", route="lexical") == []
+
+
+def _guide(folder: Path, head: str) -> Path:
+    """``folder/guide.html`` with ``head`` and a line of text."""
+    folder.mkdir(exist_ok=True)
+    page = folder / "guide.html"
+    page.write_text(
+        f"<html><head>{head}</head><body><h1>Guide</h1><p>Goodwill credit.</p></body></html>",
+        encoding="utf-8",
+    )
+    return page
+
+
+def test_a_meta_field_repeated_with_its_content_is_read(tmp_path: Path) -> None:
+    tags = '<meta name="access" content="staff"><meta name="kbsearch:access" content=" staff">'
+    (parsed,) = parse_file(_guide(tmp_path, tags))
+    assert dict(parsed.metadata) == {"access": "staff"}

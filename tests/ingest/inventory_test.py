@@ -49,6 +49,13 @@ def test_missing_column(tmp_path: Path) -> None:
         read_inventory(path)
 
 
+def test_a_column_given_twice_is_refused(tmp_path: Path) -> None:
+    """csv kept the last of two ``access`` columns: staff, then public, went public."""
+    path = _csv(tmp_path, "a.md,a,A,1,,,o,staff,en,policy,md,public", header=f"{HEADER},access")
+    with pytest.raises(InventoryError, match="column.*'access' given twice"):
+        read_inventory(path)
+
+
 def test_duplicate_doc_id_and_version(tmp_path: Path) -> None:
     path = _csv(
         tmp_path,

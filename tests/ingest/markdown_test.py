@@ -103,6 +103,22 @@ def test_malformed_front_matter_is_ingest_error(tmp_path: Path) -> None:
         parse_file(path)
 
 
+def test_a_field_given_twice_in_front_matter_is_refused(tmp_path: Path) -> None:
+    """YAML keeps the last of a repeated key: ``access`` public then staff went staff, and
+    the page-wide rule of HTML took the first; both are refused, a repeated same value is
+    read, and so is a field kbsearch does not read (tags) twice."""
+    path = tmp_path / "a.md"
+    path.write_text("---\naccess: staff\naccess: public\n---\n# A\n\nText\n", encoding="utf-8")
+    with pytest.raises(IngestError, match="gives 'access' twice"):
+        parse_file(path)
+    path.write_text(
+        "---\naccess: staff\ntags: a\naccess: 'staff'\ntags: b\n---\n# A\n\nText\n",
+        encoding="utf-8",
+    )
+    (doc,) = parse_file(path)
+    assert doc.metadata["access"] == "staff"
+
+
 def test_non_utf8_is_ingest_error(tmp_path: Path) -> None:
     path = tmp_path / "a.md"
     path.write_bytes("caf\xe9".encode("latin-1"))

@@ -269,7 +269,7 @@ def test_a_local_cross_encoder_reranks(kb: KnowledgeBase, cross_encoder: Path) -
     import torch
     from sentence_transformers import CrossEncoder
 
-    from kbsearch.retrieve.dense import scan_threads
+    from kbsearch.threads import scan_threads
 
     spec = f"cross-encoder:{cross_encoder}"
     scorer = load_reranker(spec)

@@ -89,3 +89,11 @@ def test_an_empty_lang_is_refused_as_the_cli_refuses_it(
 ) -> None:
     (result,) = call(engine, [(tool, arguments)])
     assert "unsupported lang" in error_text(result)
+
+
+@pytest.mark.parametrize("doc_id", ["", "  "])
+def test_an_empty_doc_id_is_refused_not_every_document(engine: Engine, doc_id: str) -> None:
+    """``documents(doc_id="")`` listed every document, as if it were left out."""
+    listed, empty = call(engine, [("documents", {}), ("documents", {"doc_id": doc_id})])
+    assert not listed.is_error
+    assert "doc_id is empty" in error_text(empty)

@@ -109,6 +109,29 @@ def test_report_page_says_the_folder_holds_no_report(
         assert shown.status_code == 200 and "R@5 0.9" in shown.text
 
 
+def test_a_report_folder_holding_an_unreadable_report_is_a_404_not_a_500(
+    serve: Callable[..., Running], kb_file: Path, keys_file: Path, tmp_path: Path
+) -> None:
+    """A folder named ``*.html`` was the newest report (IsADirectoryError), and a report not
+    in UTF-8 a UnicodeDecodeError: both a 500."""
+    import os
+
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    (runs / "a.html").write_text("<p>R@5 0.9</p>", encoding="utf-8")
+    (runs / "z.html").mkdir()  # newer than a.html, yet no report
+    os.utime(runs / "z.html", (1.9e9, 1.9e9))
+    server = serve(kb_file, keys=keys_file, report=runs)
+    with httpx.Client(base_url=server.url, timeout=30, headers=auth(STAFF_READ)) as client:
+        shown = client.get("/report")
+        assert shown.status_code == 200 and "R@5 0.9" in shown.text
+        (runs / "y.html").write_bytes("<p>R@5 0,9 été</p>".encode("latin-1"))
+        os.utime(runs / "y.html", (2e9, 2e9))  # the newest
+        bad = client.get("/report")
+        assert bad.status_code == 404 and "y.html, cannot be read (not UTF-8 text)" in bad.text
+        assert str(tmp_path) not in bad.text
+
+
 @pytest.mark.parametrize("fusion", ["rrf", "convex", "learned"])
 def test_the_why_fragment_words_a_cross_language_passage_as_the_cli_does(
     tmp_path: Path, fusion: str

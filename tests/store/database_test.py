@@ -132,6 +132,29 @@ def test_a_read_transaction_reads_the_generation_once(tmp_path: Path) -> None:
     writer.close()
 
 
+def test_the_public_generation_moves_with_writes_the_public_may_see(tmp_path: Path) -> None:
+    """A staff-only write keeps it; any other write, and a write that does not record it
+    (an older kbsearch moves the generation alone), moves it to the generation."""
+    store = Store(tmp_path / "kb.db", create=True)
+    database = store.database
+    assert database.public_generation() == database.generation() == 0
+
+    def bump(public: bool) -> tuple[int, int]:
+        with database.transaction():
+            database.bump_generation(public=public)
+        return database.generation(), database.public_generation()
+
+    assert bump(True) == (1, 1)
+    assert bump(False) == (2, 1)
+    assert bump(False) == (3, 1)
+    with database.transaction() as con:  # a writer that does not record it
+        con.execute("UPDATE meta SET value = value + 1 WHERE key = 'generation'")
+    assert database.public_generation() == 4
+    assert bump(False) == (5, 4)
+    assert bump(True) == (6, 6)
+    store.close()
+
+
 DIM = 8
 SETTINGS = IndexSettings(embedder="fake:bow", embedder_spec="fake:bow", dim=DIM)
 

@@ -15,6 +15,7 @@ from kbsearch.evaluation.formats import load_questions
 from kbsearch.evaluation.report import write_report
 from kbsearch.evaluation.runner import EvaluationResult
 from kbsearch.knowledge_base import open_kb
+from kbsearch.outputs import make_folder
 from kbsearch.records import ROUTES
 from kbsearch.store.staging import remove_database
 from kbsearch.tasks.demo import (
@@ -59,7 +60,7 @@ def demo_command(directory: Path | None, routes: tuple[str, ...], embedder: str 
     console = wide_console()
     chosen = routes or ROUTES
     folder = directory or default_demo_dir()
-    folder.mkdir(parents=True, exist_ok=True)
+    make_folder(folder)
     db = folder / "helpcentre.db"
     examples = examples_dir()
     console.print(f"[bold]kbsearch demo[/bold]: the help centre in {escape(str(examples))}")

@@ -36,7 +36,13 @@ from kbsearch.tasks.evaluate import (
     unreachable,
 )
 
-from .eval_answers import evaluate_answers, gold_answers_path, print_cuts, print_summary
+from .eval_answers import (
+    answers_ready,
+    evaluate_answers,
+    gold_answers_path,
+    print_cuts,
+    print_summary,
+)
 from .eval_stages import print_abstention, print_stage_gains
 from .options import (
     ROUTE_LIST,
@@ -278,6 +284,9 @@ def eval_command(questions: Path, db: Path, routes: tuple[str, ...], k: int, spl
         qset = qset.only_kind(kind)
     log = RerankLog()
     ranking = RankingOptions(depth=depth, rrf_k=rrf_k, weights=weights, fusion=fusion)
+    golds = (
+        answers_ready(db, embedder, gold_answers_path(questions, gold_answers)) if answers else {}
+    )
     result = run_evaluation(
         qset, db, routes, k, embedder=embedder, rerank=reranking, log=log,
         given=given_fusion_settings(), **ranking,
@@ -288,9 +297,8 @@ def eval_command(questions: Path, db: Path, routes: tuple[str, ...], k: int, spl
         with open_kb(db, embedder=embedder) as kb:
             print_abstention(kb, qset, k, console, report, **ranking)
     if answers:
-        gold = gold_answers_path(questions, gold_answers)
         with open_kb(db, embedder=embedder) as kb:
-            summary, cuts, refused = evaluate_answers(kb, qset, gold, k, answers_dump)
+            summary, cuts, refused = evaluate_answers(kb, qset, golds, k, answers_dump)
         if as_json:
             shown = {"answers": summary, "by_min_confidence": cuts, "refused": list(refused)}
             click.echo(json.dumps(shown, indent=2))

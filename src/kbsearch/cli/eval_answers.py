@@ -19,8 +19,10 @@ from kbsearch.evaluation.answers import (
     summarise_groups,
 )
 from kbsearch.evaluation.questions import Question, QuestionSet
+from kbsearch.facade.searching import no_vectors_to_answer
 from kbsearch.judge.answer import Answer
-from kbsearch.knowledge_base import KnowledgeBase
+from kbsearch.knowledge_base import KnowledgeBase, open_kb
+from kbsearch.outputs import write_output
 from kbsearch.tasks.evaluate import answer_questions
 
 GOLD_FILE = "answers.jsonl"  # a BEIR folder's gold answer strings (PIAF's)
@@ -118,24 +120,43 @@ def _length(value: Any) -> str:
     return "–" if value is None else f"{value:.0f}"
 
 
+def answers_ready(
+    db: str | Path, embedder: str | None, gold_path: Path | None
+) -> dict[str, tuple[str, ...]]:
+    """What ``eval --answers`` needs, checked before the routes' evaluation (minutes on a
+    large set) rather than after it: the gold answers of ``gold_path`` (``None``: none, the
+    questions' keys), returned, and an index with vectors.
+
+    Raises:
+        EvaluationError: the gold answers cannot be read.
+        NoVectorsError: the index has no vectors (answering reads both routes).
+        KnowledgeBaseNotFoundError and what :func:`kbsearch.open_kb` raises.
+    """
+    answers = read_gold_answers(gold_path) if gold_path is not None else {}
+    with open_kb(db, embedder=embedder) as kb:
+        if not kb.routes["dense"].available():
+            raise no_vectors_to_answer()
+    return answers
+
+
 def evaluate_answers(
     kb: KnowledgeBase,
     questions: QuestionSet,
-    gold_path: Path | None,
+    answers: Mapping[str, Sequence[str]],
     k: int,
     dump: Path | None,
 ) -> tuple[dict[str, Any], list[dict[str, Any]], Sequence[str]]:
-    """Answer every question and summarise (:func:`summarise_groups`); the answers at each
-    minimum confidence of :data:`CUTS` and the index's two bands
+    """Answer every question and summarise (:func:`summarise_groups`) against the gold
+    ``answers`` (by question id; a question without: its keys); the answers at each minimum
+    confidence of :data:`CUTS` and the index's two bands
     (:func:`~kbsearch.evaluation.answers.by_min_confidence`, each row's ``band`` naming the
     default cut and the uncertain band's floor); with ``dump``, each answer's JSON
     (``Answer.to_dict`` with the question id) as one line of that file; and the refused
     question ids.
 
     Raises:
-        EvaluationError: the gold answers cannot be read.
+        StorageError: the dump cannot be written.
     """
-    answers = read_gold_answers(gold_path) if gold_path is not None else {}
     lines: list[str] = []
 
     bands: dict[float, str] = {}
@@ -148,7 +169,7 @@ def evaluate_answers(
 
     items, refused = answer_questions(kb, questions, answers, k=k, on_answer=keep)
     if dump is not None:
-        dump.write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
+        write_output(dump, "".join(f"{line}\n" for line in lines))
     # a cut shown as one of the bands (0.50 beside 0.498) is that band's row
     cuts = [c for c in CUTS if all(round(c, 2) != round(b, 2) for b in bands)]
     rows = by_min_confidence(items, (*cuts, *bands))

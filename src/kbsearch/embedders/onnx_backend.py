@@ -29,41 +29,37 @@ their content-token counts, then normalised.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
 
-from ..errors import EmbedderUnavailableError, EmbeddingError
+from ..errors import EmbedderUnavailableError, EmbeddingError, shown_value
+from ..threads import DEFAULT_THREADS, MAX_THREADS, env_threads, parse_threads
 from .base import Role, check_vectors, l2_normalise
 from .model_tokens import CONFIG_NAME, TOKENIZER_NAME, ModelConfig, ModelTokens
 
 __all__ = ["CONFIG_NAME", "MODEL_NAME", "TOKENIZER_NAME", "ModelConfig", "OnnxEmbedder"]
 
 MODEL_NAME = "model.onnx"
-DEFAULT_THREADS = 2
 BATCH_TOKENS = 1024  # most padded tokens per call (measured: larger batches are not faster)
 
 
 def resolve_threads(num_threads: int | None) -> int:
     """The embedder's worker threads (ONNX Runtime calls that run at once, one thread each):
-    the argument, else ``$KBSEARCH_THREADS``, else 2.
+    the argument, else ``$KBSEARCH_THREADS``, else 2 (:mod:`kbsearch.threads`).
 
     Raises:
-        EmbedderUnavailableError: a value that is not a positive integer.
+        EmbedderUnavailableError: a value that is not a whole number from 1 to 64.
     """
-    value: int | str | None = num_threads
-    if value is None:
-        value = os.environ.get("KBSEARCH_THREADS") or DEFAULT_THREADS
-    try:
-        n = int(value)
-    except ValueError:
-        n = 0
-    if n <= 0:
+    value: int | str = num_threads if num_threads is not None else env_threads() or DEFAULT_THREADS
+    n = parse_threads(value)
+    if n is None:
         what = "threads" if num_threads is not None else "$KBSEARCH_THREADS"
-        raise EmbedderUnavailableError(f"{what} must be a positive integer, got {value!r}")
+        raise EmbedderUnavailableError(
+            f"{what} must be a whole number from 1 to {MAX_THREADS}, got {shown_value(value)}"
+        )
     return n
 
 

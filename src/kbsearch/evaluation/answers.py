@@ -133,7 +133,8 @@ def read_gold_answers(path: Path) -> dict[str, tuple[str, ...]]:
     (PIAF's ``answers.jsonl``).
 
     Raises:
-        EvaluationError: unreadable, not JSON, a record without ``_id`` or ``answers``.
+        EvaluationError: unreadable, not UTF-8, not JSON, a record without ``_id`` or
+            ``answers``.
     """
     out: dict[str, tuple[str, ...]] = {}
 
@@ -141,7 +142,7 @@ def read_gold_answers(path: Path) -> dict[str, tuple[str, ...]]:
         return EvaluationError(f"{path}:{number}: expected {{'_id', 'answers'}}")
 
     try:
-        for number, record in json_lines(path, bad_line):
+        for number, record in json_lines(path, bad_line, encoding="utf-8-sig"):
             try:
                 qid, answers = str(record["_id"]), record["answers"]
             except (KeyError, TypeError):
@@ -151,6 +152,8 @@ def read_gold_answers(path: Path) -> dict[str, tuple[str, ...]]:
             out[qid] = tuple(answers)
     except OSError as exc:
         raise EvaluationError(f"cannot read gold answers {path}: {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise EvaluationError(f"{path}: not UTF-8 text (byte {exc.start})") from None
     return out
 
 

@@ -23,9 +23,10 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from kbsearch.errors import EvaluationError
+from kbsearch.errors import EvaluationError, shown_value
+from kbsearch.evaluation.answers import normalize_answer
 from kbsearch.evaluation.questions import MATCH_RULES, Question, QuestionSet, Relevant, parse_date
-from kbsearch.evaluation.trec import unescape_id
+from kbsearch.evaluation.trec import trec_lines, unescape_id
 from kbsearch.jsonl import json_lines
 
 Reader = Callable[[Path, str, "str | None"], QuestionSet]
@@ -62,7 +63,7 @@ def _jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
 def _grade(value: str, where: str) -> int:
     try:
         return int(float(value))
-    except ValueError as err:
+    except (ValueError, OverflowError) as err:  # "nan"; "inf" overflows
         raise EvaluationError(f"{where}: relevance grade must be a number, got {value!r}") from err
 
 
@@ -129,6 +130,22 @@ def _str_list(value: object, where: str) -> tuple[str, ...]:
     return tuple(value)
 
 
+def _check_keys(keys: object, where: str) -> None:
+    """A question's ``keys`` (its gold for ``eval --answers``): a list of strings, none empty
+    once normalised as answers are (:func:`kbsearch.evaluation.answers.normalize_answer`),
+    since an answer must hold every key and an empty one is never held.
+
+    Raises:
+        EvaluationError: any other value.
+    """
+    for key in _str_list(keys, f"{where}: keys"):
+        if not normalize_answer(key):
+            raise EvaluationError(
+                f"{where}: key {shown_value(key)} is empty once normalised (lower case,"
+                " punctuation and articles removed), so no answer holds it"
+            )
+
+
 def _policy_question(record: dict[str, Any], where: str, rule: str) -> Question:
     for key in ("id", "question"):
         if key not in record:
@@ -140,6 +157,13 @@ def _policy_question(record: dict[str, Any], where: str, rule: str) -> Question:
     for item in listed:
         if not isinstance(item, dict) or "doc_id" not in item:
             raise EvaluationError(f"{where}: each relevant item needs a doc_id")
+        for key, kinds in (("doc_id", str | int), ("version", str | int | None)):
+            value = item.get(key)  # [1] was the doc id "[1]", null the doc id "None"
+            if isinstance(value, bool) or not isinstance(value, kinds):
+                raise EvaluationError(f"{where}: a relevant item's {key!r} must be text")
+        for key in ("section", "access"):
+            if not isinstance(item.get(key), str | None):
+                raise EvaluationError(f"{where}: a relevant item's {key!r} must be text")
         version = item.get("version")
         section = item.get("section")
         items.append(
@@ -151,6 +175,7 @@ def _policy_question(record: dict[str, Any], where: str, rule: str) -> Question:
             )
         )
     chunks = _str_list(record.get("relevant_chunks"), f"{where}: relevant_chunks")
+    _check_keys(record.get("keys"), where)
     if rule == "passage" or (not items and chunks):
         items = [Relevant(passage_id=chunk) for chunk in chunks]
     if rule == "document":
@@ -205,6 +230,8 @@ def read_tutorial(path: Path, split: str, rule: str | None) -> QuestionSet:
         data = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as err:
         raise EvaluationError(f"{path}: not JSON: {err.msg}") from err
+    except (ValueError, RecursionError) as err:  # nested too deep, an integer too long
+        raise EvaluationError(f"{path}: not JSON: unreadable JSON value") from err
     if not isinstance(data, list):
         raise EvaluationError(f"{path}: expected a JSON list of questions")
     questions = []
@@ -265,19 +292,16 @@ def read_trec_qrels(path: Path) -> dict[str, dict[str, int]]:
     (:func:`kbsearch.evaluation.trec.unescape_id`).
 
     Raises:
-        EvaluationError: a line without four fields, a non-numeric grade, a duplicate pair.
+        EvaluationError: unreadable or not UTF-8, a line without four fields, a non-numeric
+            grade, a duplicate pair.
     """
     judged: dict[str, dict[str, int]] = {}
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            fields = line.split()
-            if not fields:
-                continue
-            where = f"{path}:{number}"
-            if len(fields) != 4:
-                raise EvaluationError(f"{where}: expected 'qid 0 docid grade'")
-            qid, doc = unescape_id(fields[0]), unescape_id(fields[2])
-            _add_judgement(judged, qid, doc, _grade(fields[3], where), where)
+    for number, fields in trec_lines(path, "qrels"):  # compare reads them apart
+        where = f"{path}:{number}"
+        if len(fields) != 4:
+            raise EvaluationError(f"{where}: expected 'qid 0 docid grade'")
+        qid, doc = unescape_id(fields[0]), unescape_id(fields[2])
+        _add_judgement(judged, qid, doc, _grade(fields[3], where), where)
     return judged
 
 

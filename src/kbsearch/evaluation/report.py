@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from kbsearch.evaluation.runner import EvaluationResult
+from kbsearch.outputs import write_output
 
 if TYPE_CHECKING:  # matplotlib is imported when a chart is drawn, not when the CLI starts
     from matplotlib.figure import Figure
@@ -157,8 +158,9 @@ def render_report(result: EvaluationResult, title: str = "kbsearch evaluation") 
 def write_report(
     path: str | Path, result: EvaluationResult, title: str = "kbsearch evaluation"
 ) -> Path:
-    """Write :func:`render_report` to ``path`` (UTF-8); returns the path."""
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(render_report(result, title), encoding="utf-8")
-    return target
+    """Write :func:`render_report` to ``path`` (UTF-8); returns the path.
+
+    Raises:
+        StorageError: the file cannot be written.
+    """
+    return write_output(path, render_report(result, title))

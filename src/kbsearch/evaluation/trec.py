@@ -15,13 +15,15 @@ character).
 
 from __future__ import annotations
 
+import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from urllib.parse import unquote
 
 from kbsearch.errors import EvaluationError
 from kbsearch.evaluation.metrics import check_run
+from kbsearch.outputs import write_output
 
 _ESCAPED = re.compile(r"[\s%]")
 
@@ -54,6 +56,7 @@ def write_trec_run(path: str | Path, run: Mapping[str, Sequence[str]], tag: str)
 
     Raises:
         EvaluationError: a duplicate id in a list, an empty id, whitespace in the tag.
+        StorageError: the file cannot be written.
     """
     check_run(run)
     _check_token(tag, "tag")
@@ -63,10 +66,7 @@ def write_trec_run(path: str | Path, run: Mapping[str, Sequence[str]], tag: str)
         for rank, doc in enumerate(docs, start=1):
             field = _field(doc, "document id")
             lines.append(f"{query} Q0 {field} {rank} {len(docs) - rank + 1} {tag}\n")
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text("".join(lines), encoding="utf-8")
-    return target
+    return write_output(path, "".join(lines))
 
 
 def write_trec_qrels(path: str | Path, qrels: Mapping[str, Mapping[str, int]]) -> Path:
@@ -75,16 +75,33 @@ def write_trec_qrels(path: str | Path, qrels: Mapping[str, Mapping[str, int]]) -
 
     Raises:
         EvaluationError: an empty id.
+        StorageError: the file cannot be written.
     """
     lines = []
     for qid, judged in qrels.items():
         query = _field(qid, "query id")
         for doc, grade in judged.items():
             lines.append(f"{query} 0 {_field(doc, 'document id')} {grade}\n")
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text("".join(lines), encoding="utf-8")
-    return target
+    return write_output(path, "".join(lines))
+
+
+def trec_lines(path: Path, what: str) -> Iterator[tuple[int, list[str]]]:
+    """``(line number from 1, whitespace-separated fields)`` of each non-blank line of the
+    TREC file ``path`` (``what``: its kind, for the message).
+
+    Raises:
+        EvaluationError: the file cannot be read, or is not UTF-8 text.
+    """
+    try:
+        with path.open(encoding="utf-8") as handle:
+            for number, line in enumerate(handle, start=1):
+                fields = line.split()
+                if fields:
+                    yield number, fields
+    except UnicodeDecodeError as exc:
+        raise EvaluationError(f"{path}: not UTF-8 text (byte {exc.start})") from exc
+    except OSError as exc:
+        raise EvaluationError(f"cannot read {what} {path}: {exc.strerror or exc}") from exc
 
 
 def read_trec_run(path: str | Path) -> dict[str, list[str]]:
@@ -93,26 +110,25 @@ def read_trec_run(path: str | Path) -> dict[str, list[str]]:
     ids unescaped (:func:`unescape_id`).
 
     Raises:
-        EvaluationError: missing file, a line without six fields, a non-numeric rank or score,
-            a docid listed twice for one query.
+        EvaluationError: missing or unreadable file, not UTF-8, a line without six fields, a
+            non-numeric rank or score, a score that is not finite, a docid listed twice for
+            one query.
     """
     source = Path(path)
     if not source.is_file():
         raise EvaluationError(f"run file not found: {source}")
     rows: dict[str, list[tuple[float, int, int, str]]] = {}
-    with source.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            fields = line.split()
-            if not fields:
-                continue
-            if len(fields) != 6:
-                raise EvaluationError(f"{source}:{number}: expected 'qid Q0 docid rank score tag'")
-            try:
-                rank, score = int(fields[3]), float(fields[4])
-            except ValueError as err:
-                raise EvaluationError(f"{source}:{number}: bad rank or score") from err
-            entry = (-score, rank, number, unescape_id(fields[2]))
-            rows.setdefault(unescape_id(fields[0]), []).append(entry)
+    for number, fields in trec_lines(source, "run file"):
+        if len(fields) != 6:
+            raise EvaluationError(f"{source}:{number}: expected 'qid Q0 docid rank score tag'")
+        try:
+            rank, score = int(fields[3]), float(fields[4])
+        except ValueError as err:
+            raise EvaluationError(f"{source}:{number}: bad rank or score") from err
+        if not math.isfinite(score):  # NaN sorts nowhere: the order would be noise
+            raise EvaluationError(f"{source}:{number}: the score is not a finite number")
+        entry = (-score, rank, number, unescape_id(fields[2]))
+        rows.setdefault(unescape_id(fields[0]), []).append(entry)
     run = {qid: [doc for *_, doc in sorted(entries)] for qid, entries in rows.items()}
     try:
         check_run(run)

@@ -31,6 +31,17 @@ from ..text.analysis import Analyzer, is_text
 from .contents import Contents, dated_message
 
 
+def no_vectors_to_answer() -> NoVectorsError:
+    """The error of answering from an index without vectors (no file path: an API caller
+    reads it; the command line's message says how to re-embed)."""
+    return NoVectorsError(
+        "this index has no vectors: answering needs both routes (search route=lexical)",
+        cli="this index has no vectors (built with --embedder none): answering needs both"
+        " routes; re-embed it: kbsearch index PATH... --db DB --reembed (the default"
+        " embedder; --embedder SPEC for another)",
+    )
+
+
 class Searching:
     """The routes, the two pipelines and the abstention stage over ``backend``; ``store``
     gives the read transaction of each call, ``contents`` the cited documents and the
@@ -100,13 +111,7 @@ class Searching:
             NoVectorsError: the index has no vectors (the confidence reads both routes).
             InvalidArgumentError, QueryError and the embedder errors as :meth:`assess`.
         """
-        # before the search, whose error is another; no file path (an API caller reads it)
-        no_vectors = NoVectorsError(
-            "this index has no vectors: answering needs both routes (search route=lexical)",
-            cli="this index has no vectors (built with --embedder none): answering needs both"
-            " routes; re-embed it: kbsearch index PATH... --db DB --reembed (the default"
-            " embedder; --embedder SPEC for another)",
-        )
+        no_vectors = no_vectors_to_answer()  # before the search, whose error is another
         language = filters.language if filters is not None else None
         audience = str(filters.audience) if filters is not None else DEFAULT_AUDIENCE
         with (

@@ -69,17 +69,25 @@ def title_counts(store: Store, audience: str = "staff") -> TitleCounts:
 
 
 def embed_headings(
-    store: Store, embedder: Embedder, progress: Callable[[int], None] | None = None
+    store: Store,
+    embedder: Embedder,
+    progress: Callable[[int], None] | None = None,
+    public: list[bool] | None = None,
 ) -> int:
     """Embed the headings of the store's passages that the cache lacks; return how many.
+    ``public``, when given, gets ``True`` appended when one of them is a public passage's
+    (the write may change what the public sees), else ``False``.
 
     Raises:
         EmbeddingError: a heading exceeds the embedder's token limit.
     """
-    _, headings = passage_headings(store)
-    texts = {text_hash(h): h for h in headings if h}
+    rows = _heading_rows(store)
+    texts = {text_hash(r.heading): r.heading for r in rows if r.heading}
     cached = store.vectors.cached(embedder.name, HEADING_ROLE, list(texts))
     missing = [h for h in texts if h not in cached]
+    if public is not None:
+        wanted = set(missing)
+        public.append(any(r.access == "public" and text_hash(r.heading) in wanted for r in rows))
     for start in range(0, len(missing), 256):
         chunk = missing[start : start + 256]
         vectors = embedder.encode_queries([texts[h] for h in chunk])

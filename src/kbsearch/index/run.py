@@ -197,11 +197,12 @@ def add_heading_vectors(store: Store, embedder: Embedder | None, report: IndexRe
     """
     if embedder is None or not store.database.index_settings():
         return
+    public: list[bool] = []
     try:
-        report.headings_embedded = embed_headings(store, embedder)
+        report.headings_embedded = embed_headings(store, embedder, public=public)
     except EmbeddingError as exc:
         report.warnings.append(("headings", f"heading vectors not embedded: {exc}"))
         return
     if report.headings_embedded:
         with store.database.transaction():
-            store.database.bump_generation()
+            store.database.bump_generation(public=any(public))

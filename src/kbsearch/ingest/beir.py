@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from kbsearch.errors import IngestError
-from kbsearch.ingest.cards import card_id
+from kbsearch.ingest.cards import card_id, json_type
 from kbsearch.ingest.text import normalize
 from kbsearch.jsonl import json_lines
 from kbsearch.records import Block, ParsedDocument
@@ -28,8 +28,8 @@ def iter_corpus(path: Path) -> Iterator[ParsedDocument]:
 
     Raises:
         IngestError: unreadable file, invalid JSON, a row without ``_id`` or ``text``, an
-            ``_id`` that is not a string or whole number, or a repeated ``_id`` (the message
-            names the line).
+            ``_id`` that is not a string or whole number, a ``text`` or ``title`` that is not
+            a JSON string (or null), or a repeated ``_id`` (the message names the line).
     """
     seen: set[str] = set()
 
@@ -46,8 +46,12 @@ def iter_corpus(path: Path) -> Iterator[ParsedDocument]:
             if doc_id in seen:
                 raise IngestError(f"{path}:{number}: duplicate _id {doc_id!r}")
             seen.add(doc_id)
-            title = normalize(str(row.get("title") or "")) or None
-            blocks = _blocks(str(row["text"] or ""))
+            for name in ("text", "title"):  # ["a"] was indexed as the text "['a']"
+                if not isinstance(row.get(name), str | None):
+                    kind = json_type(row[name])
+                    raise IngestError(f"{path}:{number}: {name} must be text, not {kind}")
+            title = normalize(row.get("title") or "") or None
+            blocks = _blocks(row["text"] or "")
             if not blocks and title:
                 blocks = (Block((), title),)
             yield ParsedDocument(doc_id, title, blocks, {})

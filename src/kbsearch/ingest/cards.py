@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from kbsearch.errors import IngestError
+from kbsearch.errors import IngestError, shown_value
 from kbsearch.ingest.text import normalize, read_text
 from kbsearch.records import Block, ParsedDocument
 
@@ -28,12 +28,24 @@ def parse(path: Path, *, section_level: int = 6) -> list[ParsedDocument]:
         IngestError: unreadable file, invalid JSON (or numbers too long, or nesting too deep
             for Python to read), not a list of objects, a card missing a field, an id that is
             not a non-empty string or a whole number, a repeated id, a ``reference``,
-            ``family`` or ``text`` that is not a string, or an optional field that is not
-            text or a whole number.
+            ``family`` or ``text`` that is not a string, an optional field that is not
+            text or a whole number, or a key given twice with two values.
     """
     text = read_text(path)
+
+    def pairs(items: list[tuple[str, object]]) -> dict[str, object]:
+        found: dict[str, object] = {}
+        for key, value in items:  # json keeps the last: "access" staff, then public
+            if key in found and found[key] != value:
+                raise IngestError(
+                    f"{path}: a card gives {shown_value(key)} twice, {shown_value(found[key])}"
+                    f" then {shown_value(value)}; keep one"
+                )
+            found[key] = value
+        return found
+
     try:
-        data = json.loads(text)
+        data = json.loads(text, object_pairs_hook=pairs)
     except json.JSONDecodeError as exc:
         raise IngestError(f"{path}: invalid JSON at line {exc.lineno} ({exc.msg})") from exc
     except RecursionError as exc:

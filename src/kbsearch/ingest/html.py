@@ -15,10 +15,11 @@ A table holding headings or other tables is page layout and is read as text. The
 first ``<h1>``, else ``<title>``.
 
 A page's metadata may be written as ``<meta name="FIELD" content="VALUE">`` (or
-``name="kbsearch:FIELD"``), the first of each name, for the fields :data:`META_FIELDS`, as
-Markdown front matter gives them: ``<meta name="access" content="staff">`` makes the page
-staff-only. Other metadata a site's pages carry (``description``, ``language``...) is not
-read: the language comes from the file name or from detection, as before.
+``name="kbsearch:FIELD"``; a name given twice with different contents is refused), for the
+fields :data:`META_FIELDS`, as Markdown front matter gives them: ``<meta name="access"
+content="staff">`` makes the page staff-only. Other metadata a site's pages carry
+(``description``, ``language``...) is not read: the language comes from the file name or from
+detection, as before.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from pathlib import Path
 from bs4 import BeautifulSoup, NavigableString, Tag, UnicodeDammit
 from bs4.element import Comment, Declaration, Doctype, PageElement, ProcessingInstruction
 
+from kbsearch.errors import IngestError, shown_value
 from kbsearch.ingest.outline import DEEPEST_LEVEL, Outline
 from kbsearch.ingest.text import normalize, normalize_lines, read_bytes
 from kbsearch.records import ParsedDocument, Table
@@ -259,16 +261,28 @@ def _own_heading(article: Tag, level: int) -> Tag | None:
     return None
 
 
-def meta_fields(soup: BeautifulSoup) -> dict[str, str]:
-    """The :data:`META_FIELDS` a page's ``<meta name content>`` tags give (the first of each
-    name, case-insensitive, with or without :data:`META_PREFIX`), their content as text."""
+def meta_fields(soup: BeautifulSoup, path: Path) -> dict[str, str]:
+    """The :data:`META_FIELDS` a page's ``<meta name content>`` tags give (case-insensitive,
+    with or without :data:`META_PREFIX`), their content as text; a name may repeat with the
+    same content.
+
+    Raises:
+        IngestError: two tags of one name give different contents (``access`` public, then
+            staff: whichever were taken, the page's label would be a guess).
+    """
     found: dict[str, str] = {}
     for tag in soup.find_all("meta"):
         if not isinstance(tag, Tag):
             continue
         name = str(tag.get("name") or "").strip().lower().removeprefix(META_PREFIX)
-        if name in META_FIELDS and name not in found:
-            found[name] = normalize(str(tag.get("content") or ""))
+        if name not in META_FIELDS:
+            continue
+        content = normalize(str(tag.get("content") or ""))
+        if found.setdefault(name, content) != content:
+            raise IngestError(
+                f"{path}: <meta name={name!r}> is given twice, {shown_value(found[name])}"
+                f" then {shown_value(content)}; keep one"
+            )
     return found
 
 
@@ -276,13 +290,14 @@ def parse(path: Path, *, section_level: int = DEEPEST_LEVEL) -> list[ParsedDocum
     """Parse one HTML file into a single ParsedDocument (no character offsets).
 
     Raises:
-        IngestError: the file cannot be read.
+        IngestError: the file cannot be read; a metadata field given twice
+            (:func:`meta_fields`).
     """
     # decoded as Beautiful Soup decodes bytes (the declared encoding, else detection), so
     # that a NUL or another control character becomes a space, not U+FFFD inside a word
     markup = UnicodeDammit(read_bytes(path), is_html=True).unicode_markup or ""
     soup = BeautifulSoup(controls_as_spaces(markup), "lxml")
-    metadata = meta_fields(soup)
+    metadata = meta_fields(soup, path)
     roots, warnings = _content_roots(soup)
     # the first h1 of the content, else (sibling articles) the page's, outside its chrome
     found = [h for r in roots for h in [r.find("h1")] if isinstance(h, Tag)]

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from datetime import date
 from pathlib import Path, PurePath
 
-from kbsearch.errors import InvalidArgumentError, InventoryError
+from kbsearch.errors import InvalidArgumentError, InventoryError, shown_value
 from kbsearch.filters import parse_day
 
 COLUMNS = (
@@ -107,9 +107,10 @@ def read_inventory(path: Path) -> dict[str, InventoryRow]:
     Returns the rows keyed by their normalised ``file`` value, in file order.
 
     Raises:
-        InventoryError: unreadable file, missing columns, an empty file/doc_id, a malformed or
-            reversed date, a repeated file or doc_id+version, or overlapping periods of one
-            doc_id (see :func:`validate_periods`). Messages name the line and the value.
+        InventoryError: unreadable file, missing or repeated columns, an empty file/doc_id,
+            a malformed or reversed date, a repeated file or doc_id+version, or overlapping
+            periods of one doc_id (see :func:`validate_periods`). Messages name the line and
+            the value.
     """
     try:
         with path.open(encoding="utf-8-sig", newline="") as fh:
@@ -118,6 +119,10 @@ def read_inventory(path: Path) -> dict[str, InventoryRow]:
             missing = [c for c in COLUMNS if c not in header]
             if missing:
                 raise InventoryError(f"{path}: missing column(s): {', '.join(missing)}")
+            twice = sorted({c for c in header if c and header.count(c) > 1})
+            if twice:  # csv kept the last: access,...,access with public then staff
+                named = ", ".join(shown_value(c) for c in twice[:5])
+                raise InventoryError(f"{path}: column(s) {named} given twice; keep one of each")
             reader.fieldnames = header
             rows: dict[str, InventoryRow] = {}
             versions: dict[tuple[str, str], int] = {}

@@ -28,7 +28,7 @@ from markdown_it.token import Token
 from mdit_py_plugins.footnote import footnote_plugin
 from mdit_py_plugins.front_matter import front_matter_plugin
 
-from kbsearch.errors import IngestError
+from kbsearch.errors import IngestError, shown_value
 from kbsearch.ingest.admonitions import unfold
 from kbsearch.ingest.html import strip_chrome
 from kbsearch.ingest.inventory import COLUMNS
@@ -107,8 +107,9 @@ def _front_matter(content: str, path: Path) -> dict[str, str]:
     numbers and dates are not reinterpreted).
 
     Raises:
-        IngestError: malformed YAML, not a mapping, or a value with a tag that asks for an
-            object (:func:`~kbsearch.ingest.metadata.check_yaml_tags`).
+        IngestError: malformed YAML, not a mapping, a field kbsearch reads given twice with
+            different values, or a value with a tag that asks for an object
+            (:func:`~kbsearch.ingest.metadata.check_yaml_tags`).
     """
     try:
         root = yaml.compose(content, Loader=yaml.SafeLoader)
@@ -120,7 +121,16 @@ def _front_matter(content: str, path: Path) -> dict[str, str]:
     if not isinstance(root, yaml.MappingNode):
         raise IngestError(f"{path}: front matter must be a YAML mapping of keys to values")
     fields = [(key, value) for key, value in root.value if isinstance(key, yaml.ScalarNode)]
+    given: dict[str, str] = {}
     for key, value in fields:
+        name = str(key.value)
+        if name in READ_FIELDS and isinstance(value, yaml.ScalarNode):
+            text = _node_text(value)
+            if given.setdefault(name, text) != text:  # YAML's loaders keep the last silently
+                raise IngestError(
+                    f"{path}: front matter gives {name!r} twice, {shown_value(given[name])}"
+                    f" then {shown_value(text)}; keep one"
+                )
         check_yaml_tags(str(key.value), value, path)
         if str(key.value) in READ_FIELDS and not isinstance(value, yaml.ScalarNode):
             kind = "a list" if isinstance(value, yaml.SequenceNode) else "a mapping"

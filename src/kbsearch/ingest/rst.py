@@ -34,7 +34,8 @@ from docutils.core import publish_doctree
 from docutils.parsers.rst import Directive, directives
 from docutils.utils import SystemMessage
 
-from kbsearch.errors import IngestError
+from kbsearch.errors import IngestError, shown_value
+from kbsearch.ingest.inventory import COLUMNS
 from kbsearch.ingest.outline import DEEPEST_LEVEL, Outline
 from kbsearch.ingest.text import normalize, normalize_lines, read_text
 from kbsearch.records import ParsedDocument, Table
@@ -229,20 +230,35 @@ def _table(node: nodes.table) -> Table | None:
     return Table(header, tuple(rows))
 
 
-def _metadata(docinfo: nodes.docinfo) -> dict[str, str]:
+def _metadata(docinfo: nodes.docinfo, path: Path) -> dict[str, str]:
+    """The bibliographic fields, by lower-case name.
+
+    Raises:
+        IngestError: a field kbsearch reads (an inventory column) given twice with different
+            values (``:access: public``, then ``:access: staff``: the last was kept).
+    """
     out: dict[str, str] = {}
     for child in docinfo.children:
         if isinstance(child, nodes.field):
-            out[normalize(child[0].astext()).lower()] = normalize(child[1].astext())
+            name, value = normalize(child[0].astext()).lower(), normalize(child[1].astext())
         elif isinstance(child, nodes.Element):
-            out[child.tagname.lower()] = normalize(child.astext())
+            name, value = child.tagname.lower(), normalize(child.astext())
+        else:
+            continue
+        if name in COLUMNS and out.get(name, value) != value:
+            raise IngestError(
+                f"{path}: the field {name!r} is given twice, {shown_value(out[name])} then"
+                f" {shown_value(value)}; keep one"
+            )
+        out[name] = value
     return out
 
 
 class _RstWalker:
-    def __init__(self, section_level: int) -> None:
+    def __init__(self, section_level: int, path: Path) -> None:
         self.outline = Outline(section_level)
         self.metadata: dict[str, str] = {}
+        self.path = path
 
     def walk(self, node: nodes.Element, depth: int) -> None:
         for child in node.children:
@@ -256,7 +272,7 @@ class _RstWalker:
             elif isinstance(child, nodes.title | nodes.subtitle):
                 continue  # read by the section (or the document title)
             elif isinstance(child, nodes.docinfo):
-                self.metadata.update(_metadata(child))
+                self.metadata.update(_metadata(child, self.path))
             elif isinstance(child, nodes.literal_block | nodes.doctest_block):
                 self.outline.add(normalize_lines(child.astext()))
             elif isinstance(child, nodes.table):
@@ -273,7 +289,8 @@ def parse(path: Path, *, section_level: int = DEEPEST_LEVEL) -> list[ParsedDocum
     """Parse one reStructuredText file into a single ParsedDocument.
 
     Raises:
-        IngestError: unreadable file, not UTF-8, or a document docutils cannot read.
+        IngestError: unreadable file, not UTF-8, a document docutils cannot read, or a
+            field given twice with different values.
     """
     source = read_text(path)
     try:
@@ -282,7 +299,7 @@ def parse(path: Path, *, section_level: int = DEEPEST_LEVEL) -> list[ParsedDocum
         reason = " ".join(str(exc).split()) or type(exc).__name__
         raise IngestError(f"{path}: not readable as reStructuredText ({reason[:200]})") from exc
     _unknown_roles_as_text(tree)
-    walker = _RstWalker(section_level)
+    walker = _RstWalker(section_level, path)
     title = tree.next_node(nodes.title)
     if title is not None and title.parent is tree:  # docutils promoted the top title
         walker.outline.title = normalize(title.astext())

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import InvalidArgumentError, RerankerUnavailableError, install_hint, shown_value
-from ..retrieve.dense import scan_threads
+from ..threads import scan_threads
 from .stage import DEFAULT_BUDGET_MS, DEFAULT_TOP_N, PairScorer, check_settings
 
 INSTALL_HINT = install_hint("rerank")

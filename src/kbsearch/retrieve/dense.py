@@ -20,7 +20,6 @@ half the rows are deleted, is every vector read again (a block at a time).
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -31,6 +30,7 @@ import numpy as np
 from ..errors import StaleSnapshot
 from ..filters import Filters
 from ..store import Store, VectorTable
+from ..threads import scan_threads
 from .dense_codes import Codes
 from .dense_rows import RowCache, RowReader, Segment, concatenate, store_reader
 from .topk import top_k
@@ -40,12 +40,6 @@ RESCORE_FACTOR = 4  # step 2 rescores the RESCORE_FACTOR * k best approximate sc
 RESCORE_MIN = 40  # ... and at least this many
 SEGMENT_MIN = 65_536  # rows written since the last merge are merged into one tail segment ...
 SEGMENT_SHARE = 8  # ... while it holds fewer than max(SEGMENT_MIN, rows / SEGMENT_SHARE)
-
-
-def scan_threads() -> int:
-    """``$KBSEARCH_THREADS`` (a positive integer), else 2."""
-    value = os.environ.get("KBSEARCH_THREADS", "2")
-    return int(value) if value.isdigit() and int(value) > 0 else 2
 
 
 def rescoring_depth(k: int) -> int:

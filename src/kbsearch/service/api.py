@@ -55,6 +55,7 @@ async def _search(service: Service, caller: Caller, args: ops.SearchArgs) -> dic
     return await service.engine.run_read(
         lambda kb: ops.search(kb, caller.audience, args, service.limits),
         key=lambda: ("search", caller.audience, args, None if args.as_of else date.today()),
+        audience=caller.audience,
     )
 
 

@@ -13,7 +13,8 @@ pinned reader while a background thread builds the next generation
 its generation serves (so the writer reads what it wrote); a write that may hide passages
 from the public withdraws the old snapshot first. A read given a key (the API's searches) is
 remembered for the generation that served it (:class:`GenerationResults`): the same request
-on the same generation is answered with the same result, without searching again.
+on the same generation is answered with the same result, without searching again (a public
+one also after staff-only writes, which change nothing it reads).
 """
 
 from __future__ import annotations
@@ -69,37 +70,48 @@ def release_free_memory() -> None:
         _MALLOC_TRIM(0)
 
 
+View = tuple[str, int]  # what a kept result was read in: GenerationResults
+
+
 class GenerationResults:
-    """The results of keyed reads on one served generation, the ``size`` last used (a read
-    on a newer generation starts afresh): a read is a function of its key and the index
-    generation it reads, so a remembered result is the one the read would give again.
-    Shared by the read threads; a result is never copied, so it must not be changed. A
-    demo search's result holds ~16 KiB (tracemalloc): 4 MiB for the default 256."""
+    """The results of keyed reads, the ``size`` last used, each kept for the *view* it was
+    read in: ``("all", generation)``, or ``("public", public generation)`` for a read of
+    the public audience's (:meth:`kbsearch.store.Database.public_generation`: a staff-only
+    write leaves it, so a public read's kept result outlives it, and the public cannot time
+    when one happened). A read is a function of its key and the view it reads, so a kept
+    result is the one the read would give again. A read of a generation older than the
+    newest one read is neither answered nor kept (a snapshot that no longer serves, or a
+    file set back by a restore). Shared by the read threads; a result is never copied, so
+    it must not be changed. A demo search's result holds ~16 KiB (tracemalloc): 4 MiB for
+    the default 256."""
 
     def __init__(self, size: int = 256) -> None:
         self.size = size
-        self._generation: int | None = None
-        self._results: OrderedDict[Hashable, object] = OrderedDict()
+        self._newest: int | None = None
+        self._results: OrderedDict[tuple[View, Hashable], object] = OrderedDict()
         self._lock = threading.Lock()
 
-    def get(self, generation: int, key: Hashable) -> tuple[bool, object]:
-        """``(True, result)`` when ``key`` was read on ``generation``, else ``(False, None)``."""
+    def get(self, generation: int, view: View, key: Hashable) -> tuple[bool, object]:
+        """``(True, result)`` when ``key`` was read in ``view``, else ``(False, None)``."""
         with self._lock:
-            if generation != self._generation or key not in self._results:
+            if self._newest is not None and generation < self._newest:
                 return False, None
-            self._results.move_to_end(key)
-            return True, self._results[key]
+            if (view, key) not in self._results:
+                return False, None
+            self._results.move_to_end((view, key))
+            return True, self._results[(view, key)]
 
-    def put(self, generation: int, key: Hashable, result: object) -> None:
-        """Remember ``result`` of ``key`` on ``generation`` (forgetting an older one's)."""
+    def put(self, generation: int, view: View, key: Hashable, result: object) -> None:
+        """Keep ``result`` of ``key`` read in ``view`` at ``generation``."""
         with self._lock:
-            if self._generation is not None and generation < self._generation:
+            if self._newest is not None and generation < self._newest:
                 return  # a read of a generation that no longer serves
-            if generation != self._generation:
-                self._generation = generation
-                self._results.clear()
-            self._results[key] = result
-            self._results.move_to_end(key)
+            if self._newest is None or generation > self._newest:
+                self._newest = generation
+                for kept in [k for k in self._results if k[0] != view and k[0][0] == "all"]:
+                    del self._results[kept]  # every audience's but the public's is stale
+            self._results[(view, key)] = result
+            self._results.move_to_end((view, key))
             while len(self._results) > self.size:
                 self._results.popitem(last=False)
 
@@ -176,7 +188,10 @@ class Engine:
         Catalogue.of(self.kb)
 
     def read(
-        self, fn: Callable[[KnowledgeBase], T], key: Callable[[], Hashable] | None = None
+        self,
+        fn: Callable[[KnowledgeBase], T],
+        key: Callable[[], Hashable] | None = None,
+        audience: str | None = None,
     ) -> T:
         """``fn(kb)`` inside one read transaction: everything it reads (ranking, passages,
         documents) comes from one generation of the file (the served snapshot's).
@@ -186,7 +201,9 @@ class Engine:
         served snapshot is then kept in :attr:`results`, and a read of the same key on the
         same generation returns it, ``fn`` not called. Asked before and after ``fn``: a
         result whose key changed meanwhile (the day, at midnight) is not kept. An error is
-        never kept.
+        never kept. ``audience``: ``"public"`` when ``fn`` reads only what the public
+        audience sees; its result is then kept across staff-only writes too
+        (:class:`GenerationResults`).
 
         Raises:
             StorageError: the file cannot be read (a damaged page: :attr:`damage` keeps the
@@ -203,13 +220,16 @@ class Engine:
             ):
                 if key is None or generation is None:
                     return fn(self.kb)
+                database = self.kb.store.database
+                view = ("public", database.public_generation()) if audience == "public" else None
+                view = view or ("all", generation)
                 asked = key()
-                kept, found = self.results.get(generation, asked)
+                kept, found = self.results.get(generation, view, asked)
                 if kept:
                     return found  # type: ignore[return-value]
                 result = fn(self.kb)
                 if key() == asked:
-                    self.results.put(generation, asked, result)
+                    self.results.put(generation, view, asked, result)
                 return result
 
     @contextmanager
@@ -272,14 +292,19 @@ class Engine:
             release_free_memory()
 
     async def run_read(
-        self, fn: Callable[[KnowledgeBase], T], key: Callable[[], Hashable] | None = None
+        self,
+        fn: Callable[[KnowledgeBase], T],
+        key: Callable[[], Hashable] | None = None,
+        audience: str | None = None,
     ) -> T:
-        """Run :meth:`read` on a worker thread (``key``: as :meth:`read`'s).
+        """Run :meth:`read` on a worker thread (``key``, ``audience``: as :meth:`read`'s).
 
         Raises:
             SearchTimeout: it took longer than ``time_limit`` seconds.
         """
-        future = asyncio.get_running_loop().run_in_executor(self._reads, self.read, fn, key)
+        future = asyncio.get_running_loop().run_in_executor(
+            self._reads, self.read, fn, key, audience
+        )
         try:
             return await asyncio.wait_for(future, self.time_limit)
         except TimeoutError:

@@ -22,7 +22,7 @@ from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model, model_validator
 
 from .. import __version__
-from ..errors import KbsearchError, SearchTimeout
+from ..errors import InvalidArgumentError, KbsearchError, SearchTimeout
 from ..knowledge_base import KnowledgeBase
 from . import operations as ops
 from .engine import Engine
@@ -110,7 +110,11 @@ def build_server(engine: Engine, audience: str, limits: ops.Limits | None = None
         versions and their passage ids."""
 
         def fn(kb: KnowledgeBase) -> dict[str, Any]:
-            if doc_id:
+            if doc_id is not None and not doc_id.strip():  # as HTTP's empty fields: not "all"
+                raise InvalidArgumentError(
+                    "doc_id is empty; leave it out to list every document, or give one"
+                )
+            if doc_id is not None:
                 return ops.document(kb, audience, doc_id)
             return ops.documents(kb, audience, offset, None, limits)
 

@@ -161,19 +161,34 @@ async def report_page(request: Request, service: ServiceDep, caller: CallerDep) 
             message = missing_report(service.report, shown="the --report location")
         context = {"message": message}
         return templates.TemplateResponse(request, "message.html", context, status_code=404)
-    return templates.TemplateResponse(
-        request, "report.html", {"name": path.name, "report": path.read_text("utf-8")}
-    )
+    try:
+        text = path.read_text("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:  # removed meanwhile, unreadable, not UTF-8
+        reason = "not UTF-8 text" if isinstance(exc, UnicodeDecodeError) else "unreadable"
+        message = (
+            f"the newest evaluation report, {path.name}, cannot be read ({reason}); make one"
+            " with `kbsearch eval QUESTIONS --db DB --report FILE`"
+        )
+        context = {"message": message}
+        return templates.TemplateResponse(request, "message.html", context, status_code=404)
+    return templates.TemplateResponse(request, "report.html", {"name": path.name, "report": text})
 
 
 def latest_report(location: Path | None) -> Path | None:
-    """``location`` itself (a file), or the newest ``*.html`` in it (a folder)."""
+    """``location`` itself (a file), or the newest ``*.html`` file in it (a folder; a
+    folder named so, or a file removed meanwhile, is none)."""
     if location is None or not location.exists():
         return None
     if location.is_file():
         return location
-    reports = sorted(location.glob("*.html"), key=lambda p: p.stat().st_mtime)
-    return reports[-1] if reports else None
+    dated = []
+    for path in location.glob("*.html"):
+        try:
+            if path.is_file():
+                dated.append((path.stat().st_mtime, path))
+        except OSError:
+            continue
+    return max(dated)[1] if dated else None
 
 
 def missing_report(location: Path, shown: str | None = None) -> str:

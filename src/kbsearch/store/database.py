@@ -30,6 +30,7 @@ from .settings import IndexSettings
 
 T = TypeVar("T")
 Tracer = Callable[[str], None]  # called with each SQL statement run (its text, bound)
+PUBLIC_META = "public_generation"  # meta key: see Database.public_generation
 IN_CHUNK = 500  # values bound in one ``IN (...)`` (SQLite caps a statement's parameters)
 
 
@@ -332,13 +333,32 @@ class Database:
         finally:
             connection.close()
 
-    def bump_generation(self) -> None:
+    def bump_generation(self, public: bool = True) -> None:
         """Add one to the generation and mark it in the deleted-rows log
-        (:mod:`kbsearch.store.row_log`); call inside the write's transaction."""
+        (:mod:`kbsearch.store.row_log`); call inside the write's transaction. ``public``:
+        whether the write may change what the public audience sees (its passages, documents
+        or the settings); ``False`` only for a write of staff-only rows, which keeps
+        :meth:`public_generation`."""
+        before = self.public_generation()
         self.connection.execute(
             "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'"
         )
-        row_log.advance(self.connection, int(self.get_meta("generation") or 0))
+        generation = int(self.get_meta("generation") or 0)
+        row_log.advance(self.connection, generation)
+        # "P G": the public's view is P's as long as the generation is G (a writer that does
+        # not record it, an older kbsearch, moves the generation alone: then it is unknown)
+        self.set_meta(PUBLIC_META, f"{generation if public else before} {generation}")
+
+    def public_generation(self) -> int:
+        """The generation of the last write that may have changed what the public audience
+        sees: what the public's searches read is the same at every generation since (a
+        staff-only write leaves it). The current generation when no write recorded it.
+        Read in the same state as :meth:`generation`."""
+        generation = self.generation()
+        recorded = (self.get_meta(PUBLIC_META) or "").split()
+        if len(recorded) == 2 and recorded[1] == str(generation) and recorded[0].isdigit():
+            return min(int(recorded[0]), generation)
+        return generation
 
     def read_settings(self) -> IndexSettings | None:
         """The recorded settings, read now (``None`` before the first document)."""

@@ -144,8 +144,10 @@ class Documents:
                 this document is kept.
         """
         with self.database.transaction() as con:
+            first = False  # the settings recorded by this write
             if settings is not None:
                 recorded = self.database.read_settings()
+                first = recorded is None
                 if recorded is None:
                     self.database.write_settings(settings)
                 elif replace(recorded, default_access=None) != replace(
@@ -156,7 +158,7 @@ class Documents:
                     )
             row_id = self._next_row_id()  # read before the delete: ids are never reused
             moments = MomentChanges()
-            self._delete_document(document.doc_id, document.version, moments)
+            replaced = self._delete_document(document.doc_id, document.version, moments)
             cur = con.execute(
                 "INSERT INTO documents(doc_id, version, title, language, access, effective_from,"
                 " effective_to, owner, doc_type, format, source, content_hash)"
@@ -225,7 +227,10 @@ class Documents:
                 moments.add(document.access, np.asarray(vectors, dtype=np.float32), 1)
             SqlMoments(con).apply(moments)
             self.database.set_meta(NEXT_ROW_META, str(row_id + len(passages)))
-            self.database.bump_generation()
+            # a staff version written over a staff version or none, with the settings as
+            # they were, changes nothing the public sees
+            seen = first or "public" in (document.access, replaced)
+            self.database.bump_generation(public=seen)
 
     def _next_row_id(self) -> int:
         """The row id of the next passage written: past every id this file has held (the
@@ -237,9 +242,10 @@ class Documents:
         ).fetchone()
         return max(int(self.database.get_meta(NEXT_ROW_META) or 0), int(top) + 1)
 
-    def _delete_document(self, doc_id: str, version: str, moments: MomentChanges) -> None:
+    def _delete_document(self, doc_id: str, version: str, moments: MomentChanges) -> str | None:
         """Delete a stored version's rows; the moments of its vectors are subtracted in
-        ``moments`` (the caller applies them)."""
+        ``moments`` (the caller applies them). Returns the access label of the version
+        deleted (``None``: none was stored)."""
         con = self.database.connection
         deleted = con.execute(
             "SELECT p.id FROM passages p JOIN documents d ON p.document = d.id"
@@ -250,7 +256,7 @@ class Documents:
         counts = SqlCounts(con)
         stored = counts.stored(doc_id, version)
         if stored is None:
-            return
+            return None
         counts.add(stored.deltas(-1))
         removed = removed_vectors(con, doc_id, version)
         if removed is not None:
@@ -263,14 +269,15 @@ class Documents:
             )
         # passages and vectors follow by ON DELETE CASCADE
         con.execute("DELETE FROM documents WHERE doc_id = ? AND version = ?", (doc_id, version))
+        return stored.access
 
     def delete(self, doc_id: str, version: str) -> None:
         """Remove a document version, its passages, FTS5 rows and vectors, in one transaction."""
         with self.database.transaction() as con:
             moments = MomentChanges()
-            self._delete_document(doc_id, version, moments)
+            removed = self._delete_document(doc_id, version, moments)
             SqlMoments(con).apply(moments)
-            self.database.bump_generation()
+            self.database.bump_generation(public=removed == "public")
 
     def clear(self) -> None:
         """Remove every document and the recorded settings (the embedding cache stays)."""

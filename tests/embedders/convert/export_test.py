@@ -276,7 +276,7 @@ def test_threads_come_from_argument_then_environment(
     assert OnnxEmbedder(d).num_threads == 3
     assert OnnxEmbedder(d, num_threads=1).num_threads == 1
     monkeypatch.setenv("KBSEARCH_THREADS", "many")
-    with pytest.raises(EmbedderUnavailableError, match="positive integer"):
+    with pytest.raises(EmbedderUnavailableError, match="whole number from 1 to 64"):
         OnnxEmbedder(d)
 
 
