@@ -257,6 +257,7 @@ async def load(url: str, server: int, args: argparse.Namespace) -> dict[str, obj
     deadline = time.perf_counter() + args.seconds
     started = time.perf_counter()
     cpu_start = sum(cpu_seconds(p) for p in everyone)
+    each_start = [cpu_seconds(p) for p in pids]
     client_start = cpu_seconds(os.getpid())
     load_start = os.getloadavg()[0]
     step = max(1, len(queries) // args.clients)
@@ -270,6 +271,7 @@ async def load(url: str, server: int, args: argparse.Namespace) -> dict[str, obj
     await asyncio.gather(*tasks)
     elapsed = time.perf_counter() - started
     cpu = sum(cpu_seconds(p) for p in everyone) - cpu_start
+    each = [round(cpu_seconds(p) - c, 1) for p, c in zip(pids, each_start, strict=True)]
     client_cpu = cpu_seconds(os.getpid()) - client_start
     served = max(1, len(latencies))
     return {
@@ -296,6 +298,8 @@ async def load(url: str, server: int, args: argparse.Namespace) -> dict[str, obj
         # the server's CPU per search (writes included): what the load costs, whatever else
         # the machine runs; 2 / this = the searches/s two idle cores could serve
         "server_cpu_ms_per_request": round(1000 * cpu / served, 1),
+        # each serving process's CPU seconds in the run: how the connections were shared
+        "server_processes_cpu_s": each,
         # the load client's own CPU per search (it shares the cores with the server)
         "client_cpu_ms_per_request": round(1000 * client_cpu / served, 1),
         "server_rss_mb_peak": round(max(memory, default=(0.0,))[0], 1),
