@@ -251,9 +251,14 @@ async def load(url: str, server: int, args: argparse.Namespace) -> dict[str, obj
     counter = [0]
     if args.warm_pass:  # every query once (its postings, sentences, vector), not counted
         await warm_pass(url, queries, args)
-    # warm-up: one pass of a few queries (model threads, caches), not counted
+    # warm-up: a few queries (model threads, caches), not counted; --warm-clients N on N
+    # connections (with --processes, so that every process has answered some)
     warm_deadline = time.perf_counter() + args.warmup
-    await client(url, queries, 0, args, warm_deadline, [], [], counter)
+    step = max(1, len(queries) // args.warm_clients)
+    await asyncio.gather(*(
+        client(url, queries, i * step, args, warm_deadline, [], [], counter)
+        for i in range(args.warm_clients)
+    ))  # fmt: skip
     deadline = time.perf_counter() + args.seconds
     started = time.perf_counter()
     cpu_start = sum(cpu_seconds(p) for p in everyone)
@@ -321,6 +326,9 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=8)
     parser.add_argument("--seconds", type=float, default=30.0)
     parser.add_argument("--warmup", type=float, default=3.0)
+    parser.add_argument(
+        "--warm-clients", type=int, default=1, help="Clients of the warm-up (default 1)."
+    )
     parser.add_argument("--route", default="hybrid", choices=["lexical", "dense", "hybrid"])
     parser.add_argument("--k", type=int, default=10)
     parser.add_argument("--write-interval", type=float, default=1.0, help="0: no writer.")
