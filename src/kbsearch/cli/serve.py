@@ -89,10 +89,10 @@ def is_loopback(host: str) -> bool:
 )
 @click.option("--processes", default=1, show_default=True, type=click.IntRange(1, 64),
               help="Server processes on the one port, each with its own search threads, "
-              "model and index in memory (the demo: ~270 MB each). One process's searches "
-              "share one Python lock (GIL): on a machine with more cores than one process "
-              "keeps busy, 2 or more answer more searches a second. A write answered by "
-              "one is read by all; /metrics sums all.")  # fmt: skip
+              "model and index in memory (the demo: 250 MB each idle, up to 430 MB under "
+              "load). One process's searches share one Python lock (GIL): on a machine with "
+              "more cores than one process keeps busy, 2 or more answer more searches a "
+              "second. A write answered by one is read by all; /metrics sums all.")  # fmt: skip
 @click.option("--workers", default=4, show_default=True, type=click.IntRange(1, 64),
               help="Search threads (of each process).")  # fmt: skip
 @click.option("--model-threads", type=click.IntRange(1, 64),
