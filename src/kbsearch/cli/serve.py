@@ -139,6 +139,11 @@ def serve_command(db: str, host: str, port: int, keys: str | None, processes: in
             served_app, db, keys=keys, workers=workers, time_limit=time_limit, report=report,
             log_format=log_format, ingest_limits=ingest_limits, worker=processes > 1,
         )  # fmt: skip
+        if processes > 1:  # a missing or unreadable index: one error, before any worker
+            open_kb(db).close()
+            app = None
+        else:  # the model and the index load first: an error is the only line
+            app = factory()
         access_log.configure(log_format)
         if keys is None:
             access_log.note(
@@ -153,11 +158,10 @@ def serve_command(db: str, host: str, port: int, keys: str | None, processes: in
         serving = f"serving {db} on http://{where}:{port} (search page at /, API at /docs)"
         settings: dict[str, Any] = {"access_log": False, "log_level": "warning",
                                     "http": HTTP_PARSER}  # fmt: skip
-        if processes > 1:
-            open_kb(db).close()  # a missing or unreadable index: one error, before any worker
+        if app is None:
             serve_processes(factory, sock, processes, serving, **settings)
             return
-        server = uvicorn.Server(uvicorn.Config(factory(), **settings))
+        server = uvicorn.Server(uvicorn.Config(app, **settings))
         access_log.note(serving)
         server.run(sockets=[sock])  # uvicorn listens on it
     finally:
