@@ -15,6 +15,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -115,6 +116,24 @@ def test_processes_share_one_port_and_every_write(served: tuple[Server, str]) ->
         r'kbsearch_requests_total\{method="GET",route="/search",status="200"\} (\S+)', metrics
     )
     assert searches is not None and float(searches.group(1)) == 12  # both processes' counts
+
+    # writes at once on several connections (so on both processes): each waits for the
+    # other's transaction, none is lost, every process reads them all
+    def put_memo(i: int) -> int:
+        memo = f"# Memo {i}\n\n## Note\n\nThe {MARKER} memo number {i}.\n"
+        return httpx.put(
+            f"{url}/documents/memo-{i}",
+            files={"file": (f"memo-{i}.md", memo.encode())},
+            data={"access": "public", "language": "en"},
+            headers={"Authorization": f"Bearer {WRITE}"},
+            timeout=60,
+        ).status_code
+
+    with ThreadPoolExecutor(6) as pool:
+        assert list(pool.map(put_memo, range(6))) == [201] * 6
+    for _ in range(6):
+        found = {d["doc_id"] for d in _get(url, "/documents").json()["documents"]}
+        assert {f"memo-{i}" for i in range(6)} <= found
 
     first, second = server.workers()
     os.kill(second, signal.SIGKILL)
