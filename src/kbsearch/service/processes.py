@@ -115,8 +115,8 @@ class Supervisor(Multiprocess):
         for index, old in enumerate(self.processes):
             if self.should_exit.is_set():
                 return
-            new = self._start(index)
-            if not new.wait_until_ready(self.config.timeout_worker_healthcheck, self.should_exit):
+            new = self._start(index)  # a start loads the model: uvicorn's 5 s is too short
+            if not new.wait_until_ready(START_SECONDS, self.should_exit):
                 new.kill()
                 new.join()
                 access_log.warn(f"server process {new.pid} was not ready in time; restart stopped")
