@@ -129,7 +129,8 @@ class BackgroundSnapshots:
     def reading(self) -> Iterator[int | None]:
         """Within: this thread reads the served snapshot and its pinned reader; yields its
         generation (``None``: none serves now, so reads see the file's current state). A
-        newer generation in the file wakes the builder; nothing here waits for it."""
+        newer generation in the file wakes the builder; a read waits for it only when another
+        process wrote it (:meth:`_take`)."""
         served = self._take(self.store.database.generation())  # this thread's own connection
         if served is None:
             yield None
