@@ -1,6 +1,7 @@
 """HTTP load on loopback: N concurrent clients search a served index for a fixed time while
 one writer replaces a document every second; prints requests/s, latency percentiles, errors,
-and the resident memory of the server process.
+and the resident memory of the server process (with ``--processes N``: of each of its N
+serving processes, and their CPU together).
 
     python benchmarks/http_load.py --db ~/.local/share/kbsearch/demo/helpcentre.db \\
         --clients 8 --seconds 30 --route hybrid
@@ -59,6 +60,31 @@ def cpu_seconds(pid: int) -> float:
         return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
     except (OSError, IndexError, ValueError):
         return 0.0
+
+
+def descendants(pid: int) -> list[int]:
+    """Every process started under ``pid`` (children, theirs...), from ``/proc``."""
+    found: list[int] = []
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            children = [int(c) for c in (task / "children").read_text().split()]
+        except OSError:
+            continue
+        for child in children:
+            found += [child, *descendants(child)]
+    return found
+
+
+def worker_pids(pid: int, processes: int) -> list[int]:
+    """The processes that serve: the server itself, or with ``--processes N`` its N worker
+    processes (``spawn_main`` in their command line; not the supervisor nor
+    multiprocessing's resource tracker)."""
+    if processes == 1:
+        return [pid]
+    return [
+        child for child in descendants(pid)
+        if "spawn_main" in Path(f"/proc/{child}/cmdline").read_text(errors="replace")
+    ]  # fmt: skip
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -188,10 +214,15 @@ async def writer(
 
 
 async def sample_memory(
-    pid: int, deadline: float, samples: list[tuple[float, float, float]]
-) -> None:
+    pids: list[int], deadline: float, samples: list[tuple[float, float, float]],
+    peaks: dict[int, float],
+) -> None:  # fmt: skip
+    """``samples``: the first serving process's memory every 0.2 s; ``peaks``: each one's
+    highest VmRSS."""
     while time.perf_counter() < deadline:
-        samples.append(tuple(rss_mb(pid, f) for f in ("VmRSS", "RssAnon", "RssFile")))
+        samples.append(tuple(rss_mb(pids[0], f) for f in ("VmRSS", "RssAnon", "RssFile")))
+        for pid in pids:
+            peaks[pid] = max(peaks.get(pid, 0.0), rss_mb(pid))
         await asyncio.sleep(0.2)
 
 
@@ -206,21 +237,32 @@ def series(
     return [round(samples[i][field], 1) for i in ends]
 
 
-async def load(url: str, pid: int, args: argparse.Namespace) -> dict[str, object]:
+async def load(url: str, server: int, args: argparse.Namespace) -> dict[str, object]:
+    """The run's figures; ``server``: the ``kbsearch serve`` process (its CPU counted with
+    every process under it; its memory is its serving processes')."""
+    pids = worker_pids(server, args.processes)
+    everyone = [server, *descendants(server)]
     queries = [json.loads(line)["question"] for line in QUESTIONS.read_text().splitlines()]
     latencies: list[float] = []
     errors: list[str] = []
     writes: list[float] = []
     memory: list[tuple[float, float, float]] = []
+    peaks: dict[int, float] = {}
     counter = [0]
     if args.warm_pass:  # every query once (its postings, sentences, vector), not counted
         await warm_pass(url, queries, args)
-    # warm-up: one pass of a few queries (model threads, caches), not counted
+    # warm-up: a few queries (model threads, caches), not counted; --warm-clients N on N
+    # connections (with --processes, so that every process has answered some)
     warm_deadline = time.perf_counter() + args.warmup
-    await client(url, queries, 0, args, warm_deadline, [], [], counter)
+    step = max(1, len(queries) // args.warm_clients)
+    await asyncio.gather(*(
+        client(url, queries, i * step, args, warm_deadline, [], [], counter)
+        for i in range(args.warm_clients)
+    ))  # fmt: skip
     deadline = time.perf_counter() + args.seconds
     started = time.perf_counter()
-    cpu_start = cpu_seconds(pid)
+    cpu_start = sum(cpu_seconds(p) for p in everyone)
+    each_start = [cpu_seconds(p) for p in pids]
     client_start = cpu_seconds(os.getpid())
     load_start = os.getloadavg()[0]
     step = max(1, len(queries) // args.clients)
@@ -230,10 +272,11 @@ async def load(url: str, pid: int, args: argparse.Namespace) -> dict[str, object
     ]
     if args.write_interval > 0:
         tasks.append(writer(url, deadline, args.write_interval, writes, errors))
-    tasks.append(sample_memory(pid, deadline, memory))
+    tasks.append(sample_memory(pids, deadline, memory, peaks))
     await asyncio.gather(*tasks)
     elapsed = time.perf_counter() - started
-    cpu = cpu_seconds(pid) - cpu_start
+    cpu = sum(cpu_seconds(p) for p in everyone) - cpu_start
+    each = [round(cpu_seconds(p) - c, 1) for p, c in zip(pids, each_start, strict=True)]
     client_cpu = cpu_seconds(os.getpid()) - client_start
     served = max(1, len(latencies))
     return {
@@ -260,11 +303,17 @@ async def load(url: str, pid: int, args: argparse.Namespace) -> dict[str, object
         # the server's CPU per search (writes included): what the load costs, whatever else
         # the machine runs; 2 / this = the searches/s two idle cores could serve
         "server_cpu_ms_per_request": round(1000 * cpu / served, 1),
+        # each serving process's CPU seconds in the run: how the connections were shared
+        "server_processes_cpu_s": each,
         # the load client's own CPU per search (it shares the cores with the server)
         "client_cpu_ms_per_request": round(1000 * client_cpu / served, 1),
         "server_rss_mb_peak": round(max(memory, default=(0.0,))[0], 1),
         "server_rss_mb_peak_anon_file": [round(x, 1) for x in max(memory, default=(0, 0, 0))[1:]],
-        "server_rss_mb_end": round(rss_mb(pid), 1),
+        "server_rss_mb_end": round(rss_mb(pids[0]), 1),
+        # --processes N: each serving process's highest resident memory (the supervisor's
+        # own, a few tens of MB, apart)
+        "server_processes_rss_mb_peak": [round(peaks.get(p, 0.0), 1) for p in pids],
+        "supervisor_rss_mb": round(rss_mb(server), 1) if args.processes > 1 else None,
         "server_rss_mb_by_tenth": series(memory),
         "server_rss_anon_mb_by_tenth": series(memory, 1),
         "server_rss_file_mb_by_tenth": series(memory, 2),
@@ -277,10 +326,18 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=8)
     parser.add_argument("--seconds", type=float, default=30.0)
     parser.add_argument("--warmup", type=float, default=3.0)
+    parser.add_argument(
+        "--warm-clients", type=int, default=1, help="Clients of the warm-up (default 1)."
+    )
     parser.add_argument("--route", default="hybrid", choices=["lexical", "dense", "hybrid"])
     parser.add_argument("--k", type=int, default=10)
     parser.add_argument("--write-interval", type=float, default=1.0, help="0: no writer.")
     parser.add_argument("--workers", type=int, default=4, help="Server search threads.")
+    parser.add_argument(
+        "--processes", type=int, default=1,
+        help="Server processes (kbsearch serve --processes; 1 passes no option, so a tree "
+        "without it is measured too).",
+    )  # fmt: skip
     parser.add_argument("--port", type=int, default=8731)
     parser.add_argument("--unique", action="store_true", help="Never repeat a query text.")
     parser.add_argument(
@@ -306,26 +363,36 @@ def main() -> None:
     command = [sys.executable, "-m", "kbsearch", "serve", "--db", str(db), "--keys", str(keys),
                "--host", "127.0.0.1", "--port", str(args.port),
                "--workers", str(args.workers)]  # fmt: skip
-    server = subprocess.Popen(command, env=env, stderr=subprocess.DEVNULL)
+    if args.processes > 1:
+        command += ["--processes", str(args.processes)]
+    log = work / "server.log"
+    with log.open("w") as stderr:
+        server = subprocess.Popen(command, env=env, stderr=stderr)
     try:
         started = time.perf_counter()
-        while True:
+        while True:  # with --processes N: until the log says all N serve
             try:
-                if httpx.get(url + "/healthz", timeout=1).status_code == 200:
+                if httpx.get(url + "/healthz", timeout=1).status_code == 200 and (
+                    args.processes == 1 or " processes: " in log.read_text()
+                ):
                     break
             except httpx.HTTPError:
                 pass
             if server.poll() is not None or time.perf_counter() - started > 180:
-                raise SystemExit("the server did not start")
+                raise SystemExit("the server did not start: " + log.read_text()[-2000:])
             time.sleep(0.3)
         boot = time.perf_counter() - started
-        idle = rss_mb(server.pid)
-        idle_split = [round(rss_mb(server.pid, f), 1) for f in ("RssAnon", "RssFile")]
+        pids = worker_pids(server.pid, args.processes)
+        idle = rss_mb(pids[0])
+        idle_split = [round(rss_mb(pids[0], f), 1) for f in ("RssAnon", "RssFile")]
+        idle_each = [round(rss_mb(p), 1) for p in pids]
         figures = asyncio.run(load(url, server.pid, args))
         figures = {
+            "processes": args.processes,
             "startup_s": round(boot, 1),
             "server_rss_mb_idle": round(idle, 1),
             "server_rss_mb_idle_anon_file": idle_split,
+            "server_processes_rss_mb_idle": idle_each,
         } | figures
     finally:
         server.terminate()

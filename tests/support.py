@@ -246,9 +246,10 @@ def fake_cli_args(*args: str) -> list[str]:
     return ["-c", FAKE_CLI.format(tests=str(Path(__file__).parent)), *args]
 
 
-def cli_indexed_db(root: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+def cli_indexed_db(root: Path, monkeypatch: pytest.MonkeyPatch, embedder: str = "fake") -> str:
     """:data:`FILES` indexed into ``root/kb.db`` by ``kbsearch index --embedder fake``, the
-    :class:`FakeEmbedder` registered as ``fake`` for the test (so later commands load it)."""
+    :class:`FakeEmbedder` registered as ``fake`` for the test (so later commands load it);
+    ``embedder="none"``: a lexical-only index (that another process can serve too)."""
     from click.testing import CliRunner
 
     from kbsearch import embedders
@@ -258,7 +259,7 @@ def cli_indexed_db(root: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     docs = write_files(root / "docs", FILES)
     path = str(root / "kb.db")
     args = ["index", str(docs), "--db", path, "--inventory", str(docs / "inventory.csv")]
-    result = CliRunner().invoke(cli, [*args, "--embedder", "fake"])
+    result = CliRunner().invoke(cli, [*args, "--embedder", embedder])
     assert result.exit_code == 0, result.output
     return path
 

@@ -19,8 +19,16 @@ a staff one) runs inside :meth:`BackgroundSnapshots.withdrawn`: the old snapshot
 *before* the write commits, and until the new generation is published searches read the
 current file (building inline, as without this module). So a passage that is staff in the
 file is never served to the public from an older snapshot. A write from another process is
-not known in advance: for it the old snapshot serves until the new one is published (about
-one build time).
+not known in advance.
+
+Another process's write (``kbsearch serve --processes N``, ``kbsearch index`` on a served
+file): a read that finds a newer generation in the file than the served one, while this
+process is not writing, waits for the builder to publish it (at most ``follow`` seconds; then
+it reads the current file, as while withdrawn). So a write answered by one process is seen by
+every read that starts after it on any other, a staff version that replaced a public one
+included, at the cost of one build for the reads that meet it. A read that starts while this
+process writes does not wait: that write has not been answered yet, and its generation
+serves before it is.
 """
 
 from __future__ import annotations
@@ -56,13 +64,18 @@ class BackgroundSnapshots:
 
     ``warm()`` builds the parts a search needs (called inside the snapshot being built, on the
     builder thread). :meth:`start` builds the first snapshot in the calling thread (so a
-    broken index fails at start), then starts the builder thread.
+    broken index fails at start), then starts the builder thread. ``follow``: seconds a read
+    waits for a generation another process wrote (module docstring).
     """
 
-    def __init__(self, backend: SqliteBackend, warm: Callable[[], object]) -> None:
+    def __init__(
+        self, backend: SqliteBackend, warm: Callable[[], object], follow: float = 5.0
+    ) -> None:
         self.backend = backend
         self.store = backend.store
         self.warm = warm
+        self.follow = follow
+        self._writing = 0  # this process's writes under way (:meth:`writing`)
         self._served: Served | None = None
         self._floor: float = 0  # the oldest generation that may be published
         self._lock = threading.Condition()
@@ -116,19 +129,13 @@ class BackgroundSnapshots:
     def reading(self) -> Iterator[int | None]:
         """Within: this thread reads the served snapshot and its pinned reader; yields its
         generation (``None``: none serves now, so reads see the file's current state). A
-        newer generation in the file wakes the builder; nothing here waits for it."""
-        with self._lock:
-            served = self._served
-            if served is not None:
-                served.users += 1
+        newer generation in the file wakes the builder; a read waits for it only when another
+        process wrote it (:meth:`_take`)."""
+        served = self._take(self.store.database.generation())  # this thread's own connection
         if served is None:
             yield None
             return
         try:
-            if (
-                self.store.database.generation() != served.generation
-            ):  # this thread's own connection
-                self._wake.set()
             with self.store.pins.reading_from(served.reader), self.backend.using(served.snapshot):
                 yield served.generation
         finally:
@@ -137,7 +144,42 @@ class BackgroundSnapshots:
                 if served.retired and served.users == 0:
                     self.store.pins.close_reader(served.reader)
 
+    def _take(self, current: int) -> Served | None:
+        """The snapshot a read starting now uses (its users counted), ``current`` being the
+        file's generation: the served one; for a newer ``current`` written by another process,
+        the one the builder publishes for it within :attr:`follow` seconds, else ``None`` (the
+        read sees the file)."""
+        with self._lock:
+            served = self._served
+            if served is not None and current != served.generation:
+                self._wake.set()
+                if current > served.generation and not self._writing:
+
+                    def built() -> bool:
+                        now = self._served
+                        return now is None or now.generation >= current or self._failed >= current
+
+                    self._lock.wait_for(built, self.follow)
+                    served = self._served
+                    if served is not None and served.generation < current:
+                        served = None  # not built in time, or its build failed
+            if served is not None:
+                served.users += 1
+            return served
+
     # -- writes ----------------------------------------------------------------------------
+
+    @contextmanager
+    def writing(self) -> Iterator[None]:
+        """Around this process's write, until its generation serves: reads meanwhile use the
+        served snapshot without waiting for the new one (module docstring)."""
+        with self._lock:
+            self._writing += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._writing -= 1
 
     def refresh(self) -> None:
         """Ask the builder to build the file's current generation (returns at once)."""

@@ -9,7 +9,9 @@ their own thread. A read that takes longer than the time limit is answered with
 
 With the embedded SQLite backend, reads are served from the newest built snapshot and its
 pinned reader while a background thread builds the next generation
-(:mod:`kbsearch.backends.background`): a read never waits for a rebuild. A write returns once
+(:mod:`kbsearch.backends.background`): a read never waits for a rebuild of this process's
+write; one that finds another process's newer write in the file (``kbsearch serve
+--processes N``) waits for its build, so it reads that write. A write returns once
 its generation serves (so the writer reads what it wrote); a write that may hide passages
 from the public withdraws the old snapshot first. A read given a key (the API's searches) is
 remembered for the generation that served it (:class:`GenerationResults`): the same request
@@ -153,7 +155,7 @@ class Engine:
         try:
             self.embedder = self.kb.embedder()  # loaded once, shared by every thread
             if background and isinstance(self.kb.backend, SqliteBackend):
-                self.snapshots = BackgroundSnapshots(self.kb.backend, self._warm)
+                self.snapshots = BackgroundSnapshots(self.kb.backend, self._warm, time_limit)
                 self.snapshots.start()
         except BaseException:
             self.kb.close()
@@ -281,12 +283,14 @@ class Engine:
             with self._file_errors():
                 if self.snapshots is None:
                     return fn(self.kb)
-                if hides is not None and hides(self.kb):
-                    with self.snapshots.withdrawn():
+                with self.snapshots.writing():
+                    if hides is not None and hides(self.kb):
+                        with self.snapshots.withdrawn():
+                            result = fn(self.kb)
+                    else:
                         result = fn(self.kb)
-                else:
-                    result = fn(self.kb)
-                self.snapshots.wait_for(self.kb.store.database.generation(), self.time_limit)
+                    generation = self.kb.store.database.generation()
+                    self.snapshots.wait_for(generation, self.time_limit)
                 return result
         finally:
             release_free_memory()
