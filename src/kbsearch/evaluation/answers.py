@@ -13,10 +13,12 @@ punctuation (``string.punctuation``) removed, the English articles "a", "an", "t
 white space collapsed. It is kept as published (no French articles, no typographic
 punctuation), so the figures compare with other systems scored by it.
 
-A key is also held when it is held with every ASCII punctuation mark read as a space, in the
-answer and in the key (:func:`holds_key`): SQuAD's rule joins the words a mark separates, so
-the key ``sync-conflict`` ("syncconflict") was not held by ``<file>.sync-conflict-<date>``
-("filesyncconflictdate"), nor ``£69`` by "£69.00"; gold answer strings keep SQuAD's rule alone.
+A key is also held when it is held with every punctuation mark read as a space, in the
+answer and in the key (:func:`holds_key`, :func:`split_answer`): SQuAD's rule joins the words
+a mark separates, so the key ``sync-conflict`` ("syncconflict") was not held by
+``<file>.sync-conflict-<date>`` ("filesyncconflictdate"), nor ``£69`` by "£69.00". A number
+keeps its own marks (``3.5`` is not held by "3, 5", nor ``3`` by "3.5 GB") and drops zero
+decimals (``£69`` is held by "£69.00"). Gold answer strings keep SQuAD's rule alone.
 
 Each question gets one outcome (:data:`OUTCOMES`) from its verdict (``answered``,
 ``uncertain``, ``dont_say``), whether it is answerable and whether the answer is right:
@@ -43,6 +45,7 @@ from __future__ import annotations
 import re
 import statistics
 import string
+import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -68,6 +71,9 @@ OUTCOMES = (
 UNKNOWN = "unknown"  # the group of a question without a kind or a language
 ARTICLES = re.compile(r"\b(a|an|the)\b")
 PUNCTUATION = frozenset(string.punctuation)
+# in split_answer: a mark between two digits (3.5, 1,000, 12:30) and a number's zero decimals
+_NUMBER_MARK = re.compile(r"(?<=\d)[.,:](?=\d)")
+_ZERO_DECIMALS = re.compile(r"(?<![\d.,])(\d{1,3}(?:[.,]\d{3})+|\d+)[.,]00?(?![.,]?\d)")
 
 
 def normalize_answer(text: str) -> str:
@@ -85,9 +91,21 @@ def holds(answer: str, gold: str) -> bool:
 
 
 def split_answer(text: str) -> str:
-    """:func:`normalize_answer` with each ASCII punctuation mark read as a space."""
-    lowered = "".join(" " if ch in PUNCTUATION else ch for ch in text.lower())
-    return " ".join(ARTICLES.sub(" ", lowered).split())
+    """:func:`normalize_answer` with each punctuation mark read as a space (ASCII's and
+    Unicode's: ``l’option`` is ``l'option``, ``2–3`` is ``2-3``), but a number's own marks: a
+    decimal or thousands mark or a time's colon between two digits is kept (``3.5`` is neither
+    ``3, 5`` nor a ``3`` beside a ``5``), and zero decimals are dropped (``£69.00`` is
+    ``£69``, ``2.0`` is ``2``)."""
+    lowered = _ZERO_DECIMALS.sub(r"\1", text.lower())
+    kept = {m.start() for m in _NUMBER_MARK.finditer(lowered)}
+    spaced = "".join(
+        " " if i not in kept and _is_punctuation(ch) else ch for i, ch in enumerate(lowered)
+    )
+    return " ".join(ARTICLES.sub(" ", spaced).split())
+
+
+def _is_punctuation(ch: str) -> bool:
+    return ch in PUNCTUATION or unicodedata.category(ch).startswith("P")
 
 
 def holds_key(answer: str, key: str) -> bool:
