@@ -107,6 +107,8 @@ def test_a_title_argument_is_inline_markup_a_condition_is_not_shown(tmp_path: Pa
 
 .. seealso:: :ref:`the folder <config-locations>`
 
+.. todo:: Document the :option:`--home` flag.
+
 .. only:: html
 
    Only on the web.
@@ -126,6 +128,7 @@ def test_a_title_argument_is_inline_markup_a_condition_is_not_shown(tmp_path: Pa
 """
     assert _blocks(tmp_path, source) == [
         "the folder",
+        "Document the --home flag.",
         "Only on the web.",
         "Install with pip",
         "Card body.",

@@ -66,11 +66,12 @@ SPHINX_SIGNATURES = (
 )  # fmt: skip
 # a title, in inline markup (its roles read as their text):
 SPHINX_TITLED = (
-    "seealso", "centered", "tab", "group-tab", "tab-item", "card", "grid-item-card", "dropdown",
+    "seealso", "centered", "todo", "tab", "group-tab", "tab-item", "card", "grid-item-card",
+    "dropdown",
 )  # fmt: skip
 # a condition, a layout or none, not shown (``only:: html``, ``grid:: 1 2 3``): the content alone
 SPHINX_CONTAINERS = (
-    "only", "ifconfig", "tabs", "tab-set", "grid", "grid-item", "hlist", "todo", "glossary",
+    "only", "ifconfig", "tabs", "tab-set", "grid", "grid-item", "hlist", "glossary",
 )  # fmt: skip
 # a language, not shown: the content is code (sphinx-tabs' ``code-tab:: python``)
 SPHINX_CODE = ("code-tab",)
