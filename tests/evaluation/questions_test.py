@@ -96,6 +96,10 @@ def test_trec_sgml_topics() -> None:
         ("pub.jsonl", '{"id": "x", "question": "q", "public_ok": "no"}\n', "true or false"),
         ("nest.jsonl", '{"id": "x", "question": {"text": "hi"}}\n', "non-empty string"),
         ("blank.jsonl", '{"id": "x", "question": "  "}\n', "non-empty string"),
+        # keys: a string was read one character a key; punctuation alone is held by no answer
+        ("keys.jsonl", '{"id": "x", "question": "q", "keys": "7 days"}\n', "list of strings"),
+        ("key.jsonl", '{"id": "x", "question": "q", "keys": ["ok", "..."]}\n', "held by no"),
+        ("the.jsonl", '{"id": "x", "question": "q", "keys": ["The"]}\n', "held by no"),
         ("empty.jsonl", "\n\n", "no questions"),
         ("empty.json", "[]", "no questions"),
     ],

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from kbsearch.errors import EvaluationError
+from kbsearch.evaluation.answers import normalize_answer, split_answer
 from kbsearch.evaluation.questions import MATCH_RULES, Question, QuestionSet, Relevant, parse_date
 from kbsearch.evaluation.trec import unescape_id
 from kbsearch.jsonl import json_lines
@@ -129,6 +130,18 @@ def _str_list(value: object, where: str) -> tuple[str, ...]:
     return tuple(value)
 
 
+def _check_keys(value: object, where: str) -> None:
+    """``keys`` (what a right answer holds: :mod:`kbsearch.evaluation.answers`) is a list of
+    strings that each leave a word once normalised: a string was read one character a key,
+    and a key of punctuation or articles only (``"..."``, ``"the"``) is held by no answer, so
+    the question was never right, silently."""
+    for key in _str_list(value, f"{where}: keys"):
+        if not normalize_answer(key) and not split_answer(key):
+            raise EvaluationError(
+                f"{where}: the key {key!r} is held by no answer (no word once normalised)"
+            )
+
+
 def _policy_question(record: dict[str, Any], where: str, rule: str) -> Question:
     for key in ("id", "question"):
         if key not in record:
@@ -165,6 +178,7 @@ def _policy_question(record: dict[str, Any], where: str, rule: str) -> Question:
     for key in ("public_ok", "abstain"):
         if not isinstance(record.get(key, False), bool):
             raise EvaluationError(f"{where}: {key!r} must be true or false, not {record[key]!r}")
+    _check_keys(record.get("keys"), where)
     known = {"id", "question", "language", "kind", "as_of", "public_ok", "abstain", "relevant"}
     return Question(
         qid=str(record["id"]),
