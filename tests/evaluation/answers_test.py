@@ -72,6 +72,7 @@ def test_a_key_is_held_across_the_punctuation_squad_joins() -> None:
         ("l’option --home", "l'option", True),  # typographic punctuation as ASCII's
         ("de 2–3 jours", "2-3", True),
         ("«quoted» here", "« quoted »", True),
+        ("see 3 below", "§3", False),  # a section mark is no punctuation to drop
     ],
 )
 def test_a_key_across_punctuation_keeps_a_numbers_marks(text: str, key: str, held: bool) -> None:

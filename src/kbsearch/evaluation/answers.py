@@ -73,6 +73,7 @@ ARTICLES = re.compile(r"\b(a|an|the)\b")
 PUNCTUATION = frozenset(string.punctuation)
 # in split_answer: a mark between two digits (3.5, 1,000, 12:30) and a number's zero decimals
 _NUMBER_MARK = re.compile(r"(?<=\d)[.,:](?=\d)")
+_TYPOGRAPHIC = frozenset(("Pd", "Pi", "Pf", "Ps", "Pe"))  # dashes, quotes, brackets
 _ZERO_DECIMALS = re.compile(r"(?<![\d.,])(\d{1,3}(?:[.,]\d{3})+|\d+)[.,]00?(?![.,]?\d)")
 
 
@@ -91,8 +92,8 @@ def holds(answer: str, gold: str) -> bool:
 
 
 def split_answer(text: str) -> str:
-    """:func:`normalize_answer` with each punctuation mark read as a space (ASCII's and
-    Unicode's: ``l’option`` is ``l'option``, ``2–3`` is ``2-3``), but a number's own marks: a
+    """:func:`normalize_answer` with each punctuation mark read as a space (ASCII's and the
+    typographic ones: ``l’option`` is ``l'option``, ``2–3`` is ``2-3``), but a number's own marks: a
     decimal or thousands mark or a time's colon between two digits is kept (``3.5`` is neither
     ``3, 5`` nor a ``3`` beside a ``5``), and zero decimals are dropped (``£69.00`` is
     ``£69``, ``2.0`` is ``2``)."""
@@ -105,7 +106,9 @@ def split_answer(text: str) -> str:
 
 
 def _is_punctuation(ch: str) -> bool:
-    return ch in PUNCTUATION or unicodedata.category(ch).startswith("P")
+    """ASCII punctuation, or a typographic mark of the same use: a dash, a quote, a bracket,
+    ``…`` ``¡`` ``¿``; not ``§`` or ``¶``, which name what follows (``§3`` is no ``3``)."""
+    return ch in PUNCTUATION or ch in "…¡¿" or unicodedata.category(ch) in _TYPOGRAPHIC
 
 
 def holds_key(answer: str, key: str) -> bool:
