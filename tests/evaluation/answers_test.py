@@ -73,6 +73,9 @@ def test_a_key_is_held_across_the_punctuation_squad_joins() -> None:
         ("de 2–3 jours", "2-3", True),
         ("«quoted» here", "« quoted »", True),
         ("see 3 below", "§3", False),  # a section mark is no punctuation to drop
+        ("add a CNAME record", "A-record", False),  # an article joined by a mark stays
+        ("an A-record for the host", "A-record", True),
+        ("it is (the) end", "the end", True),
     ],
 )
 def test_a_key_across_punctuation_keeps_a_numbers_marks(text: str, key: str, held: bool) -> None:

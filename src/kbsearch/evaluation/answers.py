@@ -73,6 +73,7 @@ ARTICLES = re.compile(r"\b(a|an|the)\b")
 PUNCTUATION = frozenset(string.punctuation)
 # in split_answer: a mark between two digits (3.5, 1,000, 12:30) and a number's zero decimals
 _NUMBER_MARK = re.compile(r"(?<=\d)[.,:](?=\d)")
+_ARTICLE_WORDS = frozenset(("a", "an", "the"))
 _TYPOGRAPHIC = frozenset(("Pd", "Pi", "Pf", "Ps", "Pe"))  # dashes, quotes, brackets
 _ZERO_DECIMALS = re.compile(r"(?<![\d.,])(\d{1,3}(?:[.,]\d{3})+|\d+)[.,]00?(?![.,]?\d)")
 
@@ -93,16 +94,35 @@ def holds(answer: str, gold: str) -> bool:
 
 def split_answer(text: str) -> str:
     """:func:`normalize_answer` with each punctuation mark read as a space (ASCII's and the
-    typographic ones: ``l’option`` is ``l'option``, ``2–3`` is ``2-3``), but a number's own marks: a
-    decimal or thousands mark or a time's colon between two digits is kept (``3.5`` is neither
-    ``3, 5`` nor a ``3`` beside a ``5``), and zero decimals are dropped (``£69.00`` is
-    ``£69``, ``2.0`` is ``2``)."""
+    typographic ones: ``l’option`` is ``l'option``, ``2–3`` is ``2-3``), but a number's own
+    marks: a decimal or thousands mark or a time's colon between two digits is kept (``3.5``
+    is neither ``3, 5`` nor a ``3`` beside a ``5``), and zero decimals are dropped (``£69.00``
+    is ``£69``, ``2.0`` is ``2``). An article is dropped where it is a word of its own
+    (``the`` in "(the) end"), not where a mark joins it to the next (``A-record`` is ``a
+    record``, not ``record``)."""
     lowered = _ZERO_DECIMALS.sub(r"\1", text.lower())
     kept = {m.start() for m in _NUMBER_MARK.finditer(lowered)}
-    spaced = "".join(
-        " " if i not in kept and _is_punctuation(ch) else ch for i, ch in enumerate(lowered)
-    )
-    return " ".join(ARTICLES.sub(" ", spaced).split())
+    words = []
+    for found in re.finditer(r"\S+", lowered):
+        word, start = found.group(), found.start()
+        if _strip_marks(word) in _ARTICLE_WORDS:
+            continue
+        words.append(
+            "".join(
+                " " if start + i not in kept and _is_punctuation(ch) else ch
+                for i, ch in enumerate(word)
+            )
+        )
+    return " ".join(" ".join(words).split())
+
+
+def _strip_marks(word: str) -> str:
+    start, end = 0, len(word)
+    while start < end and _is_punctuation(word[start]):
+        start += 1
+    while end > start and _is_punctuation(word[end - 1]):
+        end -= 1
+    return word[start:end]
 
 
 def _is_punctuation(ch: str) -> bool:
