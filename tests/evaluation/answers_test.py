@@ -57,6 +57,31 @@ def test_a_key_is_held_across_the_punctuation_squad_joins() -> None:
     assert not Gold(answers=("sync-conflict",)).right(text)
 
 
+@pytest.mark.parametrize(
+    ("text", "key", "held"),
+    [
+        ("the ratio is 3, 5 or more", "3.5", False),  # a decimal mark is no space
+        ("it needs 3.5 GB", "3", False),
+        ("since v1.10", "1", False),
+        ("1,000 users", "1", False),
+        ("ip 10.0.0.1", "10", False),
+        ("since version 2.0", "2", True),  # zero decimals dropped
+        ("costs £1,000.00", "£1,000", True),
+        ("69,00 € par an", "69 €", True),
+        ("ports 80/443", "80 443", True),  # a slash between digits is still a space
+        ("l’option --home", "l'option", True),  # typographic punctuation as ASCII's
+        ("de 2–3 jours", "2-3", True),
+        ("«quoted» here", "« quoted »", True),
+        ("see 3 below", "§3", False),  # a section mark is no punctuation to drop
+        ("add a CNAME record", "A-record", False),  # an article joined by a mark stays
+        ("an A-record for the host", "A-record", True),
+        ("it is (the) end", "the end", True),
+    ],
+)
+def test_a_key_across_punctuation_keeps_a_numbers_marks(text: str, key: str, held: bool) -> None:
+    assert Gold(keys=(key,)).right(text) is held
+
+
 def test_gold_of_prefers_gold_strings_to_keys() -> None:
     assert gold_of({"keys": ["a"]}, {"q1": ["x"]}, "q1") == Gold(answers=("x",))
     assert gold_of({"keys": ["a"]}, {}, "q1") == Gold(keys=("a",))

@@ -114,6 +114,10 @@ def test_trec_sgml_topics() -> None:
             "'section'",
         ),
         ("long.json", '[{"question": "q", "n": ' + "1" * 5000 + "}]", "not JSON"),
+        # keys: a string was read one character a key; punctuation alone is held by no answer
+        ("keys5.jsonl", '{"id": "x", "question": "q", "keys": "7 days"}\n', "list of strings"),
+        ("key.jsonl", '{"id": "x", "question": "q", "keys": ["ok", "..."]}\n', "empty once"),
+        ("the.jsonl", '{"id": "x", "question": "q", "keys": ["The"]}\n', "empty once"),
         ("empty.jsonl", "\n\n", "no questions"),
         ("empty.json", "[]", "no questions"),
     ],

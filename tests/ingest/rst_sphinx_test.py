@@ -76,3 +76,87 @@ def test_sphinx_directives_keep_their_text_and_roles_show_theirs(tmp_path: Path)
 )
 def test_role_text(source: str, shown: str | None) -> None:
     assert role_text(source) == shown
+
+
+def _blocks(tmp_path: Path, source: str) -> list[str]:
+    path = tmp_path / "page.rst"
+    path.write_text(source)
+    return [b.text for b in parse_file(path)[0].blocks]
+
+
+def test_a_version_note_keeps_the_text_after_its_version(tmp_path: Path) -> None:
+    # Sphinx's usual form: the note's text on the lines after the version (it read 'Changed
+    # in version 2.0 :func:`foo` now returns bar..', its markup raw)
+    source = """Notes
+=====
+
+.. versionchanged:: 2.0
+   :func:`foo` now returns ``bar``.
+
+.. deprecated:: 3.0
+"""
+    assert _blocks(tmp_path, source) == [
+        "Changed in version 2.0: foo now returns bar.",
+        "Deprecated since version 3.0.",
+    ]
+
+
+def test_a_title_argument_is_inline_markup_a_condition_is_not_shown(tmp_path: Path) -> None:
+    source = """Tabs
+====
+
+.. seealso:: :ref:`the folder <config-locations>`
+
+.. todo:: Document the :option:`--home` flag.
+
+.. only:: html
+
+   Only on the web.
+
+.. grid:: 1 2 3
+
+   .. grid-item-card:: Install with ``pip``
+
+      Card body.
+
+.. tabs::
+
+   .. code-tab:: python
+
+      for x in y:
+          print(*x)
+"""
+    assert _blocks(tmp_path, source) == [
+        "the folder",
+        "Document the --home flag.",
+        "Only on the web.",
+        "Install with pip",
+        "Card body.",
+        "for x in y:\n    print(*x)",
+    ]
+
+
+def test_docutils_class_directive_still_gives_no_text(tmp_path: Path) -> None:
+    # docutils' own ``.. class::`` (class names for the next element or the content) shows no
+    # text; Sphinx's Python class (a signature) shows its signature
+    source = """Classes
+=======
+
+.. class:: special
+
+A paragraph.
+
+.. class:: boxed wide
+
+   Boxed content.
+
+.. class:: Point(x, y)
+
+   A point.
+"""
+    assert _blocks(tmp_path, source) == [
+        "A paragraph.",
+        "Boxed content.",
+        "Point(x, y)",
+        "A point.",
+    ]

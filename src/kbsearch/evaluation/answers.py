@@ -13,10 +13,12 @@ punctuation (``string.punctuation``) removed, the English articles "a", "an", "t
 white space collapsed. It is kept as published (no French articles, no typographic
 punctuation), so the figures compare with other systems scored by it.
 
-A key is also held when it is held with every ASCII punctuation mark read as a space, in the
-answer and in the key (:func:`holds_key`): SQuAD's rule joins the words a mark separates, so
-the key ``sync-conflict`` ("syncconflict") was not held by ``<file>.sync-conflict-<date>``
-("filesyncconflictdate"), nor ``£69`` by "£69.00"; gold answer strings keep SQuAD's rule alone.
+A key is also held when it is held with every punctuation mark read as a space, in the
+answer and in the key (:func:`holds_key`, :func:`split_answer`): SQuAD's rule joins the words
+a mark separates, so the key ``sync-conflict`` ("syncconflict") was not held by
+``<file>.sync-conflict-<date>`` ("filesyncconflictdate"), nor ``£69`` by "£69.00". A number
+keeps its own marks (``3.5`` is not held by "3, 5", nor ``3`` by "3.5 GB") and drops zero
+decimals (``£69`` is held by "£69.00"). Gold answer strings keep SQuAD's rule alone.
 
 Each question gets one outcome (:data:`OUTCOMES`) from its verdict (``answered``,
 ``uncertain``, ``dont_say``), whether it is answerable and whether the answer is right:
@@ -43,6 +45,7 @@ from __future__ import annotations
 import re
 import statistics
 import string
+import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -68,6 +71,11 @@ OUTCOMES = (
 UNKNOWN = "unknown"  # the group of a question without a kind or a language
 ARTICLES = re.compile(r"\b(a|an|the)\b")
 PUNCTUATION = frozenset(string.punctuation)
+# in split_answer: a mark between two digits (3.5, 1,000, 12:30) and a number's zero decimals
+_NUMBER_MARK = re.compile(r"(?<=\d)[.,:](?=\d)")
+_ARTICLE_WORDS = frozenset(("a", "an", "the"))
+_TYPOGRAPHIC = frozenset(("Pd", "Pi", "Pf", "Ps", "Pe"))  # dashes, quotes, brackets
+_ZERO_DECIMALS = re.compile(r"(?<![\d.,])(\d{1,3}(?:[.,]\d{3})+|\d+)[.,]00?(?![.,]?\d)")
 
 
 def normalize_answer(text: str) -> str:
@@ -85,9 +93,42 @@ def holds(answer: str, gold: str) -> bool:
 
 
 def split_answer(text: str) -> str:
-    """:func:`normalize_answer` with each ASCII punctuation mark read as a space."""
-    lowered = "".join(" " if ch in PUNCTUATION else ch for ch in text.lower())
-    return " ".join(ARTICLES.sub(" ", lowered).split())
+    """:func:`normalize_answer` with each punctuation mark read as a space (ASCII's and the
+    typographic ones: ``l’option`` is ``l'option``, ``2–3`` is ``2-3``), but a number's own
+    marks: a decimal or thousands mark or a time's colon between two digits is kept (``3.5``
+    is neither ``3, 5`` nor a ``3`` beside a ``5``), and zero decimals are dropped (``£69.00``
+    is ``£69``, ``2.0`` is ``2``). An article is dropped where it is a word of its own
+    (``the`` in "(the) end"), not where a mark joins it to the next (``A-record`` is ``a
+    record``, not ``record``)."""
+    lowered = _ZERO_DECIMALS.sub(r"\1", text.lower())
+    kept = {m.start() for m in _NUMBER_MARK.finditer(lowered)}
+    words = []
+    for found in re.finditer(r"\S+", lowered):
+        word, start = found.group(), found.start()
+        if _strip_marks(word) in _ARTICLE_WORDS:
+            continue
+        words.append(
+            "".join(
+                " " if start + i not in kept and _is_punctuation(ch) else ch
+                for i, ch in enumerate(word)
+            )
+        )
+    return " ".join(" ".join(words).split())
+
+
+def _strip_marks(word: str) -> str:
+    start, end = 0, len(word)
+    while start < end and _is_punctuation(word[start]):
+        start += 1
+    while end > start and _is_punctuation(word[end - 1]):
+        end -= 1
+    return word[start:end]
+
+
+def _is_punctuation(ch: str) -> bool:
+    """ASCII punctuation, or a typographic mark of the same use: a dash, a quote, a bracket,
+    ``…`` ``¡`` ``¿``; not ``§`` or ``¶``, which name what follows (``§3`` is no ``3``)."""
+    return ch in PUNCTUATION or ch in "…¡¿" or unicodedata.category(ch) in _TYPOGRAPHIC
 
 
 def holds_key(answer: str, key: str) -> bool:

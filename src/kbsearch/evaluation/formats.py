@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from kbsearch.errors import EvaluationError, shown_value
-from kbsearch.evaluation.answers import normalize_answer
+from kbsearch.evaluation.answers import normalize_answer, split_answer
 from kbsearch.evaluation.questions import MATCH_RULES, Question, QuestionSet, Relevant, parse_date
 from kbsearch.evaluation.trec import trec_lines, unescape_id
 from kbsearch.jsonl import json_lines
@@ -131,15 +131,18 @@ def _str_list(value: object, where: str) -> tuple[str, ...]:
 
 
 def _check_keys(keys: object, where: str) -> None:
-    """A question's ``keys`` (its gold for ``eval --answers``): a list of strings, none empty
-    once normalised as answers are (:func:`kbsearch.evaluation.answers.normalize_answer`),
-    since an answer must hold every key and an empty one is never held.
+    """A question's ``keys`` (its gold for ``eval --answers``: what a right answer holds,
+    :mod:`kbsearch.evaluation.answers`): a list of strings that each leave a word once
+    normalised as answers are (:func:`~kbsearch.evaluation.answers.normalize_answer` or
+    :func:`~kbsearch.evaluation.answers.split_answer`); a string was read one character a key,
+    and a key of punctuation or articles only (``"..."``, ``"the"``) is held by no answer, so
+    the question was never right, silently.
 
     Raises:
         EvaluationError: any other value.
     """
     for key in _str_list(keys, f"{where}: keys"):
-        if not normalize_answer(key):
+        if not normalize_answer(key) and not split_answer(key):
             raise EvaluationError(
                 f"{where}: key {shown_value(key)} is empty once normalised (lower case,"
                 " punctuation and articles removed), so no answer holds it"
@@ -190,6 +193,7 @@ def _policy_question(record: dict[str, Any], where: str, rule: str) -> Question:
     for key in ("public_ok", "abstain"):
         if not isinstance(record.get(key, False), bool):
             raise EvaluationError(f"{where}: {key!r} must be true or false, not {record[key]!r}")
+    _check_keys(record.get("keys"), where)
     known = {"id", "question", "language", "kind", "as_of", "public_ok", "abstain", "relevant"}
     return Question(
         qid=str(record["id"]),

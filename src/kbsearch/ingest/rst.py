@@ -12,10 +12,15 @@ project's pages lose no text:
 
 - its directives (:data:`SPHINX_DIRECTIVES`): ``.. option:: --gui-password=<password>``,
   ``.. versionadded:: 1.2``, ``.. seealso::``, ``.. tab::``... give their argument as a line
-  (``New in version 1.2.`` for the version notes) and their content as blocks; those that
-  name other files or draw (``toctree``, ``literalinclude``, ``graphviz``, ``autoclass``...:
-  :data:`SPHINX_SKIPPED`) give nothing; docutils alone dropped every such directive with its
-  content;
+  and their content as blocks: a signature as written (:data:`SPHINX_SIGNATURES`), a title
+  in inline markup (:data:`SPHINX_TITLED`), a version note as Sphinx words it (``New in
+  version 1.2.``, or ``Changed in version 2.0: `` and the text after the version); a
+  condition or a layout (``only:: html``, ``grid:: 1 2``: :data:`SPHINX_CONTAINERS`) is not
+  shown, a code tab's content is code; those that name other files or draw (``toctree``,
+  ``literalinclude``, ``graphviz``, ``autoclass``...: :data:`SPHINX_SKIPPED`) give nothing;
+  docutils alone dropped every such directive with its content. ``.. class::`` stays
+  docutils' own (class names, no text) when its argument is class names as docutils writes
+  them (``special``), so a plain docutils page reads as before;
 - an interpreted text role docutils does not know (``:ref:`the folder <config-locations>```,
   ``:option:`--gui-password```, ``:py:func:`~os.path.join```, a project's own) gives its
   text: the title before a ``<target>``, the last part of a ``~`` path; docutils kept the raw
@@ -25,13 +30,14 @@ project's pages lose no text:
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, ClassVar
 
 from docutils import nodes
 from docutils.core import publish_doctree
 from docutils.parsers.rst import Directive, directives
+from docutils.parsers.rst.directives import misc
 from docutils.utils import SystemMessage
 
 from kbsearch.errors import IngestError, shown_value
@@ -49,79 +55,37 @@ _SETTINGS = {
     "input_encoding": "unicode",
 }
 # Sphinx's directives (sphinx.directives, sphinx.domains' std/py/c/cpp/js/rst, sphinx-tabs,
-# sphinx-design): the argument as a line (its prefix for the version notes), the content as blocks
-SPHINX_DIRECTIVES = {
-    "versionadded": "New in version {}.",
-    "versionchanged": "Changed in version {}.",
-    "deprecated": "Deprecated since version {}.",
-    "versionremoved": "Removed in version {}.",
-    **dict.fromkeys(
-        (
-            "option",
-            "cmdoption",
-            "program",
-            "envvar",
-            "describe",
-            "object",
-            "confval",
-            "seealso",
-            "todo",
-            "glossary",
-            "hlist",
-            "centered",
-            "only",
-            "ifconfig",
-            "tabs",
-            "tab",
-            "group-tab",
-            "code-tab",
-            "tab-set",
-            "tab-item",
-            "card",
-            "grid",
-            "grid-item",
-            "grid-item-card",
-            "dropdown",
-            "productionlist",
-            "index-entry",
-            "function",
-            "class",
-            "method",
-            "attribute",
-            "data",
-            "exception",
-            "decorator",
-            "py:function",
-            "py:class",
-            "py:method",
-            "py:attribute",
-            "py:data",
-            "py:exception",
-            "py:module",
-            "py:decorator",
-            "py:property",
-            "c:function",
-            "c:macro",
-            "c:struct",
-            "c:type",
-            "c:member",
-            "c:var",
-            "cpp:function",
-            "cpp:class",
-            "cpp:type",
-            "cpp:member",
-            "js:function",
-            "js:class",
-            "js:data",
-            "js:attribute",
-            "js:method",
-            "rst:directive",
-            "rst:role",
-            "rst:directive:option",
-        ),  # fmt: skip
-        "{}",
-    ),
+# sphinx-design), by what their argument is. A signature, shown as written:
+SPHINX_SIGNATURES = (
+    "option", "cmdoption", "program", "envvar", "describe", "object", "confval",
+    "productionlist", "index-entry", "function", "class", "method", "attribute", "data",
+    "exception", "decorator", "py:function", "py:class", "py:method", "py:attribute", "py:data",
+    "py:exception", "py:module", "py:decorator", "py:property", "c:function", "c:macro",
+    "c:struct", "c:type", "c:member", "c:var", "cpp:function", "cpp:class", "cpp:type",
+    "cpp:member", "js:function", "js:class", "js:data", "js:attribute", "js:method",
+    "rst:directive", "rst:role", "rst:directive:option",
+)  # fmt: skip
+# a title, in inline markup (its roles read as their text):
+SPHINX_TITLED = (
+    "seealso", "centered", "todo", "tab", "group-tab", "tab-item", "card", "grid-item-card",
+    "dropdown",
+)  # fmt: skip
+# a condition, a layout or none, not shown (``only:: html``, ``grid:: 1 2 3``): the content alone
+SPHINX_CONTAINERS = (
+    "only", "ifconfig", "tabs", "tab-set", "grid", "grid-item", "hlist", "glossary",
+)  # fmt: skip
+# a language, not shown: the content is code (sphinx-tabs' ``code-tab:: python``)
+SPHINX_CODE = ("code-tab",)
+# a version, then the note's text (``versionchanged:: 2.0`` and ``:func:`f` returns...``)
+SPHINX_VERSIONS = {
+    "versionadded": "New in version {}",
+    "versionchanged": "Changed in version {}",
+    "deprecated": "Deprecated since version {}",
+    "versionremoved": "Removed in version {}",
 }
+SPHINX_DIRECTIVES = (
+    *SPHINX_SIGNATURES, *SPHINX_TITLED, *SPHINX_CONTAINERS, *SPHINX_CODE, *SPHINX_VERSIONS
+)  # fmt: skip
 # directives that name other files, draw, or set the parser's state: no text of their own
 SPHINX_SKIPPED = (
     "toctree", "literalinclude", "graphviz", "digraph", "graph", "inheritance-diagram",
@@ -151,25 +115,85 @@ class _AnyOptions(dict[str, Callable[[str], Any]]):
 
 
 class _Shown(Directive):
-    """A Sphinx directive read as Sphinx shows it: its argument as a line (``line``'s
-    template), its content parsed as blocks of the page."""
+    """A Sphinx directive read as Sphinx shows it: its argument (a signature) as a line, as
+    written, its content parsed as blocks of the page."""
 
     has_content = True
     optional_arguments = 1
     final_argument_whitespace = True
     option_spec: ClassVar[dict[str, Callable[[str], Any]] | None] = _AnyOptions()
-    line = "{}"
 
     def run(self) -> list[nodes.Node]:
-        out: list[nodes.Node] = []
-        if self.arguments and self.arguments[0].strip():
-            text = self.line.format(" ".join(self.arguments[0].split()))
-            out.append(nodes.paragraph(text, text))
-        if self.content:
-            holder = nodes.container()
-            self.state.nested_parse(self.content, self.content_offset, holder)
-            out.extend(holder.children)
-        return out
+        argument = " ".join(self.arguments[0].split()) if self.arguments else ""
+        return [*(self.heading(argument) if argument else []), *self.body()]
+
+    def heading(self, argument: str) -> list[nodes.Node]:
+        return [nodes.paragraph(argument, argument)]
+
+    def body(self) -> list[nodes.Node]:
+        if not self.content:
+            return []
+        holder = nodes.container()
+        self.state.nested_parse(self.content, self.content_offset, holder)
+        return list(holder.children)
+
+    def inline(self, prefix: str, text: str) -> list[nodes.Node]:
+        """A paragraph of ``prefix`` and ``text`` read as inline markup, and docutils'
+        messages about it (an unknown role's: :func:`_unknown_roles_as_text`)."""
+        parsed, messages = self.state.inline_text(text, self.lineno)
+        return [nodes.paragraph(prefix + text, "", nodes.Text(prefix), *parsed), *messages]
+
+
+class _Titled(_Shown):
+    """A directive whose argument is a title in inline markup (:data:`SPHINX_TITLED`)."""
+
+    def heading(self, argument: str) -> list[nodes.Node]:
+        return self.inline("", argument)
+
+
+class _Container(_Shown):
+    """A directive whose argument is not shown (:data:`SPHINX_CONTAINERS`)."""
+
+    def heading(self, argument: str) -> list[nodes.Node]:
+        return []
+
+
+class _Code(_Container):
+    """A directive whose content is code (:data:`SPHINX_CODE`)."""
+
+    def body(self) -> list[nodes.Node]:
+        code = "\n".join(self.content)
+        return [nodes.literal_block(code, code)] if code.strip() else []
+
+
+class _Version(_Shown):
+    """A version note (:data:`SPHINX_VERSIONS`): ``New in version 1.2.``, or ``Changed in
+    version 2.0: `` and the text that follows the version, in inline markup."""
+
+    line = "{}"
+
+    def heading(self, argument: str) -> list[nodes.Node]:
+        version, _, text = argument.partition(" ")
+        if not text:
+            prefix = f"{self.line.format(version)}."
+            return [nodes.paragraph(prefix, prefix)]
+        return self.inline(f"{self.line.format(version)}: ", text)
+
+
+class _Class(_Shown):
+    """``class``: docutils' own directive (the next element's or the content's class names,
+    no text) when its argument is class names as docutils writes them (``.. class::
+    special``), else Sphinx's Python class (``.. class:: Point(x, y)``), a signature."""
+
+    def run(self) -> list[nodes.Node]:
+        names = self.arguments[0].split() if self.arguments else []
+        if names and all(nodes.make_id(name) == name for name in names):
+            own = misc.Class(
+                self.name, self.arguments, {}, self.content, self.lineno, self.content_offset,
+                self.block_text, self.state, self.state_machine,
+            )  # fmt: skip
+            return list(own.run())
+        return super().run()
 
 
 class _Skipped(_Shown):
@@ -179,10 +203,22 @@ class _Skipped(_Shown):
         return []
 
 
-for _name, _line in SPHINX_DIRECTIVES.items():
-    directives.register_directive(_name, type(f"_Shown_{_name}", (_Shown,), {"line": _line}))
-for _name in SPHINX_SKIPPED:
-    directives.register_directive(_name, _Skipped)
+def _register() -> None:
+    kinds: list[tuple[Iterable[str], type[_Shown]]] = [
+        (SPHINX_SIGNATURES, _Shown),
+        (SPHINX_TITLED, _Titled),
+        (SPHINX_CONTAINERS, _Container),
+        (SPHINX_CODE, _Code),
+        (SPHINX_SKIPPED, _Skipped),
+    ]
+    for names, kind in kinds:
+        for name in names:
+            directives.register_directive(name, _Class if name == "class" else kind)
+    for name, line in SPHINX_VERSIONS.items():
+        directives.register_directive(name, type(f"_Version_{name}", (_Version,), {"line": line}))
+
+
+_register()
 
 
 def role_text(source: str) -> str | None:
