@@ -604,3 +604,24 @@ def test_an_id_a_folder_gives_is_not_held_to_the_written_rules(tmp_path: Path) -
     with _open(tmp_path) as kb:
         assert kb.index([docs]).ok
         assert _ids(kb) == [("guide/Café menu", "1")]
+
+
+def test_an_inventory_never_publishes_a_page_labelled_staff(tmp_path: Path) -> None:
+    docs = write_files(
+        tmp_path / "docs",
+        {
+            "secret.md": "---\naccess: staff\n---\n# Secret\n\nThe vault code.\n",
+            "open.md": "---\naccess: public\n---\n# Open\n\nOpening hours.\n",
+            "inventory.csv": (
+                "file,doc_id,title,version,effective_from,effective_to,owner,access,language,"
+                "doc_type,format\nsecret.md,secret,,,,,,public,,,\nopen.md,open,,,,,,staff,,,\n"
+            ),
+        },
+    )
+    with _open(tmp_path) as kb:
+        report = kb.index([docs], inventory=docs / "inventory.csv")
+        assert "labels it staff-only" in _reasons(report)["secret.md"]
+        # the safe way round is the inventory's to choose: open.md becomes staff-only
+        assert [(d.document.doc_id, d.document.access) for d in kb.documents()] == [
+            ("open", "staff")
+        ]

@@ -393,6 +393,16 @@ def test_put_staff_document_stays_hidden_from_public(client: httpx.Client) -> No
     assert get(client, "/documents").json() == public_before
 
 
+def test_an_upload_never_publishes_a_page_labelled_staff(client: httpx.Client) -> None:
+    page = b"---\naccess: staff\n---\n# Fraud\n\n## Signals\n\nFlag freight forwarders.\n"
+    response = put(client, "fraud", "fraud.md", page, access="public")
+    assert response.status_code == 422, response.text
+    assert "labels it staff-only" in response.json()["error"]
+    assert get(client, "/documents/fraud", STAFF_READ).status_code == 404  # nothing written
+    assert put(client, "fraud", "fraud.md", page, access="staff").status_code == 201
+    assert get(client, "/search", q="freight forwarders", k=5, route="lexical").json()["hits"] == []
+
+
 @pytest.mark.parametrize(
     ("name", "content", "status", "message"),
     [

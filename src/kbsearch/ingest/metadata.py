@@ -3,7 +3,9 @@
 Precedence for every field: the inventory row, then the file's own metadata (front matter,
 card fields), then what the path says (``guide/docs.md`` -> doc id ``guide/docs``,
 ``page.fr.md`` -> language ``fr``), then the run's defaults (``--lang``, ``--default-access``),
-then language detection.
+then language detection. One exception: an inventory row (or an upload's form, written as one)
+that says ``public`` for a file whose own metadata says ``staff`` is refused, never applied: a
+document is not published over its own label.
 """
 
 from __future__ import annotations
@@ -188,7 +190,8 @@ def resolve_document(
 
     Raises:
         IngestError: unknown access label, malformed or reversed dates, an unusable doc id
-            or version, a language that is not an ISO 639 code.
+            or version, a language that is not an ISO 639 code; an inventory's ``public``
+            over the file's own ``staff`` (module docstring).
     """
     meta = dict(parsed.metadata)
     inv = {k: v for k, v in asdict(row).items() if v not in (None, "")} if row else {}
@@ -203,6 +206,13 @@ def resolve_document(
     doc_id = str(own or written or path_id or path_doc_id(PurePath(source.name)))
     version = str(pick("version", "1")).strip()
     access = str(pick("access", "")).strip()
+    own_access = str(meta.get("access") or "").strip()
+    if own_access == "staff" and access == "public":  # an inventory row's, an upload form's
+        raise IngestError(
+            f"{source.name}: its own metadata labels it staff-only, and the inventory (or an"
+            " upload's access field) says public; a document is not published over its own"
+            " label: make them agree"
+        )
     defaulted = not access
     access = access or default_access
     texts = {name: str(pick(name)) for name in MAX_FIELD_CHARS if pick(name)}
