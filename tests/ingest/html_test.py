@@ -289,3 +289,10 @@ def test_a_meta_field_repeated_with_its_content_is_read(tmp_path: Path) -> None:
     tags = '<meta name="access" content="staff"><meta name="kbsearch:access" content=" staff">'
     (parsed,) = parse_file(_guide(tmp_path, tags))
     assert dict(parsed.metadata) == {"access": "staff"}
+
+
+def test_a_meta_property_gives_a_field_as_a_meta_name_does(tmp_path: Path) -> None:
+    """RDFa's ``property=`` (Open Graph's form) was not read: the page took --default-access."""
+    tags = '<meta property="kbsearch:access" content="staff"><meta property="og:type" content="x">'
+    (parsed,) = parse_file(_guide(tmp_path, tags))
+    assert dict(parsed.metadata) == {"access": "staff"}

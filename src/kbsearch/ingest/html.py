@@ -15,11 +15,11 @@ A table holding headings or other tables is page layout and is read as text. The
 first ``<h1>``, else ``<title>``.
 
 A page's metadata may be written as ``<meta name="FIELD" content="VALUE">`` (or
-``name="kbsearch:FIELD"``; a name given twice with different contents is refused), for the
-fields :data:`META_FIELDS`, as Markdown front matter gives them: ``<meta name="access"
-content="staff">`` makes the page staff-only. Other metadata a site's pages carry
-(``description``, ``language``...) is not read: the language comes from the file name or from
-detection, as before.
+``name="kbsearch:FIELD"``, or ``property=`` for ``name=``, as RDFa writes it; a name given
+twice with different contents is refused), for the fields :data:`META_FIELDS`, as Markdown
+front matter gives them: ``<meta name="access" content="staff">`` makes the page staff-only.
+Other metadata a site's pages carry (``description``, ``language``...) is not read: the
+language comes from the file name or from detection, as before.
 """
 
 from __future__ import annotations
@@ -262,9 +262,9 @@ def _own_heading(article: Tag, level: int) -> Tag | None:
 
 
 def meta_fields(soup: BeautifulSoup, path: Path) -> dict[str, str]:
-    """The :data:`META_FIELDS` a page's ``<meta name content>`` tags give (case-insensitive,
-    with or without :data:`META_PREFIX`), their content as text; a name may repeat with the
-    same content.
+    """The :data:`META_FIELDS` a page's ``<meta name content>`` (or ``property``) tags give
+    (case-insensitive, with or without :data:`META_PREFIX`), their content as text; a name
+    may repeat with the same content.
 
     Raises:
         IngestError: two tags of one name give different contents (``access`` public, then
@@ -274,7 +274,9 @@ def meta_fields(soup: BeautifulSoup, path: Path) -> dict[str, str]:
     for tag in soup.find_all("meta"):
         if not isinstance(tag, Tag):
             continue
-        name = str(tag.get("name") or "").strip().lower().removeprefix(META_PREFIX)
+        # name= (HTML's), or property= (RDFa's, as Open Graph writes them)
+        given = tag.get("name") or tag.get("property") or ""
+        name = str(given).strip().lower().removeprefix(META_PREFIX)
         if name not in META_FIELDS:
             continue
         content = normalize(str(tag.get("content") or ""))
