@@ -73,11 +73,17 @@ class Indexing:
         Raises:
             DocumentNotFoundError: no such document, or none visible to ``audience`` (one
                 message for missing and hidden); or no such version of one it sees.
+            InvalidArgumentError: an empty ``version`` (``None`` is every version), as the
+                HTTP API's ``version=`` says it, whatever the document.
             ReadOnlyIndexError: the file is read-only.
             StorageError: the index or the upload store cannot be written.
             PartialWriteError: SQLite no longer holds a version but Qdrant failed
                 (``kbsearch sync`` repairs).
         """
+        if version is not None and not version.strip():
+            raise InvalidArgumentError(
+                "version is empty; leave it out to remove every version, or give a value"
+            )
         seer = Audience.parse(audience)
         found = self.store.documents.about([doc_id], []) if isinstance(doc_id, str) else {}
         seen = sorted(v for (_, v), d in found.items() if seer.sees(d.document.access))
