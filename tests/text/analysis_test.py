@@ -91,6 +91,8 @@ INVISIBLE = [
     "\u200e",
     "\u2060",
     "\ufeff",
+    "\u202e",  # a right-to-left override: shown text reordered ("Trojan Source")
+    "\u2066",  # a left-to-right isolate
 ]
 
 

@@ -58,8 +58,14 @@ STOPWORD_LANGUAGES = ("en", "fr")
 
 # Characters that carry no text: soft hyphen, combining grapheme joiner, Mongolian vowel
 # separator, zero-width space / non-joiner / joiner, left-to-right and right-to-left marks,
-# word joiner and the invisible operators, byte-order mark (zero-width no-break space).
-INVISIBLE = "\u00ad\u034f\u180e\u200b\u200c\u200d\u200e\u200f\u2060\u2061\u2062\u2063\u2064\ufeff"
+# word joiner and the invisible operators, byte-order mark (zero-width no-break space); the
+# bidirectional embeddings, overrides and isolates (U+202A-U+202E, U+2066-U+2069), which
+# reorder how the text around them shows ("Trojan Source", CVE-2021-42574) in a terminal or
+# a page, never what it says.
+INVISIBLE = (
+    "\u00ad\u034f\u180e\u200b\u200c\u200d\u200e\u200f\u2060\u2061\u2062\u2063\u2064\ufeff"
+    "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+)
 _INVISIBLE = dict.fromkeys(map(ord, INVISIBLE))
 # The C0 and C1 control characters but tab, line feed, form feed and carriage return.
 _CONTROLS = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f-\x9f]")
