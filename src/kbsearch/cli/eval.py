@@ -9,7 +9,7 @@ import json
 import math
 from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
-from typing import Unpack
+from typing import Any, Unpack
 
 import click
 from rich.console import Console
@@ -220,17 +220,21 @@ def _finish(
     run_dir: Path | None,
     report: Path | None,
     log: RerankLog | None = None,
+    more: Callable[[], dict[str, Any]] | None = None,
 ) -> None:
+    """The evaluation's tables (with ``as_json``, its JSON, with what ``more`` adds to it:
+    one document on stdout) and its run folder and report."""
     console = wide_console(stderr=as_json)
     stages = log.summary() if log is not None else {}
-    if as_json:
-        payload = result.to_dict() | ({"rerank": stages} if stages else {})
-        click.echo(json.dumps(payload, ensure_ascii=False, indent=2))
-    else:
+    if not as_json:
         print_result(result, console)
         if log is not None:
             print_stage_gains(result, log, console)
     _write_outputs(result, run_dir, report, console)
+    if as_json:
+        payload = result.to_dict() | ({"rerank": stages} if stages else {})
+        payload |= more() if more is not None else {}
+        click.echo(json.dumps(payload, ensure_ascii=False, indent=2))
 
 
 @click.command("eval")
@@ -291,21 +295,27 @@ def eval_command(questions: Path, db: Path, routes: tuple[str, ...], k: int, spl
         qset, db, routes, k, embedder=embedder, rerank=reranking, log=log,
         given=given_fusion_settings(), **ranking,
     )  # fmt: skip
-    _finish(result, as_json, run_dir, report, log)
+
+    def judged() -> dict[str, Any]:
+        """``--answers``' figures (:func:`evaluate_answers`)."""
+        if not answers:
+            return {}
+        with open_kb(db, embedder=embedder) as kb:
+            summary, cuts, refused = evaluate_answers(kb, qset, golds, k, answers_dump)
+        return {"answers": summary, "by_min_confidence": cuts, "refused": list(refused)}
+
+    # with --json, one document: the routes' figures and the answers' (abstention's tables go
+    # to stderr, as they always have)
+    _finish(result, as_json, run_dir, report, log, judged if as_json else None)
     if abstention:  # the same fusion as the routes' evaluation
         console = wide_console(stderr=as_json)
         with open_kb(db, embedder=embedder) as kb:
             print_abstention(kb, qset, k, console, report, **ranking)
-    if answers:
-        with open_kb(db, embedder=embedder) as kb:
-            summary, cuts, refused = evaluate_answers(kb, qset, golds, k, answers_dump)
-        if as_json:
-            shown = {"answers": summary, "by_min_confidence": cuts, "refused": list(refused)}
-            click.echo(json.dumps(shown, indent=2))
-        else:
-            console = wide_console()
-            print_summary(summary, console)
-            print_cuts(cuts, console)
+    if answers and not as_json:
+        shown = judged()
+        console = wide_console()
+        print_summary(shown["answers"], console)
+        print_cuts(shown["by_min_confidence"], console)
 
 
 @click.command("bench")
