@@ -13,7 +13,8 @@ from support import FakeEmbedder, many_files, slow_index_command
 import kbsearch
 from kbsearch.errors import IndexingInterrupted
 from kbsearch.records import Filters
-from kbsearch.store.staging import discard_if_empty, staging_path
+from kbsearch.store import Database, Store
+from kbsearch.store.staging import discard_if_empty, staged_copy, staging_path
 
 ENV = dict(os.environ, PYTHONPATH=str(Path(kbsearch.__file__).parents[1]))
 
@@ -109,3 +110,28 @@ def test_a_failed_first_run_leaves_no_file_but_never_deletes_an_index(
     empty = tmp_path / "empty.db"
     kbsearch.open_kb(empty, create=True).close()
     assert discard_if_empty(empty) and not empty.exists()
+
+
+def test_a_committed_copy_is_new_to_the_public_too(tmp_path: Path) -> None:
+    """The copy replaces everything the public sees, so its public generation is the new
+    generation. It kept the copy's own record ('P G' of its last write), which the generation
+    set at the commit could match: with two writes to the index during the rebuild and a
+    staff-only last write in the copy, the public's view read as the index's own earlier
+    one, and a server answered a public search with what it kept from before the copy."""
+    store = Store(tmp_path / "kb.db", create=True)
+    database = store.database
+
+    def bump(db: Database, public: bool) -> None:
+        with db.transaction():
+            db.bump_generation(public=public)
+
+    with staged_copy(store) as staging:  # the copy's clear: generation 1
+        bump(staging.copy.database, True)  # 2: a public document
+        bump(staging.copy.database, False)  # 3: a staff-only one
+        bump(database, True)  # the index meanwhile: 1, 2, both public
+        bump(database, True)
+        assert database.public_generation() == 2
+        staging.commit()
+    assert database.generation() == 3
+    assert database.public_generation() == 3
+    store.close()

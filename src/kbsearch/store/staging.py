@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import StorageError
+from .database import PUBLIC_META
 
 if TYPE_CHECKING:
     from . import Store
@@ -51,7 +52,10 @@ class Staging:
             StorageError: the index cannot be written (it is then unchanged).
         """
         with self.copy.database.transaction():  # newer than anything readers have cached
-            self.copy.database.set_meta("generation", str(self.store.database.generation() + 1))
+            generation = self.store.database.generation() + 1
+            self.copy.database.set_meta("generation", str(generation))
+            # new to the public too: the copy's own "P G" could name the index's earlier view
+            self.copy.database.set_meta(PUBLIC_META, f"{generation} {generation}")
         try:
             self.copy.database.connection.backup(self.store.database.connection)
         except sqlite3.Error as exc:
