@@ -186,3 +186,20 @@ def test_the_factory_each_worker_builds_its_app_with_pickles(
     assert processes == 3 and settings["http"] == "httptools"
     again = pickle.loads(pickle.dumps(factory))
     assert again.func is serve.served_app and again.keywords["worker"] is True
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_the_workers_stop_when_the_supervisor_is_killed(served: tuple[Server, str]) -> None:
+    """SIGKILL reaches the supervisor alone (``kill -9``, the OOM killer): its workers went
+    on serving the port, so a new server on it was refused ('address in use')."""
+    server, url = served
+    workers = server.workers()
+    assert len(workers) == 2
+    server.process.kill()
+    server.process.wait(10)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and any(Path(f"/proc/{p}").exists() for p in workers):
+        time.sleep(0.1)
+    assert not [p for p in workers if Path(f"/proc/{p}").exists()]
+    with pytest.raises(httpx.ConnectError):
+        httpx.get(f"{url}/healthz", timeout=5)

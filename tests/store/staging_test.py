@@ -11,9 +11,10 @@ import pytest
 from support import FakeEmbedder, many_files, slow_index_command
 
 import kbsearch
-from kbsearch.errors import IndexingInterrupted
+from kbsearch.errors import IndexingInterrupted, StorageError
 from kbsearch.records import Filters
-from kbsearch.store.staging import discard_if_empty, staging_path
+from kbsearch.store import Store
+from kbsearch.store.staging import discard_if_empty, staged_copy, staging_path
 
 ENV = dict(os.environ, PYTHONPATH=str(Path(kbsearch.__file__).parents[1]))
 
@@ -109,3 +110,21 @@ def test_a_failed_first_run_leaves_no_file_but_never_deletes_an_index(
     empty = tmp_path / "empty.db"
     kbsearch.open_kb(empty, create=True).close()
     assert discard_if_empty(empty) and not empty.exists()
+
+
+def test_a_copy_does_not_replace_an_index_written_meanwhile(tmp_path: Path) -> None:
+    """A write to the index during the rebuild (a server's upload) is not in the copy: the
+    commit replaced it anyway, the upload answered and lost, and the copy's rows had taken
+    the ids the upload's rows had, so a server's in-memory index (which trusts an id never
+    to be reused) kept the upload's rows and a search failed ('math domain error', 'the
+    index changed under 5 searches in a row')."""
+    store = Store(tmp_path / "kb.db", create=True)
+    database = store.database
+    with staged_copy(store) as staging:
+        with database.transaction():  # the upload
+            database.bump_generation()
+        with pytest.raises(StorageError, match="written while it was re-embedded"):
+            staging.commit()
+        assert not staging.committed
+    assert database.generation() == 1
+    store.close()

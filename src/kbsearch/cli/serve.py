@@ -138,6 +138,7 @@ def serve_command(db: str, host: str, port: int, keys: str | None, processes: in
         factory = partial(
             served_app, db, keys=keys, workers=workers, time_limit=time_limit, report=report,
             log_format=log_format, ingest_limits=ingest_limits, worker=processes > 1,
+            parent=os.getpid(),
         )  # fmt: skip
         if processes > 1:  # a missing or unreadable index: one error, before any worker
             open_kb(db).close()
@@ -171,15 +172,21 @@ def serve_command(db: str, host: str, port: int, keys: str | None, processes: in
 def served_app(
     db: str, *, keys: str | None, workers: int, time_limit: float, report: Path | None,
     log_format: str, ingest_limits: IngestLimits, worker: bool = False,
+    parent: int | None = None,
 ) -> FastAPI:  # fmt: skip
     """The app ``serve`` runs, settled (:meth:`~kbsearch.service.context.Service.settle`):
     the factory each of ``--processes`` builds its own with. In a ``worker`` process, an
     error that stops it from serving is its one ``error:`` line and uvicorn's start-failure
     status, so the parent stops instead of restarting it. An outdated converted model is
-    said by each process that loads it."""
+    said by each process that loads it. A ``worker`` stops when its ``parent`` (the
+    supervisor's process id) is gone (:func:`~kbsearch.service.processes.exit_with_parent`)."""
     from kbsearch.embedders.convert.export import outdated_embedder
     from kbsearch.service import access_log
     from kbsearch.service.app import create_app
+    from kbsearch.service.processes import exit_with_parent
+
+    if worker and parent is not None:
+        exit_with_parent(parent)
 
     try:
         app = create_app(

@@ -36,8 +36,10 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import socket as socket_module
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -133,6 +135,21 @@ class Supervisor(Multiprocess):
 
     def failed_to_start(self) -> bool:
         return any(p.exitcode == STARTUP_FAILURE for p in self.processes)
+
+
+def exit_with_parent(parent: int, every: float = 0.5) -> None:
+    """In a worker process: a daemon thread that sends it SIGTERM (uvicorn's graceful stop)
+    once ``parent`` is no longer its parent, looked at every ``every`` seconds. A supervisor
+    killed with SIGKILL (``kill -9``, the OOM killer, a service manager's last resort)
+    stops nothing: its workers went on serving the port, and a new ``kbsearch serve`` on it
+    was refused ('address in use')."""
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(every)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    threading.Thread(target=watch, name="kbsearch-parent", daemon=True).start()
 
 
 def port_sockets(sock: socket, count: int) -> list[socket]:

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import StorageError
+from .database import PUBLIC_META
 
 if TYPE_CHECKING:
     from . import Store
@@ -39,19 +40,34 @@ def remove_database(path: Path) -> None:
 class Staging:
     """A cleared copy of a store; :meth:`commit` makes it the index."""
 
-    def __init__(self, store: Store, copy: Store) -> None:
+    def __init__(self, store: Store, copy: Store, copied: int) -> None:
         self.store = store
         self.copy = copy
+        self.copied = copied  # the index's generation the copy was made of
         self.committed = False
 
     def commit(self) -> None:
         """Replace the index's content with the copy's, in one write transaction.
 
         Raises:
-            StorageError: the index cannot be written (it is then unchanged).
+            StorageError: the index cannot be written, or another writer (a server's upload
+                or delete) wrote it since the copy was made: the copy lacks that write, and
+                its rows took ids the write's rows have, which a server's in-memory index
+                reads as the same rows. The index is then unchanged.
         """
+        now = self.store.database.generation()
+        if now != self.copied:
+            raise StorageError(
+                f"{self.store.path} was written while it was re-embedded (generation"
+                f" {self.copied}, now {now}): the copy lacks those writes, so it does not"
+                " replace the index; run the re-embed again when nothing else writes it (the"
+                " vectors computed are kept for it)"
+            )
         with self.copy.database.transaction():  # newer than anything readers have cached
-            self.copy.database.set_meta("generation", str(self.store.database.generation() + 1))
+            generation = self.store.database.generation() + 1
+            self.copy.database.set_meta("generation", str(generation))
+            # new to the public too (the copy's own "P G" is of its own writes, not the index's)
+            self.copy.database.set_meta(PUBLIC_META, f"{generation} {generation}")
         try:
             self.copy.database.connection.backup(self.store.database.connection)
         except sqlite3.Error as exc:
@@ -84,7 +100,7 @@ def staged_copy(store: Store) -> Iterator[Staging]:
         remove_database(path)
         raise StorageError(f"cannot write the re-embedding copy {path}: {exc}") from exc
     copy = Store(path)
-    staging = Staging(store, copy)
+    staging = Staging(store, copy, copy.database.generation())
     try:
         copy.documents.clear()
         yield staging
