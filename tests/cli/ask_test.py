@@ -152,6 +152,10 @@ def test_eval_answers_judges_each_verdict(db: str, tmp_path: Path) -> None:
     # the same answers at other cuts: at 0 every question with a span is answered, and the
     # default band's row gives the default verdicts' counts
     assert "answers by minimum confidence" in out and "default (answered from)" in out
+    # its last two columns are said: precision leaves the unanswerable answered out
+    said = " ".join(out.split())
+    assert "right share: right over every answerable question" in said
+    assert "precision: right over the answerable answered (the unanswerable" in said
     code, out = run("eval", str(questions), "--db", db, "--routes", "hybrid", "--answers",
                     "--json")  # fmt: skip
     assert code == 0, out

@@ -58,7 +58,7 @@ def test_sphinx_directives_keep_their_text_and_roles_show_theirs(tmp_path: Path)
         (("Generate options",), "Specify a new GUI password, to update the config file."),
         (("Generate options",), "New in version 1.2."),
         (("Generate options",), "Passwords are hashed before they are written."),
-        (("Generate options",), "The security page."),
+        (("Generate options",), "See also: The security page."),
     ]
 
 
@@ -127,7 +127,7 @@ def test_a_title_argument_is_inline_markup_a_condition_is_not_shown(tmp_path: Pa
           print(*x)
 """
     assert _blocks(tmp_path, source) == [
-        "the folder",
+        "See also: the folder",
         "Document the --home flag.",
         "Only on the web.",
         "Install with pip",
@@ -159,4 +159,34 @@ A paragraph.
         "Boxed content.",
         "Point(x, y)",
         "A point.",
+    ]
+
+
+def test_a_bare_ref_to_a_section_of_the_page_shows_its_title(tmp_path: Path) -> None:
+    # Sphinx shows ``:ref:`gui-password``` as the section's title; it read "see gui-password".
+    # A label of another page (unknown here) still gives itself; a seealso says "See also"
+    # (it read "config-file for every key", a bare sentence fragment)
+    source = """.. _config-file:
+
+Configuration
+=============
+
+Set a password first (see :ref:`gui-password`, :ref:`config-file`, :ref:`cli-options`).
+
+.. _gui-password:
+
+GUI password
+------------
+
+.. seealso:: :ref:`cli-options` for every flag.
+
+.. seealso::
+
+   - :ref:`gui-password`
+"""
+    assert _blocks(tmp_path, source) == [
+        "Set a password first (see GUI password, Configuration, cli-options).",
+        "See also: cli-options for every flag.",
+        "See also:",
+        "GUI password",
     ]

@@ -8,7 +8,7 @@ import socket
 
 import pytest
 
-from kbsearch.service.processes import port_sockets
+from kbsearch.service.processes import port_sockets, stop_reason
 
 
 @pytest.mark.skipif(not hasattr(socket, "SO_REUSEPORT"), reason="no SO_REUSEPORT")
@@ -53,3 +53,14 @@ def test_one_process_keeps_the_socket_it_was_given() -> None:
         probe.bind(("127.0.0.1", 0))
         assert port_sockets(probe, 1) == [probe]
         assert probe.fileno() != -1
+
+
+def test_the_log_says_why_a_process_stopped() -> None:
+    # it said "stopped (exit status -9)" for a process killed by a signal and for one the
+    # supervisor killed because it did not answer its check
+    assert stop_reason(-9, 5) == "killed by SIGKILL"
+    assert stop_reason(-11, 5) == "killed by SIGSEGV"
+    assert stop_reason(1, 5) == "exit status 1"
+    assert (
+        stop_reason(None, 5) == "it did not answer the supervisor's check in 5 s, so it was killed"
+    )

@@ -183,8 +183,10 @@ def print_cuts(rows: Sequence[Mapping[str, Any]], console: Console) -> None:
     answer from another cut."""
     table = Table(
         title="answers by minimum confidence",
-        caption="at each cut: answered (of every question), right and without the gold (of the"
-        " answerable), unanswerable answered; the span is the same at every cut",
+        caption="at each cut: answered (of every question; not those shown as uncertain), right"
+        " and without the gold (of the answerable), unanswerable answered; right share: right"
+        " over every answerable question; precision: right over the answerable answered (the"
+        " unanswerable answered left out); the span is the same at every cut",
     )
     for column in ("min confidence", "answered", "right", "w/o gold", "unans. answered",
                    "right share", "precision"):  # fmt: skip

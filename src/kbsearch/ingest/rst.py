@@ -13,8 +13,9 @@ project's pages lose no text:
 - its directives (:data:`SPHINX_DIRECTIVES`): ``.. option:: --gui-password=<password>``,
   ``.. versionadded:: 1.2``, ``.. seealso::``, ``.. tab::``... give their argument as a line
   and their content as blocks: a signature as written (:data:`SPHINX_SIGNATURES`), a title
-  in inline markup (:data:`SPHINX_TITLED`), a version note as Sphinx words it (``New in
-  version 1.2.``, or ``Changed in version 2.0: `` and the text after the version); a
+  in inline markup (:data:`SPHINX_TITLED`; a ``seealso``'s led by ``See also:``), a version
+  note as Sphinx words it (``New in version 1.2.``, or ``Changed in version 2.0: `` and the
+  text after the version); a
   condition or a layout (``only:: html``, ``grid:: 1 2``: :data:`SPHINX_CONTAINERS`) is not
   shown, a code tab's content is code; those that name other files or draw (``toctree``,
   ``literalinclude``, ``graphviz``, ``autoclass``...: :data:`SPHINX_SKIPPED`) give nothing;
@@ -23,8 +24,9 @@ project's pages lose no text:
   them (``special``), so a plain docutils page reads as before;
 - an interpreted text role docutils does not know (``:ref:`the folder <config-locations>```,
   ``:option:`--gui-password```, ``:py:func:`~os.path.join```, a project's own) gives its
-  text: the title before a ``<target>``, the last part of a ``~`` path; docutils kept the raw
-  markup.
+  text: the title before a ``<target>``, the last part of a ``~`` path, a bare ``:ref:`label```
+  to a section of the same page that section's title (as Sphinx shows it; a label of another
+  page gives itself); docutils kept the raw markup.
 """
 
 from __future__ import annotations
@@ -151,6 +153,26 @@ class _Titled(_Shown):
         return self.inline("", argument)
 
 
+class _SeeAlso(_Titled):
+    """``seealso``: Sphinx heads it "See also"; its argument, or else its first paragraph,
+    starts with ``See also:`` (``See also: the folder``), so the note still reads as one."""
+
+    prefix = "See also: "
+
+    def heading(self, argument: str) -> list[nodes.Node]:
+        return self.inline(self.prefix, argument)
+
+    def run(self) -> list[nodes.Node]:
+        shown = super().run()
+        if self.arguments:
+            return shown
+        first = shown[0] if shown else None
+        if isinstance(first, nodes.paragraph):
+            first.insert(0, nodes.Text(self.prefix))
+            return shown
+        return [nodes.paragraph(self.prefix.strip(), self.prefix.strip()), *shown]
+
+
 class _Container(_Shown):
     """A directive whose argument is not shown (:data:`SPHINX_CONTAINERS`)."""
 
@@ -211,9 +233,10 @@ def _register() -> None:
         (SPHINX_CODE, _Code),
         (SPHINX_SKIPPED, _Skipped),
     ]
+    special: dict[str, type[_Shown]] = {"class": _Class, "seealso": _SeeAlso}
     for names, kind in kinds:
         for name in names:
-            directives.register_directive(name, _Class if name == "class" else kind)
+            directives.register_directive(name, special.get(name, kind))
     for name, line in SPHINX_VERSIONS.items():
         directives.register_directive(name, type(f"_Version_{name}", (_Version,), {"line": line}))
 
@@ -239,9 +262,26 @@ def role_text(source: str) -> str | None:
     return text
 
 
+_BARE_REF = re.compile(r":(?:std:)?ref:`(?P<label>[^<>`]+)`")
+
+
+def _ref_title(tree: nodes.document, source: str) -> str | None:
+    """The title Sphinx shows for ``:ref:`label``` (no title of its own) when ``label`` is a
+    section of this page (``.. _label:`` above its heading): the section's title."""
+    found = _BARE_REF.fullmatch(source)
+    if found is None:
+        return None
+    target = tree.ids.get(tree.nameids.get(nodes.fully_normalize_name(found["label"])) or "")
+    if not isinstance(target, nodes.section | nodes.document):
+        return None
+    title = target.next_node(nodes.title)
+    return title.astext() if title is not None else None
+
+
 def _unknown_roles_as_text(tree: nodes.document) -> None:
     for node in list(tree.findall(nodes.problematic)):
-        text = role_text(node.astext())
+        source = node.astext()
+        text = _ref_title(tree, source) or role_text(source)
         if text is not None:
             node.parent.replace(node, nodes.Text(text))
 

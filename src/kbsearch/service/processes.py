@@ -56,6 +56,21 @@ from .metrics import MULTIPROCESS_DIR
 START_SECONDS = 300.0  # a worker's start (the model and the first snapshot) at most
 
 
+def stop_reason(exitcode: int | None, wait: float) -> str:
+    """Why a server process stopped, as the log says it: ``killed by SIGKILL`` (a signal),
+    ``exit status 1``, or, ``exitcode`` None, it was alive but did not answer the
+    supervisor's check in ``wait`` seconds and was killed (it read ``exit status -9`` for
+    both)."""
+    if exitcode is None:
+        return f"it did not answer the supervisor's check in {wait:g} s, so it was killed"
+    if exitcode < 0:
+        try:
+            return f"killed by {signal.Signals(-exitcode).name}"
+        except ValueError:
+            return f"killed by signal {-exitcode}"
+    return f"exit status {exitcode}"
+
+
 class Supervisor(Multiprocess):
     """uvicorn's supervisor with one listening socket per process (:func:`port_sockets`;
     the same one for all where the system lacks ``SO_REUSEPORT``): a process that dies is
@@ -96,8 +111,10 @@ class Supervisor(Multiprocess):
         for index, process in enumerate(self.processes):
             if self.should_exit.is_set():
                 return
-            if process.is_alive(timeout=self.config.timeout_worker_healthcheck):
+            wait = self.config.timeout_worker_healthcheck
+            if process.is_alive(timeout=wait):
                 continue
+            dead = process.exitcode is not None
             process.kill()  # hung, or dead already
             process.join()
             if process.exitcode == STARTUP_FAILURE:  # broken: it would fail again
@@ -107,8 +124,10 @@ class Supervisor(Multiprocess):
             if self.should_exit.is_set():
                 return
             self.processes[index] = self._start(index)
+            hung = not dead and process.exitcode == -signal.SIGKILL  # killed by kill() above
             access_log.warn(
-                f"server process {process.pid} stopped (exit status {process.exitcode}); "
+                f"server process {process.pid} stopped"
+                f" ({stop_reason(None if hung else process.exitcode, wait)}); "
                 f"process {self.processes[index].pid} replaces it"
             )
 
