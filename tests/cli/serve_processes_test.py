@@ -35,7 +35,10 @@ class Server:
     """``kbsearch serve ARGS`` in its own process; its stderr lines gathered as they come."""
 
     def __init__(self, args: list[str]) -> None:
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+        # a write waits for the other process's as long as the test allows: what is tested is
+        # that none is lost, not how fast six writes pass each other on a loaded machine (at
+        # the default 10 s, one of six PUTs got a 503 while two test suites shared the cores)
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "KBSEARCH_BUSY_TIMEOUT": "60"}
         self.process = subprocess.Popen(
             [sys.executable, "-m", "kbsearch", "serve", *args],
             stderr=subprocess.PIPE, text=True, env=env,
