@@ -103,6 +103,22 @@ def test_the_span_and_verdict_the_stage_judged_are_the_ones_shown() -> None:
     assert answer.citation is not None and answer.citation.passage_id == HIT.passage_id
 
 
+def test_a_refusal_keeps_its_span_counted_in_its_nearest_list() -> None:
+    # the first hit has no document (not a candidate): the span's passage is counted in the
+    # answer's nearest list, so span_text reads the passage the span lies in
+    orphan = Hit(1, "gone@v1#top", "gone", "1", "", 0.4, "Nothing of a parcel here.")
+    start = TEXT.index("Ask the courier")
+    span = Span(0, start, len(TEXT), 0.1, 0.0, 0.0, 0.0)
+    refused = Decision(False, 0.1, 0.4, verdict="dont_say", span=span, span_passage=HIT.passage_id)
+    answer = compose("is a lost parcel refunded", refused, [orphan, HIT], DOCS, ["en"])
+    assert answer.verdict == "dont_say" and answer.text is None
+    assert answer.span is not None and answer.span.passage == 1
+    assert answer.span_text == "Ask the courier first."
+    shown = Decision(True, 0.9, 0.4, span=span, span_passage=HIT.passage_id)
+    answered = compose("is a lost parcel refunded", shown, [orphan, HIT], DOCS, ["en"])
+    assert answered.span_text == answered.text == "Ask the courier first."
+
+
 def test_verdict_bands() -> None:
     assert verdict(0.5, 0.4, 0.3, 1.0) == "answered"
     assert verdict(0.35, 0.4, 0.3, 1.0) == "uncertain"

@@ -72,8 +72,9 @@ class Answer:
     ``verdict``: one of :data:`VERDICTS`; ``text``: the span (``None`` for ``dont_say``);
     ``start``/``end``: its character offsets in the cited passage's text; ``marks``: matched
     query words, offsets within ``text``; ``threshold``/``floor``: the confidence from which
-    it answers / is uncertain; ``span``: the chosen span's scores (``None`` without one);
-    ``nearest``: the search's hits, best first (kept in every verdict).
+    it answers / is uncertain; ``span``: the chosen span (its scores, and its offsets in
+    ``nearest[span.passage]``, whatever the verdict; ``None`` without one); ``nearest``: the
+    search's hits, best first (kept in every verdict).
     """
 
     query: str
@@ -93,6 +94,15 @@ class Answer:
     def answerable(self) -> bool:
         """True for the ``answered`` verdict."""
         return self.verdict == ANSWERED
+
+    @property
+    def span_text(self) -> str | None:
+        """The chosen span's text whatever the verdict (``text`` when one is shown; for
+        ``dont_say``, what a lower minimum confidence would show; ``None`` without a span):
+        for evaluation, never shown as an answer."""
+        if self.span is None:
+            return None
+        return self.nearest[self.span.passage].text[self.span.start : self.span.end]
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -313,12 +323,18 @@ def compose(
             heading_cosines,
         )  # fmt: skip
     chosen = DONT_SAY if span is None else decision.verdict
-    if chosen == DONT_SAY or span is None:
+    if span is None:
+        return Answer(
+            query, DONT_SAY, decision.confidence, decision.threshold, floor,
+            None, None, None, (), None, tuple(hits), None,
+        )  # fmt: skip
+    hit = usable[span.passage]
+    span = replace(span, passage=hits.index(hit))  # as the answer's nearest list counts
+    if chosen == DONT_SAY:
         return Answer(
             query, DONT_SAY, decision.confidence, decision.threshold, floor,
             None, None, None, (), None, tuple(hits), span,
         )  # fmt: skip
-    hit = usable[span.passage]
     text = hit.text[span.start : span.end]
     matches = match_spans(text, query_keys(query, languages), languages)
     return Answer(

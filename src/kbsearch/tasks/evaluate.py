@@ -20,7 +20,6 @@ from ..fuse.methods import DEFAULT_FUSION, parse_fusion
 from ..fuse.rrf import DEFAULT_RRF_K
 from ..index.indexer import IndexReport
 from ..judge.answer import Answer
-from ..judge.verdict import DONT_SAY
 from ..knowledge_base import DEFAULT_WEIGHTS, KnowledgeBase
 from ..pipeline import HYBRID, RankingOptions, SearchRequest
 from ..pipeline.request import check_fusion_settings
@@ -297,8 +296,8 @@ def answer_questions(
     measurement searches them) and each answer judged against the question's gold
     (:mod:`kbsearch.evaluation.answers`: ``answers``, gold answer strings by question id, else
     the question's ``keys``); and the ids of the questions the search refused (empty, too
-    long: left out). ``on_answer`` sees every answer (for a dump). A refused question with a
-    span is asked again at confidence 0 for that span's text, so each record also says
+    long: left out). ``on_answer`` sees every answer (for a dump). Each record also says
+    whether the chosen span holds the gold whatever the verdict (``Answer.span_text``), so
     whether a lower cut would answer it rightly (``Judged.span_right``).
 
     Raises:
@@ -322,10 +321,6 @@ def answer_questions(
         cited = None
         if answer.citation is not None:
             cited = next(h for h in answer.nearest if h.passage_id == answer.citation.passage_id)
-        span_text = answer.text
-        if answer.verdict == DONT_SAY and answer.span is not None:
-            # the span a lower cut would show: the same search answering at any confidence
-            span_text = kb.ask(q.text, k=k, filters=filters, min_confidence=0.0).text
         items.append(
             judge_question(
                 q,
@@ -334,7 +329,7 @@ def answer_questions(
                 answers or {},
                 cited,
                 answer.confidence,
-                span_text,
+                answer.span_text,
             )  # fmt: skip
         )
     return items, refused
